@@ -1,0 +1,46 @@
+#pragma once
+// FieldError: one problem with one field of an object, rendered exactly as Kubernetes'
+// k8s.io/apimachinery/pkg/util/validation/field.Error does
+// ("spec.tfReplicaSpecs[Worker].template.spec.containers: Required value: must be specified"),
+// so that users see the messages they know from the upstream webhook.
+
+#include <string>
+#include <vector>
+
+namespace tfjob::api {
+
+enum class FieldErrorType {
+  kRequired,      // "Required value"
+  kInvalid,       // "Invalid value: <value>"
+  kNotSupported,  // "Unsupported value: <value>: supported values: ..."
+  kForbidden,     // "Forbidden"
+  kDuplicate,     // "Duplicate value: <value>"
+};
+
+struct FieldError {
+  FieldErrorType type = FieldErrorType::kInvalid;
+  std::string field;  // "spec.tfReplicaSpecs[Worker].replicas"
+  // The bad value already rendered as Go's %#v would for strings ("\"00test\"") or %v for
+  // numbers ("-1"); empty when the type has no value (Required, Forbidden).
+  std::string value;
+  std::string detail;
+
+  std::string ToString() const;
+  friend bool operator==(const FieldError&, const FieldError&) = default;
+};
+
+using FieldErrors = std::vector<FieldError>;
+
+// Go-quoted string value: "abc" with \" and \\ escaped.
+std::string QuoteValue(const std::string& s);
+
+FieldError Required(std::string field, std::string detail);
+FieldError Invalid(std::string field, std::string value, std::string detail);
+FieldError NotSupported(std::string field, std::string value, const std::vector<std::string>& supported);
+FieldError Forbidden(std::string field, std::string detail);
+FieldError Duplicate(std::string field, std::string value);
+
+// utilerrors.NewAggregate(...).Error(): one error as is, several as "[e1, e2]".
+std::string AggregateMessage(const FieldErrors& errors);
+
+}  // namespace tfjob::api

@@ -1,0 +1,36 @@
+#pragma once
+// Manifest files: YAML (one or more documents separated by ---) or JSON, turned into JSON
+// objects the way kubectl reads them (YAML 1.2 core scalars, quoted scalars stay strings).
+// Unlike a plain YAML loader it refuses what would silently lose data: duplicate keys, NUL
+// bytes, invalid UTF-8, alias bombs.
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/status.h"
+
+namespace tfjob::api {
+
+struct ManifestDocument {
+  nlohmann::json object;
+  int line = 1;  // 1-based line where the document starts (1 for JSON)
+};
+
+// Every non-empty document of `text`. Errors (kInvalidArgument) carry the line:
+// "line 4, column 3: duplicate key \"replicas\"".
+StatusOr<std::vector<ManifestDocument>> ParseManifest(std::string_view text);
+
+// Converts a JSON text with the same duplicate-key refusal (used for JSON input).
+StatusOr<nlohmann::json> ParseJsonStrict(std::string_view text);
+
+// YAML 1.2 core-schema type of a plain (unquoted) scalar: null, bool, integer, float or string.
+nlohmann::json ResolvePlainScalar(const std::string& text);
+
+// Block-style YAML for a JSON value; strings that would read back as another type are quoted,
+// so ToYaml then ParseManifest is the identity.
+std::string ToYaml(const nlohmann::json& value);
+
+}  // namespace tfjob::api

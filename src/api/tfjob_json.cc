@@ -1,0 +1,364 @@
+#include "api/tfjob_json.h"
+
+#include <limits>
+
+namespace tfjob::api {
+namespace {
+
+using nlohmann::json;
+
+std::string Show(const json& v) {
+  if (v.is_string()) return QuoteValue(v.get<std::string>());
+  return v.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+// Reads typed fields of one JSON object, recording shape errors under `path`.
+class Reader {
+ public:
+  Reader(const json& obj, std::string path, FieldErrors* errors)
+      : obj_(obj), path_(std::move(path)), errors_(errors) {}
+
+  std::string Child(std::string_view key) const {
+    return path_.empty() ? std::string(key) : path_ + "." + std::string(key);
+  }
+  const json* Find(std::string_view key) const {
+    if (!obj_.is_object()) return nullptr;
+    auto it = obj_.find(std::string(key));
+    if (it == obj_.end() || it->is_null()) return nullptr;
+    return &*it;
+  }
+  bool Has(std::string_view key) const {
+    return obj_.is_object() && obj_.contains(std::string(key));
+  }
+
+  std::optional<std::string> String(std::string_view key) const {
+    const json* v = Find(key);
+    if (v == nullptr) return std::nullopt;
+    if (!v->is_string()) {
+      Fail(key, *v, "must be a string");
+      return std::nullopt;
+    }
+    return v->get<std::string>();
+  }
+  std::optional<bool> Bool(std::string_view key) const {
+    const json* v = Find(key);
+    if (v == nullptr) return std::nullopt;
+    if (!v->is_boolean()) {
+      Fail(key, *v, "must be a boolean");
+      return std::nullopt;
+    }
+    return v->get<bool>();
+  }
+  template <typename Int>
+  std::optional<Int> Integer(std::string_view key) const {
+    const json* v = Find(key);
+    if (v == nullptr) return std::nullopt;
+    if (v->is_number_unsigned()) {
+      auto u = v->get<uint64_t>();
+      if (u > static_cast<uint64_t>(std::numeric_limits<Int>::max())) {
+        Fail(key, *v, sizeof(Int) == 4 ? "must be a 32-bit integer" : "must be a 64-bit integer");
+        return std::nullopt;
+      }
+      return static_cast<Int>(u);
+    }
+    if (v->is_number_integer()) {
+      auto i = v->get<int64_t>();
+      if (i < std::numeric_limits<Int>::min() || i > std::numeric_limits<Int>::max()) {
+        Fail(key, *v, sizeof(Int) == 4 ? "must be a 32-bit integer" : "must be a 64-bit integer");
+        return std::nullopt;
+      }
+      return static_cast<Int>(i);
+    }
+    Fail(key, *v, "must be an integer");
+    return std::nullopt;
+  }
+  std::optional<Time> Timestamp(std::string_view key) const {
+    auto s = String(key);
+    if (!s) return std::nullopt;
+    auto t = ParseTime(*s);
+    if (!t) Fail(key, json(*s), "must be an RFC 3339 time");
+    return t;
+  }
+  std::map<std::string, std::string> StringMap(std::string_view key) const {
+    std::map<std::string, std::string> out;
+    const json* v = Find(key);
+    if (v == nullptr) return out;
+    if (!v->is_object()) {
+      Fail(key, *v, "must be an object");
+      return out;
+    }
+    for (auto it = v->begin(); it != v->end(); ++it) {
+      if (it->is_string()) {
+        out[it.key()] = it->get<std::string>();
+      } else if (it->is_null()) {
+        out[it.key()] = "";
+      } else {
+        errors_->push_back(Invalid(Child(key) + "[" + it.key() + "]", Show(*it), "must be a string"));
+      }
+    }
+    return out;
+  }
+  // Returns the object at key (or nullptr) after checking it is an object.
+  const json* Object(std::string_view key) const {
+    const json* v = Find(key);
+    if (v == nullptr) return nullptr;
+    if (!v->is_object()) {
+      Fail(key, *v, "must be an object");
+      return nullptr;
+    }
+    return v;
+  }
+
+  void Fail(std::string_view key, const json& v, std::string detail) const {
+    errors_->push_back(Invalid(Child(key), Show(v), std::move(detail)));
+  }
+
+ private:
+  const json& obj_;
+  std::string path_;
+  FieldErrors* errors_;
+};
+
+RunPolicy DecodeRunPolicy(const json& j, const std::string& path, FieldErrors* errors) {
+  Reader r(j, path, errors);
+  RunPolicy p;
+  p.clean_pod_policy = r.String("cleanPodPolicy");
+  p.ttl_seconds_after_finished = r.Integer<int32_t>("ttlSecondsAfterFinished");
+  p.active_deadline_seconds = r.Integer<int64_t>("activeDeadlineSeconds");
+  p.backoff_limit = r.Integer<int32_t>("backoffLimit");
+  p.suspend = r.Bool("suspend");
+  p.managed_by = r.String("managedBy");
+  if (const json* sp = r.Object("schedulingPolicy")) {
+    Reader s(*sp, r.Child("schedulingPolicy"), errors);
+    SchedulingPolicy out;
+    out.min_available = s.Integer<int32_t>("minAvailable");
+    out.queue = s.String("queue").value_or("");
+    out.priority_class = s.String("priorityClass").value_or("");
+    out.schedule_timeout_seconds = s.Integer<int32_t>("scheduleTimeoutSeconds");
+    if (const json* mr = s.Object("minResources")) {
+      for (auto it = mr->begin(); it != mr->end(); ++it) {
+        if (it->is_string()) out.min_resources[it.key()] = it->get<std::string>();
+        else if (it->is_number()) out.min_resources[it.key()] = it->dump();
+        else
+          errors->push_back(Invalid(s.Child("minResources") + "[" + it.key() + "]", Show(*it),
+                                    "must be a quantity"));
+      }
+    }
+    p.scheduling_policy = std::move(out);
+  }
+  return p;
+}
+
+ReplicaSpec DecodeReplicaSpec(const json& j, const std::string& path, FieldErrors* errors) {
+  Reader r(j, path, errors);
+  ReplicaSpec s;
+  s.replicas = r.Integer<int32_t>("replicas");
+  s.restart_policy = r.String("restartPolicy").value_or("");
+  if (const json* t = r.Object("template")) s.pod_template = *t;
+  return s;
+}
+
+JobStatus DecodeStatus(const json& j, FieldErrors* errors) {
+  Reader r(j, "status", errors);
+  JobStatus st;
+  st.start_time = r.Timestamp("startTime");
+  st.completion_time = r.Timestamp("completionTime");
+  st.last_reconcile_time = r.Timestamp("lastReconcileTime");
+  if (const json* conds = r.Find("conditions")) {
+    if (!conds->is_array()) {
+      r.Fail("conditions", *conds, "must be a list");
+    } else {
+      for (size_t i = 0; i < conds->size(); ++i) {
+        Reader c((*conds)[i], "status.conditions[" + std::to_string(i) + "]", errors);
+        JobCondition cond;
+        cond.type = c.String("type").value_or("");
+        cond.status = c.String("status").value_or("");
+        cond.reason = c.String("reason").value_or("");
+        cond.message = c.String("message").value_or("");
+        cond.last_update_time = c.Timestamp("lastUpdateTime");
+        cond.last_transition_time = c.Timestamp("lastTransitionTime");
+        st.conditions.push_back(std::move(cond));
+      }
+    }
+  }
+  if (const json* rs = r.Object("replicaStatuses")) {
+    for (auto it = rs->begin(); it != rs->end(); ++it) {
+      Reader s(*it, "status.replicaStatuses." + it.key(), errors);
+      ReplicaStatus out;
+      out.active = s.Integer<int32_t>("active").value_or(0);
+      out.succeeded = s.Integer<int32_t>("succeeded").value_or(0);
+      out.failed = s.Integer<int32_t>("failed").value_or(0);
+      out.restarts = s.Integer<int32_t>("restarts").value_or(0);
+      st.replica_statuses[it.key()] = out;
+    }
+  }
+  return st;
+}
+
+}  // namespace
+
+ObjectMeta DecodeObjectMeta(const json& j, const std::string& path, FieldErrors* errors) {
+  Reader r(j, path, errors);
+  ObjectMeta m;
+  m.name = r.String("name").value_or("");
+  m.generate_name = r.String("generateName").value_or("");
+  m.ns = r.String("namespace").value_or("");
+  m.uid = r.String("uid").value_or("");
+  m.resource_version = r.String("resourceVersion").value_or("");
+  m.generation = r.Integer<int64_t>("generation").value_or(0);
+  m.labels = r.StringMap("labels");
+  m.annotations = r.StringMap("annotations");
+  m.creation_timestamp = r.Timestamp("creationTimestamp");
+  m.deletion_timestamp = r.Timestamp("deletionTimestamp");
+  if (const json* refs = r.Find("ownerReferences"); refs != nullptr && refs->is_array()) {
+    for (size_t i = 0; i < refs->size(); ++i) {
+      Reader o((*refs)[i], r.Child("ownerReferences") + "[" + std::to_string(i) + "]", errors);
+      OwnerReference ref;
+      ref.api_version = o.String("apiVersion").value_or("");
+      ref.kind = o.String("kind").value_or("");
+      ref.name = o.String("name").value_or("");
+      ref.uid = o.String("uid").value_or("");
+      ref.controller = o.Bool("controller").value_or(false);
+      ref.block_owner_deletion = o.Bool("blockOwnerDeletion").value_or(false);
+      m.owner_references.push_back(std::move(ref));
+    }
+  }
+  return m;
+}
+
+TfJob DecodeTfJob(const json& j, FieldErrors* errors) {
+  TfJob job;
+  Reader top(j, "", errors);
+  job.api_version = top.String("apiVersion").value_or("");
+  job.kind = top.String("kind").value_or("");
+  if (const json* meta = top.Object("metadata")) job.metadata = DecodeObjectMeta(*meta, "metadata", errors);
+  if (const json* spec = top.Object("spec")) {
+    Reader s(*spec, "spec", errors);
+    if (const json* rp = s.Object("runPolicy")) job.spec.run_policy = DecodeRunPolicy(*rp, "spec.runPolicy", errors);
+    job.spec.success_policy = s.String("successPolicy");
+    job.spec.enable_dynamic_worker = s.Bool("enableDynamicWorker").value_or(false);
+    if (const json* specs = s.Object("tfReplicaSpecs")) {
+      job.spec.has_replica_specs = true;
+      for (auto it = specs->begin(); it != specs->end(); ++it) {
+        std::string path = "spec.tfReplicaSpecs[" + it.key() + "]";
+        if (it->is_null()) {
+          job.spec.replica_specs[it.key()] = std::nullopt;
+        } else if (!it->is_object()) {
+          errors->push_back(Invalid(path, Show(*it), "must be an object"));
+          job.spec.replica_specs[it.key()] = std::nullopt;
+        } else {
+          job.spec.replica_specs[it.key()] = DecodeReplicaSpec(*it, path, errors);
+        }
+      }
+    }
+  }
+  if (const json* st = top.Object("status")) job.status = DecodeStatus(*st, errors);
+  return job;
+}
+
+StatusOr<TfJob> DecodeTfJobStrict(const json& j) {
+  FieldErrors errors;
+  TfJob job = DecodeTfJob(j, &errors);
+  if (!errors.empty()) return DataLossError("undecodable TFJob: " + AggregateMessage(errors));
+  return job;
+}
+
+json EncodeOwnerReference(const OwnerReference& ref) {
+  return json{{"apiVersion", ref.api_version},   {"kind", ref.kind},
+              {"name", ref.name},                {"uid", ref.uid},
+              {"controller", ref.controller},    {"blockOwnerDeletion", ref.block_owner_deletion}};
+}
+
+json EncodeObjectMeta(const ObjectMeta& m) {
+  json j = json::object();
+  if (!m.name.empty()) j["name"] = m.name;
+  if (!m.generate_name.empty()) j["generateName"] = m.generate_name;
+  if (!m.ns.empty()) j["namespace"] = m.ns;
+  if (!m.uid.empty()) j["uid"] = m.uid;
+  if (!m.resource_version.empty()) j["resourceVersion"] = m.resource_version;
+  if (m.generation != 0) j["generation"] = m.generation;
+  if (!m.labels.empty()) j["labels"] = m.labels;
+  if (!m.annotations.empty()) j["annotations"] = m.annotations;
+  if (!m.owner_references.empty()) {
+    json refs = json::array();
+    for (const auto& r : m.owner_references) refs.push_back(EncodeOwnerReference(r));
+    j["ownerReferences"] = std::move(refs);
+  }
+  if (m.creation_timestamp) j["creationTimestamp"] = FormatTime(*m.creation_timestamp);
+  if (m.deletion_timestamp) j["deletionTimestamp"] = FormatTime(*m.deletion_timestamp);
+  return j;
+}
+
+json EncodeStatus(const JobStatus& st) {
+  json j = json::object();
+  json conds = json::array();
+  for (const auto& c : st.conditions) {
+    json cj = {{"type", c.type}, {"status", c.status}};
+    if (!c.reason.empty()) cj["reason"] = c.reason;
+    if (!c.message.empty()) cj["message"] = c.message;
+    if (c.last_update_time) cj["lastUpdateTime"] = FormatTime(*c.last_update_time);
+    if (c.last_transition_time) cj["lastTransitionTime"] = FormatTime(*c.last_transition_time);
+    conds.push_back(std::move(cj));
+  }
+  j["conditions"] = std::move(conds);
+  json rs = json::object();
+  for (const auto& [k, v] : st.replica_statuses) {
+    json r = json::object();
+    if (v.active != 0) r["active"] = v.active;
+    if (v.succeeded != 0) r["succeeded"] = v.succeeded;
+    if (v.failed != 0) r["failed"] = v.failed;
+    if (v.restarts != 0) r["restarts"] = v.restarts;
+    rs[k] = std::move(r);
+  }
+  j["replicaStatuses"] = std::move(rs);
+  if (st.start_time) j["startTime"] = FormatTime(*st.start_time);
+  if (st.completion_time) j["completionTime"] = FormatTime(*st.completion_time);
+  if (st.last_reconcile_time) j["lastReconcileTime"] = FormatTime(*st.last_reconcile_time);
+  return j;
+}
+
+json EncodeTfJob(const TfJob& job) {
+  json j = {{"apiVersion", job.api_version}, {"kind", job.kind}, {"metadata", EncodeObjectMeta(job.metadata)}};
+  json spec = json::object();
+  const RunPolicy& p = job.spec.run_policy;
+  json rp = json::object();
+  if (p.clean_pod_policy) rp["cleanPodPolicy"] = *p.clean_pod_policy;
+  if (p.ttl_seconds_after_finished) rp["ttlSecondsAfterFinished"] = *p.ttl_seconds_after_finished;
+  if (p.active_deadline_seconds) rp["activeDeadlineSeconds"] = *p.active_deadline_seconds;
+  if (p.backoff_limit) rp["backoffLimit"] = *p.backoff_limit;
+  if (p.suspend) rp["suspend"] = *p.suspend;
+  if (p.managed_by) rp["managedBy"] = *p.managed_by;
+  if (p.scheduling_policy) {
+    const SchedulingPolicy& s = *p.scheduling_policy;
+    json sp = json::object();
+    if (s.min_available) sp["minAvailable"] = *s.min_available;
+    if (!s.queue.empty()) sp["queue"] = s.queue;
+    if (!s.min_resources.empty()) sp["minResources"] = s.min_resources;
+    if (!s.priority_class.empty()) sp["priorityClass"] = s.priority_class;
+    if (s.schedule_timeout_seconds) sp["scheduleTimeoutSeconds"] = *s.schedule_timeout_seconds;
+    rp["schedulingPolicy"] = std::move(sp);
+  }
+  spec["runPolicy"] = std::move(rp);
+  if (job.spec.success_policy) spec["successPolicy"] = *job.spec.success_policy;
+  if (job.spec.enable_dynamic_worker) spec["enableDynamicWorker"] = true;
+  if (job.spec.has_replica_specs) {
+    json specs = json::object();
+    for (const auto& [key, rs] : job.spec.replica_specs) {
+      if (!rs) {
+        specs[key] = nullptr;
+        continue;
+      }
+      json r = json::object();
+      if (rs->replicas) r["replicas"] = *rs->replicas;
+      if (!rs->restart_policy.empty()) r["restartPolicy"] = rs->restart_policy;
+      r["template"] = rs->pod_template;
+      specs[key] = std::move(r);
+    }
+    spec["tfReplicaSpecs"] = std::move(specs);
+  }
+  j["spec"] = std::move(spec);
+  j["status"] = EncodeStatus(job.status);
+  return j;
+}
+
+}  // namespace tfjob::api

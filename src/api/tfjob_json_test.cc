@@ -1,0 +1,62 @@
+#include "api/tfjob_json.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace tfjob::api {
+namespace {
+
+using nlohmann::json;
+using ::testing::ElementsAre;
+
+std::vector<std::string> DecodeErrors(const json& j) {
+  FieldErrors errors;
+  DecodeTfJob(j, &errors);
+  std::vector<std::string> out;
+  for (const auto& e : errors) out.push_back(e.ToString());
+  return out;
+}
+
+TEST(DecodeTfJob, WrongTypesNameTheirField) {
+  json j = json::parse(R"({"apiVersion":"kubeflow.org/v1","kind":"TFJob","metadata":{"name":"a"},
+    "spec":{"runPolicy":{"backoffLimit":"three","suspend":"yes"},
+            "tfReplicaSpecs":{"Worker":{"replicas":"two","template":[]},"PS":{"replicas":3000000000}}}})");
+  EXPECT_THAT(DecodeErrors(j),
+              ElementsAre("spec.runPolicy.backoffLimit: Invalid value: \"three\": must be an integer",
+                          "spec.runPolicy.suspend: Invalid value: \"yes\": must be a boolean",
+                          "spec.tfReplicaSpecs[PS].replicas: Invalid value: 3000000000: must be a 32-bit integer",
+                          "spec.tfReplicaSpecs[Worker].replicas: Invalid value: \"two\": must be an integer",
+                          "spec.tfReplicaSpecs[Worker].template: Invalid value: []: must be an object"));
+}
+
+TEST(DecodeTfJob, FloatReplicasAreNotIntegers) {
+  json j = json::parse(R"({"spec":{"tfReplicaSpecs":{"Worker":{"replicas":1e20}}}})");
+  EXPECT_THAT(DecodeErrors(j),
+              ElementsAre("spec.tfReplicaSpecs[Worker].replicas: Invalid value: 1e+20: must be an integer"));
+}
+
+TEST(EncodeStatus, OmitsZeroCountersAndRoundTrips) {
+  JobStatus st;
+  st.replica_statuses["Worker"] = ReplicaStatus{2, 0, 1, 3};
+  st.replica_statuses["PS"] = ReplicaStatus{};
+  st.start_time = Time(std::chrono::seconds(1767225600));
+  st.conditions.push_back({"Created", "True", "TFJobCreated", "TFJob a is created.", st.start_time, st.start_time});
+  json j = EncodeStatus(st);
+  EXPECT_EQ(j["replicaStatuses"]["PS"], json::object());
+  EXPECT_EQ(j["replicaStatuses"]["Worker"], json::parse(R"({"active":2,"failed":1,"restarts":3})"));
+  EXPECT_EQ(j["startTime"], "2026-01-01T00:00:00Z");
+  FieldErrors errors;
+  TfJob back = DecodeTfJob(json{{"status", j}}, &errors);
+  EXPECT_TRUE(errors.empty());
+  EXPECT_EQ(back.status, st);
+}
+
+TEST(DecodeTfJobStrict, ShapeErrorsAreDataLoss) {
+  auto r = DecodeTfJobStrict(json::parse(R"({"metadata":{"name":5}})"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kDataLoss);
+  EXPECT_EQ(r.status().message(), "undecodable TFJob: metadata.name: Invalid value: 5: must be a string");
+}
+
+}  // namespace
+}  // namespace tfjob::api

@@ -1,0 +1,74 @@
+#include "api/time.h"
+
+#include <cstdio>
+#include <ctime>
+
+namespace tfjob::api {
+
+std::string FormatTime(Time t) {
+  std::time_t tt = std::chrono::system_clock::to_time_t(TruncateToSeconds(t));
+  std::tm tm{};
+  gmtime_r(&tt, &tm);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year + 1900, tm.tm_mon + 1,
+                tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+  return buf;
+}
+
+Time TruncateToSeconds(Time t) {
+  return std::chrono::floor<std::chrono::seconds>(t);
+}
+
+std::optional<Time> ParseTime(std::string_view s) {
+  auto digits = [&](size_t pos, size_t n, int* out) {
+    if (pos + n > s.size()) return false;
+    int v = 0;
+    for (size_t i = pos; i < pos + n; ++i) {
+      if (s[i] < '0' || s[i] > '9') return false;
+      v = v * 10 + (s[i] - '0');
+    }
+    *out = v;
+    return true;
+  };
+  int y, mo, d, h, mi, se;
+  if (!digits(0, 4, &y) || s.size() < 20 || s[4] != '-' || !digits(5, 2, &mo) || s[7] != '-' ||
+      !digits(8, 2, &d) || (s[10] != 'T' && s[10] != 't') || !digits(11, 2, &h) || s[13] != ':' ||
+      !digits(14, 2, &mi) || s[16] != ':' || !digits(17, 2, &se))
+    return std::nullopt;
+  if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 60) return std::nullopt;
+  size_t pos = 19;
+  std::chrono::nanoseconds frac{0};
+  if (pos < s.size() && s[pos] == '.') {
+    ++pos;
+    long long scale = 100000000, ns = 0;
+    size_t start = pos;
+    while (pos < s.size() && s[pos] >= '0' && s[pos] <= '9') {
+      ns += (s[pos] - '0') * scale;
+      scale /= 10;
+      ++pos;
+    }
+    if (pos == start) return std::nullopt;
+    frac = std::chrono::nanoseconds(ns);
+  }
+  int offset_min = 0;
+  if (pos < s.size() && (s[pos] == 'Z' || s[pos] == 'z')) {
+    ++pos;
+  } else if (pos < s.size() && (s[pos] == '+' || s[pos] == '-')) {
+    int oh, om;
+    if (!digits(pos + 1, 2, &oh) || pos + 3 >= s.size() || s[pos + 3] != ':' || !digits(pos + 4, 2, &om))
+      return std::nullopt;
+    offset_min = (oh * 60 + om) * (s[pos] == '-' ? -1 : 1);
+    pos += 6;
+  } else {
+    return std::nullopt;
+  }
+  if (pos != s.size()) return std::nullopt;
+  std::chrono::year_month_day ymd{std::chrono::year(y), std::chrono::month(static_cast<unsigned>(mo)),
+                                  std::chrono::day(static_cast<unsigned>(d))};
+  if (!ymd.ok()) return std::nullopt;
+  Time t = std::chrono::sys_days(ymd) + std::chrono::hours(h) + std::chrono::minutes(mi) +
+           std::chrono::seconds(se) - std::chrono::minutes(offset_min);
+  return t + std::chrono::duration_cast<Time::duration>(frac);
+}
+
+}  // namespace tfjob::api

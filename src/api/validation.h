@@ -1,0 +1,23 @@
+#pragma once
+// Validation of a TFJob: upstream's webhook checks (tfjob-v1-spec.md 1.8, V1-V8) in their
+// order, plus D11 (unknown replica types) and range checks. Runs on the object as written
+// (before defaulting). Every error is returned, in a stable order: object-level checks first,
+// then replica types in key order.
+
+#include "api/field_error.h"
+#include "api/tfjob.h"
+
+namespace tfjob::api {
+
+// Upper bound on replicas of one type: rendering is linear in it, and nothing sane asks more.
+inline constexpr int32_t kMaxReplicasPerType = 10000;
+
+FieldErrors ValidateTfJob(const TfJob& job);
+// Update rules (webhook UPDATE): ValidateTfJob(new_job) plus immutable managedBy (V2) and
+// schedulingPolicy.queue.
+FieldErrors ValidateTfJobUpdate(const TfJob& old_job, const TfJob& new_job);
+
+// k8s IsDNS1035Label messages ("must be no more than 63 characters", "a DNS-1035 label ...").
+std::vector<std::string> Dns1035LabelErrors(const std::string& value);
+
+}  // namespace tfjob::api

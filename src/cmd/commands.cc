@@ -1,0 +1,169 @@
+#include "cmd/commands.h"
+
+#include <fstream>
+#include <sstream>
+
+#include <CLI/CLI.hpp>
+
+#include "api/crd.h"
+#include "api/defaults.h"
+#include "api/manifest.h"
+#include "api/tfjob_file.h"
+#include "api/validation.h"
+
+namespace tfjob::cmd {
+namespace {
+
+StatusOr<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFoundError(std::string("cannot read: ") + std::strerror(errno));
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  if (in.bad()) return UnavailableError("cannot read: I/O error");
+  return buf.str();
+}
+
+// "FILE: " or "FILE: TFJob NAME: " when the file holds several jobs.
+std::string Prefix(const std::string& file, const std::vector<CheckedJob>& jobs, const CheckedJob& job) {
+  if (jobs.size() <= 1) return file + ": ";
+  return file + ": TFJob " + (job.job.metadata.name.empty() ? "(unnamed)" : job.job.metadata.name) + ": ";
+}
+
+// Reads and checks one file; prints errors. Returns the exit code for this file.
+int LoadChecked(const std::string& file, std::ostream& err, std::vector<CheckedJob>* jobs) {
+  auto text = ReadFile(file);
+  if (!text.ok()) {
+    err << file << ": " << text.status().message() << "\n";
+    return kExitUsage;
+  }
+  auto checked = CheckJobs(*text);
+  if (!checked.ok()) {
+    err << file << ": " << checked.status().message() << "\n";
+    return kExitFailed;
+  }
+  *jobs = std::move(checked).value();
+  int rc = kExitOk;
+  for (const auto& j : *jobs) {
+    for (const auto& e : j.errors) err << Prefix(file, *jobs, j) << e << "\n";
+    if (!j.errors.empty()) rc = kExitFailed;
+  }
+  return rc;
+}
+
+int RunValidate(const std::vector<std::string>& files, std::ostream& out, std::ostream& err) {
+  int rc = kExitOk;
+  for (const auto& file : files) {
+    std::vector<CheckedJob> jobs;
+    int file_rc = LoadChecked(file, err, &jobs);
+    if (file_rc == kExitOk)
+      for (const auto& j : jobs) out << file << ": TFJob " << j.job.metadata.name << " is valid\n";
+    rc = std::max(rc, file_rc);
+  }
+  return rc;
+}
+
+int RunRender(const std::string& file, const std::string& format, const RenderRequest& request, std::ostream& out,
+              std::ostream& err) {
+  std::vector<CheckedJob> jobs;
+  if (int rc = LoadChecked(file, err, &jobs); rc != kExitOk) return rc;
+  std::vector<core::RenderEvent> events;
+  auto list = RenderList(std::move(jobs), request, &events);
+  if (!list.ok()) {
+    err << file << ": " << list.status().message() << "\n";
+    return kExitFailed;
+  }
+  for (const auto& e : events) err << file << ": " << e.type << " " << e.reason << ": " << e.message << "\n";
+  if (format == "json") out << list->dump(2) << "\n";
+  else out << api::ToYaml(*list);
+  return kExitOk;
+}
+
+}  // namespace
+
+StatusOr<std::vector<CheckedJob>> CheckJobs(std::string_view text) {
+  TFJOB_ASSIGN_OR_RETURN(std::vector<api::LoadedTfJob> loaded, api::LoadTfJobs(text));
+  std::vector<CheckedJob> out;
+  for (auto& l : loaded) {
+    CheckedJob c;
+    api::FieldErrors errors = l.decode_errors;
+    api::FieldErrors more = api::ValidateTfJob(l.job);
+    errors.insert(errors.end(), more.begin(), more.end());
+    for (const auto& e : errors) c.errors.push_back(e.ToString());
+    c.job = std::move(l.job);
+    if (c.errors.empty()) api::SetDefaults(c.job);
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+StatusOr<nlohmann::json> RenderList(std::vector<CheckedJob> jobs, const RenderRequest& request,
+                                    std::vector<core::RenderEvent>* events) {
+  nlohmann::json items = nlohmann::json::array();
+  for (auto& c : jobs) {
+    TFJOB_CHECK(c.errors.empty());  // callers render only valid jobs
+    api::TfJob& job = c.job;
+    if (!request.ns.empty()) job.metadata.ns = request.ns;
+    if (job.metadata.ns.empty()) job.metadata.ns = "default";
+    TFJOB_ASSIGN_OR_RETURN(core::RenderedJob rendered, core::RenderJob(job, request.options));
+    for (auto& o : rendered.objects) items.push_back(std::move(o));
+    for (auto& e : rendered.events) events->push_back(std::move(e));
+  }
+  return nlohmann::json{{"apiVersion", "v1"}, {"kind", "List"}, {"items", std::move(items)}};
+}
+
+int Main(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
+  CLI::App app{"tfjob: a Kubernetes operator for distributed TensorFlow training (TFJob kubeflow.org/v1)", "tfjob"};
+  app.require_subcommand(1);
+  app.set_help_all_flag("--help-all", "Help for every command");
+
+  std::vector<std::string> validate_files;
+  auto* validate = app.add_subcommand("validate", "Check TFJob files: defaults + validation, errors as path: message");
+  validate->add_option("FILE", validate_files, "TFJob manifests (YAML or JSON)")->required();
+
+  std::string render_file, render_format = "yaml";
+  RenderRequest request;
+  bool evaluator_in_cluster = true;
+  auto* render = app.add_subcommand("render", "Print the Pods, Services and PodGroup the operator would create");
+  render->add_option("FILE", render_file, "TFJob manifest (YAML or JSON)")->required();
+  render->add_option("-o,--output", render_format, "Output format")->check(CLI::IsMember({"yaml", "json"}));
+  render->add_option("--namespace", request.ns, "Namespace (default: the job's, else \"default\")");
+  render->add_option("--cluster-domain", request.options.tf_config.cluster_domain,
+                     "Cluster domain appended to TF_CONFIG hosts (<pod>.<ns>.svc.<domain>)");
+  render->add_option("--gang-scheduler-name", request.options.gang_scheduler_name,
+                     "volcano, or another name for scheduler-plugins; empty: no gang scheduling");
+  render->add_option("--tf-config-evaluator-in-cluster", evaluator_in_cluster,
+                     "List evaluators in TF_CONFIG's cluster")
+      ->default_val(true);
+
+  auto* crd = app.add_subcommand("crd", "Print the TFJob CustomResourceDefinition");
+  auto* version = app.add_subcommand("version", "Print the version");
+
+  std::vector<std::string> args;
+  for (int i = argc - 1; i > 0; --i) args.emplace_back(argv[i]);
+  try {
+    app.parse(args);
+  } catch (const CLI::CallForHelp&) {
+    out << (app.get_subcommands().empty() ? app.help() : app.get_subcommands().front()->help());
+    return kExitOk;
+  } catch (const CLI::CallForAllHelp&) {
+    out << app.help("", CLI::AppFormatMode::All);
+    return kExitOk;
+  } catch (const CLI::ParseError& e) {
+    err << "tfjob: " << e.what() << "\nRun 'tfjob --help' for usage.\n";
+    return kExitUsage;
+  }
+  request.options.tf_config.evaluator_in_cluster = evaluator_in_cluster;
+  if (validate->parsed()) return RunValidate(validate_files, out, err);
+  if (render->parsed()) return RunRender(render_file, render_format, request, out, err);
+  if (crd->parsed()) {
+    out << api::CrdYaml();
+    return kExitOk;
+  }
+  if (version->parsed()) {
+    out << "tfjob " << TFJOB_VERSION << " (" << TFJOB_GIT_SHA << ")\n";
+    return kExitOk;
+  }
+  return kExitUsage;
+}
+
+}  // namespace tfjob::cmd

@@ -1,0 +1,28 @@
+#pragma once
+// Clock: the one seam for time. Pure code takes `now` as a value; runtime code takes a
+// Clock& so that tests drive time with FakeClock (style.md R4). Wall time (system_clock)
+// is what Kubernetes timestamps use; steady time is for durations and deadlines.
+
+#include <chrono>
+
+namespace tfjob {
+
+class Clock {
+ public:
+  using WallTime = std::chrono::system_clock::time_point;
+  using SteadyTime = std::chrono::steady_clock::time_point;
+
+  virtual ~Clock() = default;
+  virtual WallTime Now() const = 0;
+  virtual SteadyTime SteadyNow() const = 0;
+};
+
+// The process clock. Thread-safe.
+class RealClock final : public Clock {
+ public:
+  // Clock:
+  WallTime Now() const override { return std::chrono::system_clock::now(); }
+  SteadyTime SteadyNow() const override { return std::chrono::steady_clock::now(); }
+};
+
+}  // namespace tfjob

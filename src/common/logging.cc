@@ -1,0 +1,107 @@
+#include "common/logging.h"
+
+#include <atomic>
+#include <ctime>
+#include <mutex>
+
+#include <nlohmann/json.hpp>
+
+namespace tfjob {
+namespace {
+
+std::atomic<int> g_min_level{static_cast<int>(LogLevel::kInfo)};
+std::atomic<int> g_format{static_cast<int>(LogFormat::kText)};
+std::mutex g_write_mu;  // guards writes to stderr so lines never interleave
+
+std::string_view LevelName(LogLevel l) {
+  switch (l) {
+    case LogLevel::kDebug: return "debug";
+    case LogLevel::kInfo: return "info";
+    case LogLevel::kWarning: return "warning";
+    case LogLevel::kError: return "error";
+  }
+  return "info";
+}
+
+std::string Timestamp(std::chrono::system_clock::time_point t) {
+  auto secs = std::chrono::time_point_cast<std::chrono::seconds>(t);
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(t - secs).count();
+  std::time_t tt = std::chrono::system_clock::to_time_t(secs);
+  std::tm tm{};
+  gmtime_r(&tt, &tm);
+  char buf[80];
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms));
+  return buf;
+}
+
+// logfmt quoting: bare when the value has no space, quote or '='.
+void AppendText(std::string& out, std::string_view v) {
+  bool bare = !v.empty() && v.find_first_of(" \"=\t\n") == std::string_view::npos;
+  if (bare) {
+    out += v;
+    return;
+  }
+  out += nlohmann::json(std::string(v)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+}  // namespace
+
+std::string FormatLogRecord(const LogRecord& record, LogFormat format) {
+  if (format == LogFormat::kJson) {
+    nlohmann::ordered_json j;
+    j["ts"] = Timestamp(record.time);
+    j["level"] = LevelName(record.level);
+    j["msg"] = record.message;
+    if (record.fields != nullptr)
+      for (const auto& [k, v] : *record.fields) j[k] = v;
+    return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  }
+  std::string out = Timestamp(record.time);
+  out += ' ';
+  out += LevelName(record.level);
+  out += ' ';
+  AppendText(out, record.message);
+  if (record.fields != nullptr) {
+    for (const auto& [k, v] : *record.fields) {
+      out += ' ';
+      out += k;
+      out += '=';
+      AppendText(out, v);
+    }
+  }
+  return out;
+}
+
+bool ParseLogLevel(std::string_view text, LogLevel* level) {
+  if (text == "debug") *level = LogLevel::kDebug;
+  else if (text == "info") *level = LogLevel::kInfo;
+  else if (text == "warning" || text == "warn") *level = LogLevel::kWarning;
+  else if (text == "error") *level = LogLevel::kError;
+  else return false;
+  return true;
+}
+
+void SetLogOptions(LogLevel min_level, LogFormat format) {
+  g_min_level = static_cast<int>(min_level);
+  g_format = static_cast<int>(format);
+}
+
+Logger Logger::With(LogFields fields) const {
+  Logger out = *this;
+  for (auto& f : fields) out.base_.push_back(std::move(f));
+  return out;
+}
+
+void Logger::Log(LogLevel level, std::string_view msg, const LogFields& fields) const {
+  if (static_cast<int>(level) < g_min_level.load()) return;
+  LogFields all = base_;
+  all.insert(all.end(), fields.begin(), fields.end());
+  LogRecord record{std::chrono::system_clock::now(), level, msg, &all};
+  std::string line = FormatLogRecord(record, static_cast<LogFormat>(g_format.load()));
+  line += '\n';
+  std::lock_guard lock(g_write_mu);
+  std::fwrite(line.data(), 1, line.size(), stderr);
+}
+
+}  // namespace tfjob

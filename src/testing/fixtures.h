@@ -1,0 +1,28 @@
+#pragma once
+// Test fixtures: TFJobs from YAML text and trimmed pods with labels and states, so table tests
+// read like the spec's cases.
+
+#include <string>
+#include <string_view>
+
+#include "api/pod.h"
+#include "api/tfjob.h"
+
+namespace tfjob::testing {
+
+// Decodes one TFJob from YAML; aborts the test binary on malformed fixtures. Not defaulted.
+api::TfJob JobFromYaml(std::string_view yaml);
+// Same, then SetDefaults.
+api::TfJob DefaultedJobFromYaml(std::string_view yaml);
+
+// "NewTFJob(w, p)" of the spec's section 4: job `test-tfjob` in `default`, uid "test-uid", each
+// replica one container `tensorflow` with image and port tfjob-port:2222. Types with 0 omitted.
+api::TfJob NewTfJob(int workers, int ps, bool with_chief = false);
+
+// A trimmed pod of `job` with the replica labels and owner uid set.
+api::Pod MakePod(const std::string& job_name, std::string_view replica_type_label, int index, api::PodPhase phase,
+                 std::string owner_uid = "test-uid");
+// Adds a terminated `tensorflow` container status with `exit_code`.
+api::Pod& WithExitCode(api::Pod& pod, int exit_code);
+
+}  // namespace tfjob::testing

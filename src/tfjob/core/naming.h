@@ -1,0 +1,41 @@
+#pragma once
+// Names, labels and owner references of the objects the operator creates for a TFJob
+// (tfjob-v1-spec.md 2.1, 2.2, 2.4). Deterministic: the same job always yields the same names,
+// so a repeated create meets AlreadyExists instead of making a duplicate (style.md R12).
+
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "api/tfjob.h"
+
+namespace tfjob::tfjob::core {
+
+inline constexpr std::string_view kControllerName = "tfjob-controller";
+inline constexpr std::string_view kLabelOperatorName = "training.kubeflow.org/operator-name";
+inline constexpr std::string_view kLabelJobName = "training.kubeflow.org/job-name";
+inline constexpr std::string_view kLabelReplicaType = "training.kubeflow.org/replica-type";
+inline constexpr std::string_view kLabelReplicaIndex = "training.kubeflow.org/replica-index";
+inline constexpr std::string_view kLabelJobRole = "training.kubeflow.org/job-role";
+inline constexpr std::string_view kJobRoleMaster = "master";
+
+// "<job>-<lowercase rt>-<index>" with every '/' replaced by '-'. `replica_type` is the spec
+// key as written (upstream lower-cases it).
+std::string GenGeneralName(std::string_view job_name, std::string_view replica_type, int64_t index);
+std::string ReplicaName(std::string_view job_name, api::ReplicaType type, int64_t index);
+
+// Base labels: operator-name and job-name. Also the selector of a job's pods and services.
+std::map<std::string, std::string> GenLabels(std::string_view job_name);
+// "training.kubeflow.org/operator-name=tfjob-controller,training.kubeflow.org/job-name=<job>"
+std::string JobSelector(std::string_view job_name);
+// Base labels + replica-type + replica-index.
+std::map<std::string, std::string> ReplicaLabels(std::string_view job_name, api::ReplicaType type, int64_t index);
+
+// True when pods of this type/index carry job-role=master: every Chief/Master pod if the job
+// has a Chief or Master spec, otherwise Worker 0.
+bool IsMasterRole(const api::TfJob& job, api::ReplicaType type, int64_t index);
+
+// The controller owner reference of every child of `job`.
+api::OwnerReference GenOwnerReference(const api::TfJob& job);
+
+}  // namespace tfjob::tfjob::core

@@ -1,0 +1,102 @@
+#include "tfjob/core/pod_group.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "api/quantity.h"
+#include "api/tfjob_json.h"
+#include "tfjob/core/naming.h"
+
+namespace tfjob::tfjob::core {
+namespace {
+
+using nlohmann::json;
+
+void AddResources(const json& resources, std::map<std::string, api::Quantity>* total) {
+  if (!resources.is_object()) return;
+  for (auto it = resources.begin(); it != resources.end(); ++it) {
+    std::string text = it->is_string() ? it->get<std::string>() : it->is_number() ? it->dump() : "";
+    auto q = api::Quantity::Parse(text);
+    if (!q) continue;  // the API server would have refused the pod; nothing to add
+    (*total)[it.key()].Add(*q);
+  }
+}
+
+}  // namespace
+
+int32_t PodGroupMinMember(const api::TfJob& job) {
+  const auto& sp = job.spec.run_policy.scheduling_policy;
+  if (sp && sp->min_available) return *sp->min_available;
+  int64_t total = 0;
+  for (const auto& [key, spec] : job.spec.replica_specs)
+    if (spec) total += api::ReplicasOrDefault(*spec);
+  return static_cast<int32_t>(std::min<int64_t>(total, INT32_MAX));
+}
+
+std::map<std::string, std::string> ComputeMinResources(const api::TfJob& job,
+                                                       const std::map<std::string, int32_t>& priority_class_values) {
+  struct Entry {
+    int32_t priority;
+    const api::ReplicaSpec* spec;
+  };
+  std::vector<Entry> entries;
+  for (const auto& [key, spec] : job.spec.replica_specs) {
+    if (!spec) continue;
+    int32_t priority = 0;
+    const json& tmpl = spec->pod_template;
+    if (tmpl.is_object() && tmpl.contains("spec") && tmpl["spec"].is_object()) {
+      auto pc = tmpl["spec"].find("priorityClassName");
+      if (pc != tmpl["spec"].end() && pc->is_string())
+        if (auto v = priority_class_values.find(pc->get<std::string>()); v != priority_class_values.end())
+          priority = v->second;
+    }
+    entries.push_back({priority, &*spec});
+  }
+  std::stable_sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.priority > b.priority; });
+  std::map<std::string, api::Quantity> total;
+  int32_t remaining = PodGroupMinMember(job);
+  for (const Entry& e : entries) {
+    const json& tmpl = e.spec->pod_template;
+    const json* containers = nullptr;
+    if (tmpl.is_object() && tmpl.contains("spec") && tmpl["spec"].is_object() && tmpl["spec"].contains("containers") &&
+        tmpl["spec"]["containers"].is_array())
+      containers = &tmpl["spec"]["containers"];
+    for (int32_t i = 0; i < api::ReplicasOrDefault(*e.spec) && remaining > 0; ++i, --remaining) {
+      if (containers == nullptr) continue;
+      for (const json& c : *containers) {
+        if (!c.is_object() || !c.contains("resources") || !c["resources"].is_object()) continue;
+        const json& res = c["resources"];
+        if (res.contains("requests") && !res["requests"].is_null()) AddResources(res["requests"], &total);
+        else if (res.contains("limits")) AddResources(res["limits"], &total);
+      }
+    }
+  }
+  std::map<std::string, std::string> out;
+  for (const auto& [k, q] : total) out[k] = q.ToString();
+  return out;
+}
+
+std::optional<json> RenderPodGroup(const api::TfJob& job, const RenderOptions& options, const std::string& existing_queue) {
+  GangScheduler gang = GangSchedulerFor(options.gang_scheduler_name);
+  if (gang == GangScheduler::kNone) return std::nullopt;
+  const auto& sp = job.spec.run_policy.scheduling_policy;
+  json meta = {{"name", job.metadata.name},
+               {"namespace", job.metadata.ns},
+               {"ownerReferences", json::array({api::EncodeOwnerReference(GenOwnerReference(job))})}};
+  if (!job.metadata.annotations.empty()) meta["annotations"] = job.metadata.annotations;
+  std::map<std::string, std::string> min_resources =
+      sp && !sp->min_resources.empty() ? sp->min_resources : ComputeMinResources(job, options.priority_class_values);
+  json spec = {{"minMember", PodGroupMinMember(job)}};
+  if (gang == GangScheduler::kVolcano) {
+    std::string queue = sp && !sp->queue.empty() ? sp->queue : !existing_queue.empty() ? existing_queue : "default";
+    spec["queue"] = queue;
+    if (sp && !sp->priority_class.empty()) spec["priorityClassName"] = sp->priority_class;
+    if (!min_resources.empty()) spec["minResources"] = min_resources;
+    return json{{"apiVersion", "scheduling.volcano.sh/v1beta1"}, {"kind", "PodGroup"}, {"metadata", meta}, {"spec", spec}};
+  }
+  if (!min_resources.empty()) spec["minResources"] = min_resources;
+  if (sp && sp->schedule_timeout_seconds) spec["scheduleTimeoutSeconds"] = *sp->schedule_timeout_seconds;
+  return json{{"apiVersion", "scheduling.x-k8s.io/v1alpha1"}, {"kind", "PodGroup"}, {"metadata", meta}, {"spec", spec}};
+}
+
+}  // namespace tfjob::tfjob::core

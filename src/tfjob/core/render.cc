@@ -1,0 +1,135 @@
+#include "tfjob/core/render.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "api/defaults.h"
+#include "api/tfjob_json.h"
+#include "tfjob/core/naming.h"
+#include "tfjob/core/pod_group.h"
+
+namespace tfjob::tfjob::core {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::string_view kRestartPolicyWarning =
+    "Restart policy in pod template will be overwritten by restart policy in replica spec";
+constexpr std::string_view kSchedulerNameWarning =
+    "Another scheduler is specified when gang-scheduling is enabled and it will not be overwritten";
+
+std::string EffectiveSchedulerName(const std::string& gang_name) {
+  return GangSchedulerFor(gang_name) == GangScheduler::kVolcano ? "volcano" : gang_name;
+}
+
+json OwnerRefs(const api::TfJob& job) {
+  return json::array({api::EncodeOwnerReference(GenOwnerReference(job))});
+}
+
+}  // namespace
+
+GangScheduler GangSchedulerFor(const std::string& name) {
+  if (name.empty() || name == "None") return GangScheduler::kNone;
+  std::string lower = name;
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return lower == "volcano" ? GangScheduler::kVolcano : GangScheduler::kSchedulerPlugins;
+}
+
+RenderedPod RenderPod(const api::TfJob& job, api::ReplicaType type, int32_t index, const RenderOptions& options) {
+  const std::string key(api::ReplicaTypeName(type));
+  const api::ReplicaSpec& spec = *job.spec.replica_specs.at(key);
+  RenderedPod out;
+  json tmpl = spec.pod_template.is_object() ? spec.pod_template : json::object();
+  json meta = tmpl.contains("metadata") && tmpl["metadata"].is_object() ? tmpl["metadata"] : json::object();
+  meta.erase("generateName");
+  meta["name"] = ReplicaName(job.metadata.name, type, index);
+  meta["namespace"] = job.metadata.ns;
+  json labels = meta.contains("labels") && meta["labels"].is_object() ? meta["labels"] : json::object();
+  for (const auto& [k, v] : ReplicaLabels(job.metadata.name, type, index)) labels[k] = v;
+  if (IsMasterRole(job, type, index)) labels[std::string(kLabelJobRole)] = kJobRoleMaster;
+  const GangScheduler gang = GangSchedulerFor(options.gang_scheduler_name);
+  if (gang == GangScheduler::kSchedulerPlugins) labels["scheduling.x-k8s.io/pod-group"] = job.metadata.name;
+  meta["labels"] = std::move(labels);
+  if (gang == GangScheduler::kVolcano) {
+    json annotations = meta.contains("annotations") && meta["annotations"].is_object() ? meta["annotations"] : json::object();
+    annotations["scheduling.k8s.io/group-name"] = job.metadata.name;
+    annotations["volcano.sh/task-spec"] = std::string(api::ReplicaTypeLabel(type));
+    meta["annotations"] = std::move(annotations);
+  }
+  meta["ownerReferences"] = OwnerRefs(job);
+
+  json pod_spec = tmpl.contains("spec") && tmpl["spec"].is_object() ? tmpl["spec"] : json::object();
+  json pod_tmpl = {{"spec", pod_spec}};
+  if (auto tf_config = GenTfConfig(job, type, index, options.tf_config)) {
+    if (json* c = api::FindTensorflowContainer(pod_tmpl)) {
+      json& env = (*c)["env"];
+      if (!env.is_array()) env = json::array();
+      env.push_back({{"name", "TF_CONFIG"}, {"value", *tf_config}});
+    }
+  }
+  pod_spec = std::move(pod_tmpl["spec"]);
+  if (auto rp = pod_spec.find("restartPolicy"); rp != pod_spec.end() && rp->is_string() && !rp->get<std::string>().empty())
+    out.events.push_back({"Warning", "SetPodTemplateRestartPolicy", std::string(kRestartPolicyWarning)});
+  pod_spec["restartPolicy"] = spec.restart_policy == api::kRestartExitCode ? std::string(api::kRestartNever) : spec.restart_policy;
+
+  if (gang != GangScheduler::kNone) {
+    const std::string scheduler = EffectiveSchedulerName(options.gang_scheduler_name);
+    for (const auto& [k, other] : job.spec.replica_specs) {
+      if (!other || !other->pod_template.is_object()) continue;
+      const json& os = other->pod_template.value("spec", json::object());
+      if (!os.is_object()) continue;
+      auto sn = os.find("schedulerName");
+      if (sn != os.end() && sn->is_string() && !sn->get<std::string>().empty() && *sn != scheduler) {
+        out.events.push_back({"Warning", "SetPodTemplateSchedulerName", std::string(kSchedulerNameWarning)});
+        break;
+      }
+    }
+    auto sn = pod_spec.find("schedulerName");
+    if (sn == pod_spec.end() || !sn->is_string() || sn->get<std::string>().empty()) pod_spec["schedulerName"] = scheduler;
+  }
+  out.object = {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", std::move(meta)}, {"spec", std::move(pod_spec)}};
+  return out;
+}
+
+StatusOr<json> RenderService(const api::TfJob& job, api::ReplicaType type, int32_t index) {
+  const api::ReplicaSpec& spec = *job.spec.replica_specs.at(std::string(api::ReplicaTypeName(type)));
+  const json* c = api::FindTensorflowContainer(spec.pod_template);
+  if (c == nullptr) return InvalidArgumentError("failed to find the port");
+  json ports = json::array();
+  if (auto p = c->find("ports"); p != c->end() && p->is_array()) {
+    for (const json& port : *p) {
+      if (!port.is_object() || !port.contains("containerPort")) continue;
+      ports.push_back({{"name", port.value("name", "")}, {"port", port["containerPort"]}});
+    }
+  }
+  auto labels = ReplicaLabels(job.metadata.name, type, index);
+  json meta = {{"name", ReplicaName(job.metadata.name, type, index)},
+               {"namespace", job.metadata.ns},
+               {"labels", labels},
+               {"ownerReferences", OwnerRefs(job)}};
+  json svc_spec = {{"clusterIP", "None"}, {"selector", labels}, {"ports", std::move(ports)},
+                   {"publishNotReadyAddresses", true}};
+  return json{{"apiVersion", "v1"}, {"kind", "Service"}, {"metadata", std::move(meta)}, {"spec", std::move(svc_spec)}};
+}
+
+StatusOr<RenderedJob> RenderJob(const api::TfJob& job, const RenderOptions& options) {
+  RenderedJob out;
+  if (auto pg = RenderPodGroup(job, options)) out.objects.push_back(std::move(*pg));
+  for (const auto& [key, spec] : job.spec.replica_specs) {
+    auto type = api::ParseReplicaType(key);
+    if (!type || !spec) continue;
+    for (int32_t i = 0; i < api::ReplicasOrDefault(*spec); ++i) {
+      RenderedPod pod = RenderPod(job, *type, i, options);
+      out.objects.push_back(std::move(pod.object));
+      for (auto& e : pod.events)
+        if (std::find(out.events.begin(), out.events.end(), e) == out.events.end()) out.events.push_back(std::move(e));
+    }
+    for (int32_t i = 0; i < api::ReplicasOrDefault(*spec); ++i) {
+      TFJOB_ASSIGN_OR_RETURN(json svc, RenderService(job, *type, i));
+      out.objects.push_back(std::move(svc));
+    }
+  }
+  return out;
+}
+
+}  // namespace tfjob::tfjob::core

@@ -1,0 +1,55 @@
+#pragma once
+// Rendering of the children of a TFJob: one Pod and one headless Service per replica
+// (tfjob-v1-spec.md 2.5, 2.7 with D15), as full JSON objects ready to POST. Pure functions of
+// the defaulted job and the options; `tfjob render` prints exactly what the operator creates.
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "api/tfjob.h"
+#include "common/status.h"
+#include "tfjob/core/tf_config.h"
+
+namespace tfjob::tfjob::core {
+
+enum class GangScheduler { kNone, kVolcano, kSchedulerPlugins };
+// "" or "None" -> kNone; "volcano" (any case) -> kVolcano; any other name -> kSchedulerPlugins.
+GangScheduler GangSchedulerFor(const std::string& gang_scheduler_name);
+
+struct RenderOptions {
+  TfConfigOptions tf_config;
+  std::string gang_scheduler_name;
+  // PriorityClass name -> value, for ordering replica types in computed minResources.
+  std::map<std::string, int32_t> priority_class_values;
+};
+
+// An event the operator records while creating a child (e.g. SetPodTemplateRestartPolicy).
+struct RenderEvent {
+  std::string type;  // "Normal" or "Warning"
+  std::string reason;
+  std::string message;
+  friend bool operator==(const RenderEvent&, const RenderEvent&) = default;
+};
+
+struct RenderedPod {
+  nlohmann::json object;
+  std::vector<RenderEvent> events;
+};
+
+// REQUIRES: job defaulted and valid; `type` present in the spec.
+RenderedPod RenderPod(const api::TfJob& job, api::ReplicaType type, int32_t index, const RenderOptions& options);
+// kInvalidArgument "failed to find the port" when the replica has no tensorflow container.
+StatusOr<nlohmann::json> RenderService(const api::TfJob& job, api::ReplicaType type, int32_t index);
+
+// Every pod, service and (with gang scheduling) the PodGroup, in a stable order: replica types
+// in spec key order, indices ascending, pods before services, PodGroup first.
+struct RenderedJob {
+  std::vector<nlohmann::json> objects;
+  std::vector<RenderEvent> events;
+};
+StatusOr<RenderedJob> RenderJob(const api::TfJob& job, const RenderOptions& options);
+
+}  // namespace tfjob::tfjob::core

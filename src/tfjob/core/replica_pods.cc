@@ -1,0 +1,74 @@
+#include "tfjob/core/replica_pods.h"
+
+#include <charconv>
+
+#include "tfjob/core/naming.h"
+
+namespace tfjob::tfjob::core {
+namespace {
+
+std::optional<int32_t> IndexOf(const api::Pod& pod) {
+  auto it = pod.meta.labels.find(std::string(kLabelReplicaIndex));
+  if (it == pod.meta.labels.end()) return std::nullopt;
+  int32_t v = 0;
+  const std::string& s = it->second;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || ptr != s.data() + s.size() || v < 0) return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
+std::vector<const api::Pod*> FilterPodsForReplicaType(const std::vector<const api::Pod*>& pods,
+                                                      std::string_view replica_type_label) {
+  std::vector<const api::Pod*> out;
+  for (const api::Pod* p : pods) {
+    auto it = p->meta.labels.find(std::string(kLabelReplicaType));
+    if (it != p->meta.labels.end() && it->second == replica_type_label) out.push_back(p);
+  }
+  return out;
+}
+
+int32_t CalculatePodSliceSize(const std::vector<const api::Pod*>& pods, int32_t replicas) {
+  int32_t size = replicas;
+  for (const api::Pod* p : pods)
+    if (auto i = IndexOf(*p); i && *i + 1 > size) size = *i + 1;
+  return size;
+}
+
+std::vector<std::vector<const api::Pod*>> SlicePodsByIndex(const std::vector<const api::Pod*>& pods, int32_t replicas) {
+  std::vector<std::vector<const api::Pod*>> slices(static_cast<size_t>(CalculatePodSliceSize(pods, replicas)));
+  for (const api::Pod* p : pods)
+    if (auto i = IndexOf(*p)) slices[static_cast<size_t>(*i)].push_back(p);
+  return slices;
+}
+
+void CountPod(const api::Pod& pod, api::ReplicaStatus* status) {
+  switch (pod.phase) {
+    case api::PodPhase::kRunning:
+      if (pod.meta.deletion_timestamp) ++status->failed;
+      else ++status->active;
+      break;
+    case api::PodPhase::kSucceeded: ++status->succeeded; break;
+    case api::PodPhase::kFailed: ++status->failed; break;
+    default: break;
+  }
+}
+
+std::optional<int32_t> TensorflowExitCode(const api::Pod& pod) {
+  for (const auto& c : pod.container_statuses)
+    if (c.name == api::kDefaultContainerName && c.terminated) return c.exit_code;
+  return std::nullopt;
+}
+
+bool IsWorker0Completed(const api::TfJob& job, const std::vector<const api::Pod*>& pods) {
+  auto it = job.spec.replica_specs.find("Worker");
+  if (it == job.spec.replica_specs.end() || !it->second) return true;
+  auto workers = FilterPodsForReplicaType(pods, "worker");
+  auto slices = SlicePodsByIndex(workers, api::ReplicasOrDefault(*it->second));
+  if (slices.empty() || slices[0].size() != 1) return false;
+  const api::Pod& w0 = *slices[0][0];
+  return w0.phase == api::PodPhase::kSucceeded && TensorflowExitCode(w0) == 0;
+}
+
+}  // namespace tfjob::tfjob::core
