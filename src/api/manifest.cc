@@ -5,6 +5,10 @@
 #include <set>
 #include <sstream>
 
+#include <map>
+#include <optional>
+
+#include <yaml.h>
 #include <yaml-cpp/yaml.h>
 
 namespace tfjob::api {
@@ -28,10 +32,6 @@ Status CheckText(std::string_view text) {
     i += n;
   }
   return OkStatus();
-}
-
-std::string Where(const YAML::Mark& m) {
-  return "line " + std::to_string(m.line + 1) + ", column " + std::to_string(m.column + 1);
 }
 
 bool AllOf(std::string_view s, size_t from, std::string_view allowed) {
@@ -96,54 +96,155 @@ json ResolvePlainImpl(const std::string& s) {
   return s;
 }
 
-class Converter {
+// Builds JSON documents from libyaml's event stream. libyaml is the reference C parser,
+// fuzzed for years; yaml-cpp 0.7's loader hangs on some malformed inputs (our fuzzer found one).
+class YamlBuilder {
  public:
-  Status Convert(const YAML::Node& node, int depth, json* out) {
-    if (++nodes_ > kMaxNodes)
-      return InvalidArgumentError("document too large (more than 2,000,000 nodes after expanding aliases)");
-    if (depth > kMaxDepth) return InvalidArgumentError(Where(node.Mark()) + ": nesting deeper than 256 levels");
-    switch (node.Type()) {
-      case YAML::NodeType::Undefined:
-      case YAML::NodeType::Null:
-        *out = nullptr;
-        return OkStatus();
-      case YAML::NodeType::Scalar: {
-        const std::string& tag = node.Tag();
-        if (tag == "!" || tag == "tag:yaml.org,2002:str") *out = node.Scalar();
-        else *out = ResolvePlainImpl(node.Scalar());
-        return OkStatus();
-      }
-      case YAML::NodeType::Sequence: {
-        *out = json::array();
-        for (const auto& item : node) {
-          json v;
-          TFJOB_RETURN_IF_ERROR(Convert(item, depth + 1, &v));
-          out->push_back(std::move(v));
+  explicit YamlBuilder(std::string_view text) {
+    yaml_parser_initialize(&parser_);
+    yaml_parser_set_input_string(&parser_, reinterpret_cast<const unsigned char*>(text.data()), text.size());
+  }
+  ~YamlBuilder() { yaml_parser_delete(&parser_); }
+  YamlBuilder(const YamlBuilder&) = delete;
+  YamlBuilder& operator=(const YamlBuilder&) = delete;
+
+  StatusOr<std::vector<ManifestDocument>> Build() {
+    std::vector<ManifestDocument> docs;
+    int doc_line = 1;
+    for (;;) {
+      yaml_event_t event;
+      if (!yaml_parser_parse(&parser_, &event)) return ParserError();
+      Status st = OkStatus();
+      bool done = false;
+      switch (event.type) {
+        case YAML_STREAM_END_EVENT: done = true; break;
+        case YAML_DOCUMENT_START_EVENT:
+          doc_line = static_cast<int>(event.start_mark.line) + 1;
+          root_ = nullptr;
+          anchors_.clear();
+          break;
+        case YAML_DOCUMENT_END_EVENT:
+          if (!root_.is_null()) docs.push_back({std::move(root_), doc_line});
+          root_ = nullptr;
+          break;
+        case YAML_MAPPING_START_EVENT:
+        case YAML_SEQUENCE_START_EVENT:
+          st = Open(event);
+          break;
+        case YAML_MAPPING_END_EVENT:
+        case YAML_SEQUENCE_END_EVENT: {
+          Frame f = std::move(stack_.back());
+          stack_.pop_back();
+          st = Complete(std::move(f.value), f.anchor, f.nodes, event.start_mark, 0);
+          break;
         }
-        return OkStatus();
-      }
-      case YAML::NodeType::Map: {
-        *out = json::object();
-        for (const auto& kv : node) {
-          if (!kv.first.IsScalar())
-            return InvalidArgumentError(Where(kv.first.Mark()) + ": mapping keys must be strings");
-          std::string key = kv.first.Scalar();
-          if (kv.first.Tag() == "?" && key.empty() && kv.first.IsNull())
-            return InvalidArgumentError(Where(kv.first.Mark()) + ": mapping key is empty");
-          if (out->contains(key))
-            return InvalidArgumentError(Where(kv.first.Mark()) + ": duplicate key \"" + key + "\"");
-          json v;
-          TFJOB_RETURN_IF_ERROR(Convert(kv.second, depth + 1, &v));
-          (*out)[key] = std::move(v);
+        case YAML_SCALAR_EVENT: st = Scalar(event); break;
+        case YAML_ALIAS_EVENT: {
+          std::string name = reinterpret_cast<const char*>(event.data.alias.anchor);
+          auto it = anchors_.find(name);
+          if (it == anchors_.end()) {
+            st = InvalidArgumentError(Where(event.start_mark) + ": unknown alias \"" + name + "\"");
+          } else {
+            st = Complete(it->second.first, "", it->second.second, event.start_mark, it->second.second);
+          }
+          break;
         }
-        return OkStatus();
+        default: break;
       }
+      yaml_event_delete(&event);
+      TFJOB_RETURN_IF_ERROR(st);
+      if (done) break;
     }
-    return InternalError("unknown YAML node type");
+    return docs;
   }
 
  private:
-  size_t nodes_ = 0;
+  struct Frame {
+    json value;
+    std::string anchor;
+    size_t nodes = 1;
+    std::optional<std::string> key;  // maps: the key waiting for its value
+  };
+
+  static std::string Where(const yaml_mark_t& m) {
+    return "line " + std::to_string(m.line + 1) + ", column " + std::to_string(m.column + 1);
+  }
+
+  Status ParserError() const {
+    std::string problem = parser_.problem != nullptr ? parser_.problem : "malformed YAML";
+    if (parser_.context != nullptr) problem = std::string(parser_.context) + ": " + problem;
+    return InvalidArgumentError("invalid YAML: " + Where(parser_.problem_mark) + ": " + problem);
+  }
+
+  Status Open(const yaml_event_t& event) {
+    if (stack_.size() >= static_cast<size_t>(kMaxDepth))
+      return InvalidArgumentError(Where(event.start_mark) + ": nesting deeper than 256 levels");
+    TFJOB_RETURN_IF_ERROR(Count(1));
+    Frame f;
+    bool is_map = event.type == YAML_MAPPING_START_EVENT;
+    f.value = is_map ? json::object() : json::array();
+    const yaml_char_t* anchor = is_map ? event.data.mapping_start.anchor : event.data.sequence_start.anchor;
+    if (anchor != nullptr) f.anchor = reinterpret_cast<const char*>(anchor);
+    if (!stack_.empty() && stack_.back().value.is_object() && !stack_.back().key)
+      return InvalidArgumentError(Where(event.start_mark) + ": mapping keys must be strings");
+    stack_.push_back(std::move(f));
+    return OkStatus();
+  }
+
+  Status Scalar(const yaml_event_t& event) {
+    TFJOB_RETURN_IF_ERROR(Count(1));
+    const auto& sc = event.data.scalar;
+    std::string text(reinterpret_cast<const char*>(sc.value), sc.length);
+    std::string tag = sc.tag != nullptr ? reinterpret_cast<const char*>(sc.tag) : "";
+    std::string anchor = sc.anchor != nullptr ? reinterpret_cast<const char*>(sc.anchor) : "";
+    // A map key is always taken as a string (as sigs.k8s.io/yaml does).
+    if (!stack_.empty() && stack_.back().value.is_object() && !stack_.back().key) {
+      if (stack_.back().value.contains(text))
+        return InvalidArgumentError(Where(event.start_mark) + ": duplicate key \"" + text + "\"");
+      stack_.back().key = std::move(text);
+      return OkStatus();
+    }
+    json value;
+    bool plain = sc.style == YAML_PLAIN_SCALAR_STYLE || sc.style == YAML_ANY_SCALAR_STYLE;
+    if (tag == "tag:yaml.org,2002:str" || (!plain && tag.empty())) value = std::move(text);
+    else value = ResolvePlainImpl(text);
+    return Complete(std::move(value), anchor, 1, event.start_mark, 0);
+  }
+
+  // A finished node of `nodes` nodes: record its anchor, then attach it to its parent (or make
+  // it the root). `uncounted` nodes are new to the total (an alias copies its whole target).
+  Status Complete(json value, const std::string& anchor, size_t nodes, const yaml_mark_t& mark, size_t uncounted) {
+    TFJOB_RETURN_IF_ERROR(Count(uncounted));
+    if (!anchor.empty()) anchors_[anchor] = {value, nodes};
+    if (stack_.empty()) {
+      root_ = std::move(value);
+      return OkStatus();
+    }
+    Frame& parent = stack_.back();
+    parent.nodes += nodes;
+    if (parent.value.is_array()) {
+      parent.value.push_back(std::move(value));
+    } else if (!parent.key) {
+      return InvalidArgumentError(Where(mark) + ": mapping keys must be strings");
+    } else {
+      parent.value[*parent.key] = std::move(value);
+      parent.key.reset();
+    }
+    return OkStatus();
+  }
+
+  Status Count(size_t n) {
+    total_nodes_ += n;
+    if (total_nodes_ > kMaxNodes)
+      return InvalidArgumentError("document too large (more than 2,000,000 nodes after expanding aliases)");
+    return OkStatus();
+  }
+
+  yaml_parser_t parser_;
+  std::vector<Frame> stack_;
+  json root_;
+  std::map<std::string, std::pair<json, size_t>> anchors_;  // anchor -> (value, node count)
+  size_t total_nodes_ = 0;
 };
 
 bool LooksLikeJson(std::string_view text) {
@@ -205,7 +306,9 @@ StatusOr<json> ParseJsonStrict(std::string_view text) {
   // Tracks the keys seen in every open object so that duplicates are refused.
   std::vector<std::set<std::string>> open;
   std::string duplicate;
-  auto callback = [&](int /*depth*/, json::parse_event_t event, json& parsed) {
+  bool too_deep = false;
+  auto callback = [&](int depth, json::parse_event_t event, json& parsed) {
+    if (depth > kMaxDepth) too_deep = true;
     switch (event) {
       case json::parse_event_t::object_start: open.emplace_back(); break;
       case json::parse_event_t::object_end:
@@ -221,6 +324,7 @@ StatusOr<json> ParseJsonStrict(std::string_view text) {
   };
   try {
     json j = json::parse(text.begin(), text.end(), callback);
+    if (too_deep) return InvalidArgumentError("invalid JSON: nesting deeper than 256 levels");
     if (!duplicate.empty()) return InvalidArgumentError("duplicate key \"" + duplicate + "\"");
     return j;
   } catch (const json::exception& e) {
@@ -239,24 +343,8 @@ StatusOr<std::vector<ManifestDocument>> ParseManifest(std::string_view text) {
     docs.push_back({std::move(j), 1});
     return docs;
   }
-  std::vector<YAML::Node> nodes;
-  try {
-    nodes = YAML::LoadAll(std::string(text));
-  } catch (const YAML::Exception& e) {
-    std::string msg = e.msg;
-    return InvalidArgumentError("invalid YAML: " + Where(e.mark) + ": " + msg);
-  }
-  for (const auto& node : nodes) {
-    if (node.IsNull() || !node.IsDefined()) continue;
-    json j;
-    Converter converter;
-    try {
-      TFJOB_RETURN_IF_ERROR(converter.Convert(node, 0, &j));
-    } catch (const YAML::Exception& e) {
-      return InvalidArgumentError("invalid YAML: " + Where(e.mark) + ": " + e.msg);
-    }
-    docs.push_back({std::move(j), node.Mark().line + 1});
-  }
+  YamlBuilder builder(text);
+  TFJOB_ASSIGN_OR_RETURN(docs, builder.Build());
   return docs;
 }
 

@@ -29,7 +29,7 @@ TEST(ParseManifest, SplitsDocumentsAndSkipsEmptyOnes) {
   ASSERT_TRUE(docs.ok());
   ASSERT_EQ(docs->size(), 2u);
   EXPECT_EQ((*docs)[1].object["b"], 2);
-  EXPECT_EQ((*docs)[1].line, 5);
+  EXPECT_EQ((*docs)[1].line, 4);  // the line of its "---"
 }
 
 TEST(ParseManifest, RefusesDuplicateKeysWithTheirLine) {

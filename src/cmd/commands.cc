@@ -1,5 +1,7 @@
 #include "cmd/commands.h"
 
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -15,6 +17,8 @@ namespace tfjob::cmd {
 namespace {
 
 StatusOr<std::string> ReadFile(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return InvalidArgumentError("cannot read: is a directory");
   std::ifstream in(path, std::ios::binary);
   if (!in) return NotFoundError(std::string("cannot read: ") + std::strerror(errno));
   std::ostringstream buf;

@@ -1,0 +1,70 @@
+# The two set-up commands of the README: `make demo` and `make test`. Both install what is
+# needed first (scripts/install-deps), so they work on a fresh machine.
+SHELL := /bin/bash
+export CCACHE_DIR ?= $(HOME)/.cache/tfjob/ccache
+export PATH := /usr/local/go/bin:$(PATH)
+JOBS ?= $(shell nproc)
+FUZZ_SECONDS ?= 60
+
+.PHONY: all deps build test test-unit test-asan test-fuzz test-e2e demo bench fuzz check-headers format tidy clean control-plane
+
+all: build
+
+deps:
+	@scripts/install-deps
+
+build/release/build.ninja: | deps
+	cmake --preset release >/dev/null
+
+build: deps build/release/build.ninja
+	cmake --build build/release -j $(JOBS)
+	@ln -sf release/tfjob build/tfjob
+
+# Fast feedback: unit tests only. One test: make test-unit TESTS='Render.*'
+test-unit: build
+	ctest --test-dir build/release -L unit --output-on-failure -j $(JOBS) $(if $(TESTS),-R '$(TESTS)')
+
+build/asan/build.ninja: | deps
+	cmake --preset asan >/dev/null
+
+# Unit tests again under AddressSanitizer + UndefinedBehaviorSanitizer (clang).
+test-asan: deps build/asan/build.ninja
+	cmake --build build/asan -j $(JOBS)
+	ctest --test-dir build/asan -L unit --output-on-failure -j $(JOBS)
+
+# libFuzzer on file -> TFJob -> render, $(FUZZ_SECONDS) s under ASan/UBSan. A crash fails.
+test-fuzz: deps build/asan/build.ninja
+	cmake --build build/asan -j $(JOBS) --target render_fuzzer
+	scripts/run-fuzzer build/asan/src/render_fuzzer tests/fuzz/render $(FUZZ_SECONDS)
+
+fuzz: FUZZ_SECONDS = 600
+fuzz: test-fuzz
+
+control-plane: deps
+	scripts/build-k8s >/dev/null
+
+# End-to-end: a real control plane (etcd, kube-apiserver, controller-manager, scheduler, KWOK).
+test-e2e: build control-plane
+	tests/e2e/run
+
+test: build test-unit test-asan test-fuzz test-e2e
+	@echo "make test: all suites passed"
+
+demo: build
+	@scripts/demo
+
+bench: build
+	build/release/bench/render_benchmark
+
+check-headers: build/release/build.ninja
+	cmake --build build/release --target tfjob_header_check
+
+format:
+	find src bench -name '*.h' -o -name '*.cc' | xargs clang-format -i
+
+tidy: build/release/build.ninja
+	run-clang-tidy -p build/release -quiet 'src/(common|api|tfjob)/.*\.cc$$' 2>/dev/null || \
+	  find src/common src/api src/tfjob -name '*.cc' ! -name '*_test.cc' | xargs clang-tidy -p build/release --quiet
+
+clean:
+	rm -rf build
