@@ -2,6 +2,9 @@
 # needed first (scripts/install-deps), so they work on a fresh machine.
 SHELL := /bin/bash
 export CCACHE_DIR ?= $(HOME)/.cache/tfjob/ccache
+# Paths relative to the checkout, so a fresh clone elsewhere still hits the cache.
+export CCACHE_BASEDIR := $(CURDIR)
+export CCACHE_NOHASHDIR := true
 export PATH := /usr/local/go/bin:$(PATH)
 JOBS ?= $(shell nproc)
 FUZZ_SECONDS ?= 60

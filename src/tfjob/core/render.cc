@@ -36,6 +36,11 @@ GangScheduler GangSchedulerFor(const std::string& name) {
 }
 
 RenderedPod RenderPod(const api::TfJob& job, api::ReplicaType type, int32_t index, const RenderOptions& options) {
+  return RenderPod(job, type, index, options, TfConfigGenerator(job, options.tf_config));
+}
+
+RenderedPod RenderPod(const api::TfJob& job, api::ReplicaType type, int32_t index, const RenderOptions& options,
+                      const TfConfigGenerator& tf_config) {
   const std::string key(api::ReplicaTypeName(type));
   const api::ReplicaSpec& spec = *job.spec.replica_specs.at(key);
   RenderedPod out;
@@ -60,11 +65,11 @@ RenderedPod RenderPod(const api::TfJob& job, api::ReplicaType type, int32_t inde
 
   json pod_spec = tmpl.contains("spec") && tmpl["spec"].is_object() ? tmpl["spec"] : json::object();
   json pod_tmpl = {{"spec", pod_spec}};
-  if (auto tf_config = GenTfConfig(job, type, index, options.tf_config)) {
+  if (auto config = tf_config.For(type, index)) {
     if (json* c = api::FindTensorflowContainer(pod_tmpl)) {
       json& env = (*c)["env"];
       if (!env.is_array()) env = json::array();
-      env.push_back({{"name", "TF_CONFIG"}, {"value", *tf_config}});
+      env.push_back({{"name", "TF_CONFIG"}, {"value", *config}});
     }
   }
   pod_spec = std::move(pod_tmpl["spec"]);
@@ -114,12 +119,13 @@ StatusOr<json> RenderService(const api::TfJob& job, api::ReplicaType type, int32
 
 StatusOr<RenderedJob> RenderJob(const api::TfJob& job, const RenderOptions& options) {
   RenderedJob out;
+  const TfConfigGenerator tf_config(job, options.tf_config);
   if (auto pg = RenderPodGroup(job, options)) out.objects.push_back(std::move(*pg));
   for (const auto& [key, spec] : job.spec.replica_specs) {
     auto type = api::ParseReplicaType(key);
     if (!type || !spec) continue;
     for (int32_t i = 0; i < api::ReplicasOrDefault(*spec); ++i) {
-      RenderedPod pod = RenderPod(job, *type, i, options);
+      RenderedPod pod = RenderPod(job, *type, i, options, tf_config);
       out.objects.push_back(std::move(pod.object));
       for (auto& e : pod.events)
         if (std::find(out.events.begin(), out.events.end(), e) == out.events.end()) out.events.push_back(std::move(e));

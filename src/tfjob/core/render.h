@@ -41,6 +41,9 @@ struct RenderedPod {
 
 // REQUIRES: job defaulted and valid; `type` present in the spec.
 RenderedPod RenderPod(const api::TfJob& job, api::ReplicaType type, int32_t index, const RenderOptions& options);
+// Same, reusing a generator built once for the job (for rendering many pods).
+RenderedPod RenderPod(const api::TfJob& job, api::ReplicaType type, int32_t index, const RenderOptions& options,
+                      const TfConfigGenerator& tf_config);
 // kInvalidArgument "failed to find the port" when the replica has no tensorflow container.
 StatusOr<nlohmann::json> RenderService(const api::TfJob& job, api::ReplicaType type, int32_t index);
 

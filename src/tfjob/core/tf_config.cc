@@ -38,42 +38,24 @@ std::string ServiceEndpoint(const api::TfJob& job, api::ReplicaType type, int32_
 
 std::optional<std::string> GenTfConfig(const api::TfJob& job, api::ReplicaType type, int32_t index,
                                        const TfConfigOptions& options) {
-  if (!IsDistributed(job)) return std::nullopt;
-  const std::string rt(api::ReplicaTypeLabel(type));
-  ordered_json task = {{"type", rt}, {"index", index}};
+  return TfConfigGenerator(job, options).For(type, index);
+}
 
+TfConfigGenerator::TfConfigGenerator(const api::TfJob& job, const TfConfigOptions& options)
+    : job_(job), options_(options), distributed_(IsDistributed(job)) {
+  if (!distributed_) return;
   if (job.spec.enable_dynamic_worker) {
-    ordered_json cluster;
-    const api::ReplicaSpec* ps_spec = nullptr;
-    if (auto it = job.spec.replica_specs.find("PS"); it != job.spec.replica_specs.end() && it->second)
-      ps_spec = &*it->second;
-    const api::ReplicaSpec* own = nullptr;
-    if (auto it = job.spec.replica_specs.find(std::string(api::ReplicaTypeName(type)));
-        it != job.spec.replica_specs.end() && it->second)
-      own = &*it->second;
-    if (type == api::ReplicaType::kPS) {
-      cluster["worker"] = ordered_json::object();
-      cluster["ps"] = ordered_json::array({own ? Endpoint(job, type, index, *own, options) : ""});
-    } else if (type == api::ReplicaType::kWorker) {
-      ordered_json worker = ordered_json::object();
-      if (own) worker[std::to_string(index)] = Endpoint(job, type, index, *own, options);
-      cluster["worker"] = std::move(worker);
-      if (ps_spec) {
-        ordered_json ps = ordered_json::array();
-        for (int32_t i = 0; i < api::ReplicasOrDefault(*ps_spec); ++i)
-          ps.push_back(Endpoint(job, api::ReplicaType::kPS, i, *ps_spec, options));
-        cluster["ps"] = std::move(ps);
-      } else {
-        cluster["ps"] = nullptr;
-      }
+    auto it = job.spec.replica_specs.find("PS");
+    if (it != job.spec.replica_specs.end() && it->second) {
+      ordered_json ps = ordered_json::array();
+      for (int32_t i = 0; i < api::ReplicasOrDefault(*it->second); ++i)
+        ps.push_back(Endpoint(job, api::ReplicaType::kPS, i, *it->second, options));
+      ps_list_ = ps.dump();
     } else {
-      cluster["worker"] = ordered_json::object();
-      cluster["ps"] = ordered_json::array();
+      ps_list_ = "null";
     }
-    ordered_json out = {{"cluster", std::move(cluster)}, {"task", std::move(task)}};
-    return out.dump();
+    return;
   }
-
   // std::map iteration sorts the lower-case keys: chief < evaluator < master < ps < worker.
   std::map<std::string, ordered_json> cluster;
   for (const auto& [key, spec] : job.spec.replica_specs) {
@@ -86,8 +68,28 @@ std::optional<std::string> GenTfConfig(const api::TfJob& job, api::ReplicaType t
   }
   ordered_json cluster_json = ordered_json::object();
   for (auto& [k, v] : cluster) cluster_json[k] = std::move(v);
-  ordered_json out = {{"cluster", std::move(cluster_json)}, {"task", std::move(task)}, {"environment", "cloud"}};
-  return out.dump();
+  cluster_ = cluster_json.dump();
+}
+
+std::optional<std::string> TfConfigGenerator::For(api::ReplicaType type, int32_t index) const {
+  if (!distributed_) return std::nullopt;
+  const std::string task = ordered_json{{"type", api::ReplicaTypeLabel(type)}, {"index", index}}.dump();
+  if (!job_.spec.enable_dynamic_worker)
+    return R"({"cluster":)" + cluster_ + R"(,"task":)" + task + R"(,"environment":"cloud"})";
+  std::string cluster;
+  auto own = job_.spec.replica_specs.find(std::string(api::ReplicaTypeName(type)));
+  bool has_own = own != job_.spec.replica_specs.end() && own->second;
+  if (type == api::ReplicaType::kPS) {
+    std::string self = has_own ? Endpoint(job_, type, index, *own->second, options_) : "";
+    cluster = R"({"worker":{},"ps":)" + ordered_json::array({self}).dump() + "}";
+  } else if (type == api::ReplicaType::kWorker) {
+    ordered_json worker = ordered_json::object();
+    if (has_own) worker[std::to_string(index)] = Endpoint(job_, type, index, *own->second, options_);
+    cluster = R"({"worker":)" + worker.dump() + R"(,"ps":)" + ps_list_ + "}";
+  } else {
+    cluster = R"({"worker":{},"ps":[]})";
+  }
+  return R"({"cluster":)" + cluster + R"(,"task":)" + task + "}";
 }
 
 }  // namespace tfjob::tfjob::core

@@ -34,4 +34,20 @@ std::string ServiceEndpoint(const api::TfJob& job, api::ReplicaType type, int32_
 std::optional<std::string> GenTfConfig(const api::TfJob& job, api::ReplicaType type, int32_t index,
                                        const TfConfigOptions& options);
 
+// The same for every replica of one job: the cluster part is built once, so rendering N pods
+// costs O(N * size of TF_CONFIG) instead of rebuilding N endpoint lists per pod.
+// REQUIRES: defaulted job; `job` outlives the generator.
+class TfConfigGenerator {
+ public:
+  TfConfigGenerator(const api::TfJob& job, const TfConfigOptions& options);
+  std::optional<std::string> For(api::ReplicaType type, int32_t index) const;
+
+ private:
+  const api::TfJob& job_;
+  const TfConfigOptions& options_;
+  bool distributed_;
+  std::string cluster_;     // standard form: the whole "cluster" object
+  std::string ps_list_;     // sparse form: the "ps" value of workers (a list or null)
+};
+
 }  // namespace tfjob::tfjob::core
