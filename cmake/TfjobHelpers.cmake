@@ -12,7 +12,8 @@ set_property(GLOBAL PROPERTY TFJOB_PUBLIC_HEADERS "")
 function(_tfjob_common_options target)
   target_compile_features(${target} PUBLIC cxx_std_20)
   target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow -Wconversion
-                                           -Wno-sign-conversion)
+                                           -Wno-sign-conversion
+                                           -Wno-missing-field-initializers)
   if(TFJOB_WERROR)
     target_compile_options(${target} PRIVATE -Werror)
   endif()

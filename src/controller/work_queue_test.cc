@@ -1,0 +1,154 @@
+#include "controller/work_queue.h"
+
+#include <atomic>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "common/fake_clock.h"
+
+namespace tfjob::controller {
+namespace {
+
+using std::chrono::milliseconds;
+
+TEST(WorkQueue, FifoAndDeduplicated) {
+  FakeClock clock;
+  WorkQueue q(clock, "t");
+  q.Add("a");
+  q.Add("b");
+  q.Add("a");
+  EXPECT_EQ(q.Len(), 2u);
+  EXPECT_EQ(*q.Get(), "a");
+  EXPECT_EQ(*q.Get(), "b");
+}
+
+TEST(WorkQueue, AddWhileProcessingRequeuesOnceAfterDone) {
+  FakeClock clock;
+  WorkQueue q(clock, "t");
+  q.Add("a");
+  auto key = q.Get();
+  q.Add("a");
+  q.Add("a");
+  EXPECT_EQ(q.Len(), 0u);  // never handed out twice at once
+  q.Done(*key);
+  EXPECT_EQ(q.Len(), 1u);
+  EXPECT_EQ(*q.Get(), "a");
+  q.Done("a");
+  EXPECT_EQ(q.Len(), 0u);
+}
+
+TEST(WorkQueue, AddAfterWaitsForItsTimeAndKeepsTheEarliest) {
+  FakeClock clock;
+  WorkQueue q(clock, "t");
+  q.AddAfter("a", milliseconds(100));
+  q.AddAfter("a", milliseconds(50));
+  q.AddAfter("b", milliseconds(200));
+  EXPECT_EQ(q.Len(), 0u);
+  clock.Advance(milliseconds(60));
+  auto next = q.ProcessDue(clock.SteadyNow());
+  EXPECT_EQ(q.Len(), 1u);
+  ASSERT_TRUE(next);
+  EXPECT_EQ(*next - clock.SteadyNow(), milliseconds(140));
+  EXPECT_EQ(*q.Get(), "a");
+  clock.Advance(milliseconds(200));
+  q.ProcessDue(clock.SteadyNow());
+  EXPECT_EQ(*q.Get(), "b");
+  EXPECT_EQ(q.DelayedLenForTesting(), 0u);
+}
+
+TEST(WorkQueue, RateLimitedBackoffSequenceAndForget) {
+  FakeClock clock;
+  RateLimiter limiter(clock);
+  std::vector<long long> delays;
+  for (int i = 0; i < 5; ++i) delays.push_back(std::chrono::duration_cast<milliseconds>(limiter.When("k")).count());
+  EXPECT_THAT(delays, ::testing::ElementsAre(5, 10, 20, 40, 80));
+  EXPECT_EQ(limiter.NumRequeues("k"), 5);
+  for (int i = 0; i < 30; ++i) limiter.When("k");
+  EXPECT_EQ(limiter.When("k"), std::chrono::seconds(1000));  // capped
+  limiter.Forget("k");
+  EXPECT_EQ(limiter.NumRequeues("k"), 0);
+  EXPECT_EQ(limiter.When("k"), milliseconds(5));
+}
+
+TEST(WorkQueue, OverallBucketLimitsManyKeys) {
+  FakeClock clock;
+  RateLimiter limiter(clock, {.overall_qps = 10, .overall_burst = 2});
+  EXPECT_EQ(limiter.When("a"), milliseconds(5));
+  EXPECT_EQ(limiter.When("b"), milliseconds(5));
+  EXPECT_EQ(limiter.When("c"), milliseconds(100));  // the bucket is empty: 1/10 s
+}
+
+TEST(WorkQueue, ShutDownDrainsThenReturnsNothing) {
+  FakeClock clock;
+  WorkQueue q(clock, "t");
+  q.Add("a");
+  q.ShutDown();
+  q.Add("b");  // ignored
+  EXPECT_EQ(*q.Get(), "a");
+  EXPECT_FALSE(q.Get());
+}
+
+TEST(WorkQueue, GetReturnsWhenStopped) {
+  FakeClock clock;
+  WorkQueue q(clock, "t");
+  std::stop_source stop;
+  std::jthread t([&] { EXPECT_FALSE(q.Get(stop.get_token())); });
+  stop.request_stop();
+}
+
+TEST(WorkQueue, DelayDriverMovesDueKeys) {
+  RealClock clock;
+  WorkQueue q(clock, "t");
+  q.StartDelayDriver();
+  q.AddAfter("a", milliseconds(20));
+  auto key = q.Get();
+  ASSERT_TRUE(key);
+  EXPECT_EQ(*key, "a");
+}
+
+// Many workers and producers: no key is ever processed by two workers at once, and every key
+// added is processed at least once after its last add.
+TEST(WorkQueue, StressNoConcurrentProcessingOfAKey) {
+  RealClock clock;
+  Registry registry;
+  WorkQueue q(clock, "stress", &registry);
+  constexpr int kKeys = 20;
+  std::array<std::atomic<int>, kKeys> in_flight{};
+  std::array<std::atomic<int>, kKeys> processed{};
+  std::atomic<bool> overlap{false};
+  std::vector<std::jthread> workers;
+  for (int w = 0; w < 4; ++w) {
+    workers.emplace_back([&] {
+      while (auto key = q.Get()) {
+        int k = std::stoi(*key);
+        if (in_flight[k].fetch_add(1) != 0) overlap = true;
+        std::this_thread::yield();
+        processed[k]++;
+        in_flight[k].fetch_sub(1);
+        q.Done(*key);
+      }
+    });
+  }
+  {
+    std::vector<std::jthread> producers;
+    for (int p = 0; p < 3; ++p)
+      producers.emplace_back([&] {
+        for (int i = 0; i < 3000; ++i) q.Add(std::to_string(i % kKeys));
+      });
+  }
+  // Let the queue empty out, then stop.
+  while (q.Len() > 0) std::this_thread::sleep_for(milliseconds(1));
+  std::this_thread::sleep_for(milliseconds(20));
+  q.ShutDown();
+  workers.clear();
+  EXPECT_FALSE(overlap.load());
+  for (int k = 0; k < kKeys; ++k) EXPECT_GE(processed[k].load(), 1) << k;
+  EXPECT_THAT(registry.Expose(), ::testing::HasSubstr("workqueue_adds_total{name=\"stress\"}"));
+}
+
+}  // namespace
+}  // namespace tfjob::controller

@@ -1,0 +1,40 @@
+#include "kube/api_error.h"
+
+#include <nlohmann/json.hpp>
+
+namespace tfjob::kube {
+
+Status StatusFromHttp(long code, std::string_view body, std::optional<int> retry_after) {
+  if (code >= 200 && code < 300) return OkStatus();
+  std::string reason, message;
+  try {
+    auto j = nlohmann::json::parse(body);
+    if (j.is_object() && j.value("kind", "") == "Status") {
+      reason = j.value("reason", "");
+      message = j.value("message", "");
+    }
+  } catch (const nlohmann::json::exception&) {
+    // Not a metav1.Status (a proxy or a crash page): keep the text below.
+  }
+  if (message.empty()) message = std::string(body.substr(0, 512));
+  if (message.empty()) message = "HTTP " + std::to_string(code);
+  StatusCode sc;
+  switch (code) {
+    case 400: sc = StatusCode::kInvalidArgument; break;
+    case 401: sc = StatusCode::kUnauthorized; break;
+    case 403: sc = StatusCode::kForbidden; break;
+    case 404: sc = StatusCode::kNotFound; break;
+    case 409: sc = reason == "AlreadyExists" ? StatusCode::kAlreadyExists : StatusCode::kConflict; break;
+    case 410: sc = StatusCode::kGone; break;
+    case 422: sc = StatusCode::kInvalid; break;
+    case 429: sc = StatusCode::kTooManyRequests; break;
+    case 504: sc = StatusCode::kDeadlineExceeded; break;
+    default: sc = code >= 500 ? StatusCode::kUnavailable : StatusCode::kInternal; break;
+  }
+  if (reason == "Expired" || reason == "Gone") sc = StatusCode::kGone;  // "too old resource version"
+  Status s(sc, message);
+  if (retry_after) s.set_retry_after(std::chrono::seconds(*retry_after));
+  return s;
+}
+
+}  // namespace tfjob::kube

@@ -1,0 +1,47 @@
+#pragma once
+// CurlTransport: HttpTransport over libcurl: TLS with the kubeconfig's CA and client
+// certificate (from memory), bearer tokens, HTTP/2 where the server offers it, and a pool of
+// easy handles so connections are reused. Each request uses one easy handle on one thread.
+
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "common/clock.h"
+#include "kube/http_transport.h"
+#include "kube/kube_config.h"
+
+namespace tfjob::kube {
+
+// Initialises libcurl once per process. Create it in main before any thread starts.
+class CurlGlobal {
+ public:
+  CurlGlobal();
+  ~CurlGlobal();
+  CurlGlobal(const CurlGlobal&) = delete;
+  CurlGlobal& operator=(const CurlGlobal&) = delete;
+};
+
+class CurlTransport final : public HttpTransport {
+ public:
+  // REQUIRES: a CurlGlobal is alive for the transport's whole life.
+  CurlTransport(KubeConfig config, Clock& clock);
+  ~CurlTransport() override;
+
+  // HttpTransport:
+  StatusOr<HttpResponse> Send(const HttpRequest& request) override;
+  Status Stream(const HttpRequest& request, const ByteSink& on_bytes, std::stop_token stop) override;
+
+ private:
+  void* Acquire();              // an easy handle from the pool (CURL*)
+  void Release(void* handle);   // back to the pool
+  // Fills `handle` (CURL*) for `request`; `headers` receives the curl_slist* to free.
+  void Prepare(void* handle, const HttpRequest& request, void** headers);
+
+  const KubeConfig config_;
+  TokenSource tokens_;
+  std::mutex mu_;  // guards pool_
+  std::vector<void*> pool_;
+};
+
+}  // namespace tfjob::kube

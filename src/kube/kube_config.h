@@ -1,0 +1,62 @@
+#pragma once
+// Where the API server is and how to authenticate: a kubeconfig file (current context or a
+// named one; CA, client certificate and key, bearer token, each inline or by file) or the
+// in-cluster service account (token re-read as it rotates). client-go's rest.Config, reduced.
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+#include "common/clock.h"
+#include "common/status.h"
+
+namespace tfjob::kube {
+
+struct KubeConfig {
+  std::string server;  // "https://127.0.0.1:6443"
+  std::string ca_pem;
+  std::string client_cert_pem;
+  std::string client_key_pem;
+  std::string token;       // static bearer token
+  std::string token_file;  // re-read periodically (projected, rotating tokens)
+  bool insecure_skip_tls_verify = false;  // honoured only when set explicitly
+  std::string ns;                         // the context's (or the pod's) namespace
+  std::string source;                     // "kubeconfig <path> context <name>" / "in-cluster"
+};
+
+// Parses kubeconfig text. Relative file paths resolve against `base_dir`. `context` "" = the
+// current-context. kInvalidArgument names what is missing or broken.
+StatusOr<KubeConfig> ParseKubeconfig(std::string_view text, const std::string& base_dir, const std::string& context);
+StatusOr<KubeConfig> LoadKubeconfigFile(const std::string& path, const std::string& context);
+
+// In-cluster config from the environment (KUBERNETES_SERVICE_HOST/PORT) and the service
+// account folder (token, ca.crt, namespace). kNotFound when not running in a pod.
+StatusOr<KubeConfig> InClusterConfig(const std::map<std::string, std::string>& env,
+                                     const std::string& sa_dir = "/var/run/secrets/kubernetes.io/serviceaccount");
+
+// The operator's resolution order: --kubeconfig if given, else in-cluster, else $KUBECONFIG,
+// else ~/.kube/config.
+StatusOr<KubeConfig> ResolveConfig(const std::string& kubeconfig_flag, const std::string& context,
+                                   const std::map<std::string, std::string>& env);
+
+// The bearer token to send now: the static token, or the token file re-read at most once a
+// minute (kubelet rotates projected tokens well before they expire). Thread-safe.
+class TokenSource {
+ public:
+  TokenSource(const KubeConfig& config, Clock& clock);
+  std::string Token();
+
+ private:
+  Clock& clock_;
+  const std::string static_token_;
+  const std::string file_;
+  std::mutex mu_;  // guards cached_ and read_at_
+  std::string cached_;
+  Clock::SteadyTime read_at_{};
+  bool read_ = false;
+};
+
+}  // namespace tfjob::kube

@@ -1,0 +1,145 @@
+#include "kube/kube_config.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "common/fake_clock.h"
+
+namespace tfjob::kube {
+namespace {
+
+namespace fs = std::filesystem;
+
+class KubeconfigTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("tfjob-kubeconfig-" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  void Write(const std::string& name, const std::string& text) { std::ofstream(dir_ / name) << text; }
+  fs::path dir_;
+};
+
+const char* kInline = R"(apiVersion: v1
+kind: Config
+current-context: dev
+clusters:
+- name: c1
+  cluster: {server: "https://127.0.0.1:6443/", certificate-authority-data: Q0EtUEVN}
+users:
+- name: u1
+  user: {client-certificate-data: Q0VSVA==, client-key-data: S0VZ}
+- name: u2
+  user: {token: abc}
+contexts:
+- name: dev
+  context: {cluster: c1, user: u1, namespace: team}
+- name: ops
+  context: {cluster: c1, user: u2}
+)";
+
+TEST_F(KubeconfigTest, InlineDataAndCurrentContext) {
+  auto cfg = ParseKubeconfig(kInline, "", "");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+  EXPECT_EQ(cfg->server, "https://127.0.0.1:6443");
+  EXPECT_EQ(cfg->ca_pem, "CA-PEM");
+  EXPECT_EQ(cfg->client_cert_pem, "CERT");
+  EXPECT_EQ(cfg->client_key_pem, "KEY");
+  EXPECT_EQ(cfg->ns, "team");
+  EXPECT_FALSE(cfg->insecure_skip_tls_verify);
+}
+
+TEST_F(KubeconfigTest, NamedContextWithToken) {
+  auto cfg = ParseKubeconfig(kInline, "", "ops");
+  ASSERT_TRUE(cfg.ok());
+  EXPECT_EQ(cfg->token, "abc");
+  EXPECT_TRUE(cfg->client_cert_pem.empty());
+}
+
+TEST_F(KubeconfigTest, FilesResolveRelativeToTheKubeconfig) {
+  Write("ca.crt", "FILE-CA");
+  Write("token", "tok\n");
+  Write("config", R"(apiVersion: v1
+kind: Config
+current-context: x
+clusters: [{name: c, cluster: {server: "https://h:1", certificate-authority: ca.crt, insecure-skip-tls-verify: true}}]
+users: [{name: u, user: {tokenFile: token}}]
+contexts: [{name: x, context: {cluster: c, user: u}}]
+)");
+  auto cfg = LoadKubeconfigFile((dir_ / "config").string(), "");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+  EXPECT_EQ(cfg->ca_pem, "FILE-CA");
+  EXPECT_TRUE(cfg->insecure_skip_tls_verify);
+  FakeClock clock;
+  TokenSource tokens(*cfg, clock);
+  EXPECT_EQ(tokens.Token(), "tok");
+  Write("token", "rotated");
+  EXPECT_EQ(tokens.Token(), "tok");  // cached for a minute
+  clock.Advance(std::chrono::seconds(61));
+  EXPECT_EQ(tokens.Token(), "rotated");
+}
+
+TEST_F(KubeconfigTest, BrokenKubeconfigsNameTheProblem) {
+  struct Case {
+    std::string text;
+    std::string context;
+    std::string error;
+  };
+  std::vector<Case> cases = {
+      {"", "", "kubeconfig: not a Config object"},
+      {"a: [1", "", "kubeconfig: invalid YAML: line 2, column 1: while parsing a flow sequence: did not find expected ',' or ']'"},
+      {"apiVersion: v1\nkind: Config\n", "", "kubeconfig: no current-context (and no --context given)"},
+      {kInline, "nope", "kubeconfig: context \"nope\" not found"},
+      {"current-context: x\ncontexts: [{name: x, context: {cluster: gone, user: u}}]\n", "",
+       "kubeconfig: cluster \"gone\" of context \"x\" not found"},
+      {"current-context: x\ncontexts: [{name: x, context: {cluster: c}}]\nclusters: [{name: c, cluster: {server: ftp://x}}]\n", "",
+       "kubeconfig: server \"ftp://x\" is not an http(s) URL"},
+      {"current-context: x\ncontexts: [{name: x, context: {cluster: c, user: u}}]\nclusters: [{name: c, cluster: {server: 'https://x'}}]\n"
+       "users: [{name: u, user: {client-certificate-data: Q0VSVA==}}]\n", "",
+       "kubeconfig: user \"u\" has a client certificate without a key, or a key without a certificate"},
+      {"current-context: x\ncontexts: [{name: x, context: {cluster: c}}]\nclusters: [{name: c, cluster: {server: 'https://x', "
+       "certificate-authority: /nonexistent/ca.crt}}]\n", "",
+       "cluster CA: cannot read /nonexistent/ca.crt: No such file or directory"},
+      {"current-context: x\ncontexts: [{name: x, context: {cluster: c, user: u}}]\nclusters: [{name: c, cluster: {server: 'https://x'}}]\n"
+       "users: [{name: u, user: {exec: {command: aws}}}]\n", "",
+       "kubeconfig: user \"u\" uses exec/auth-provider credentials, which tfjob does not run; use a token or client certificate"},
+  };
+  for (const auto& c : cases) {
+    auto cfg = ParseKubeconfig(c.text, "", c.context);
+    ASSERT_FALSE(cfg.ok()) << c.error;
+    EXPECT_EQ(cfg.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(cfg.status().message(), c.error);
+  }
+  auto missing = LoadKubeconfigFile((dir_ / "absent").string(), "");
+  EXPECT_EQ(missing.status().message(), "kubeconfig: cannot read " + (dir_ / "absent").string() + ": No such file or directory");
+}
+
+TEST_F(KubeconfigTest, InClusterFromEnvironmentAndServiceAccountFolder) {
+  EXPECT_EQ(InClusterConfig({}).status().code(), StatusCode::kNotFound);
+  Write("token", "sa-token");
+  Write("ca.crt", "SA-CA");
+  Write("namespace", "tfjob-system\n");
+  auto cfg = InClusterConfig({{"KUBERNETES_SERVICE_HOST", "10.0.0.1"}, {"KUBERNETES_SERVICE_PORT", "443"}}, dir_.string());
+  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+  EXPECT_EQ(cfg->server, "https://10.0.0.1:443");
+  EXPECT_EQ(cfg->ca_pem, "SA-CA");
+  EXPECT_EQ(cfg->ns, "tfjob-system");
+  EXPECT_EQ(cfg->token_file, (dir_ / "token").string());
+  auto v6 = InClusterConfig({{"KUBERNETES_SERVICE_HOST", "fd00::1"}, {"KUBERNETES_SERVICE_PORT", "443"}}, dir_.string());
+  EXPECT_EQ(v6->server, "https://[fd00::1]:443");
+}
+
+TEST_F(KubeconfigTest, ResolveOrder) {
+  Write("config", kInline);
+  auto from_env = ResolveConfig("", "", {{"KUBECONFIG", (dir_ / "config").string()}});
+  ASSERT_TRUE(from_env.ok());
+  EXPECT_EQ(from_env->ns, "team");
+  auto none = ResolveConfig("", "", {{"HOME", dir_.string()}});
+  EXPECT_EQ(none.status().code(), StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace tfjob::kube

@@ -1,0 +1,78 @@
+#include "kube/watch_decoder.h"
+
+#include <gtest/gtest.h>
+
+namespace tfjob::kube {
+namespace {
+
+// A recorded stream: events as the API server sends them, including a bookmark and a 410.
+const std::string kStream =
+    R"J({"type":"ADDED","object":{"kind":"Pod","metadata":{"name":"a","resourceVersion":"10"}}})J" "\n"
+    R"J({"type":"MODIFIED","object":{"kind":"Pod","metadata":{"name":"a","resourceVersion":"11"},"status":{"phase":"Running","message":"line\nbreak é"}}})J" "\n"
+    R"J({"type":"BOOKMARK","object":{"kind":"Pod","metadata":{"resourceVersion":"15"}}})J" "\n"
+    R"J({"type":"DELETED","object":{"kind":"Pod","metadata":{"name":"a","resourceVersion":"16"}}})J" "\n"
+    R"J({"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","status":"Failure","message":"too old resource version: 9 (16)","reason":"Expired","code":410}})J" "\n";
+
+std::string Summary(const std::vector<WatchEvent>& events) {
+  std::string out;
+  for (const auto& e : events) {
+    out += std::to_string(static_cast<int>(e.type)) + ":" +
+           e.object.value("metadata", nlohmann::json::object()).value("resourceVersion", "-") + " ";
+  }
+  return out;
+}
+
+TEST(WatchDecoder, SameEventsForEverySplitIntoTwoOrThreeChunks) {
+  WatchDecoder whole;
+  const std::string expected = Summary(whole.Feed(kStream));
+  ASSERT_EQ(expected, "0:10 1:11 3:15 2:16 4:- ");
+  for (size_t i = 0; i <= kStream.size(); ++i) {
+    WatchDecoder d;
+    auto events = d.Feed(std::string_view(kStream).substr(0, i));
+    auto rest = d.Feed(std::string_view(kStream).substr(i));
+    events.insert(events.end(), rest.begin(), rest.end());
+    ASSERT_EQ(Summary(events), expected) << "split at " << i;
+    EXPECT_EQ(d.pending(), 0u);
+  }
+  for (size_t i = 0; i < kStream.size(); i += 7)
+    for (size_t j = i; j <= kStream.size(); j += 11) {
+      WatchDecoder d;
+      std::vector<WatchEvent> events;
+      for (auto part : {std::string_view(kStream).substr(0, i), std::string_view(kStream).substr(i, j - i),
+                        std::string_view(kStream).substr(j)}) {
+        auto e = d.Feed(part);
+        events.insert(events.end(), e.begin(), e.end());
+      }
+      ASSERT_EQ(Summary(events), expected) << "splits at " << i << ", " << j;
+    }
+}
+
+TEST(WatchDecoder, ByteByByte) {
+  WatchDecoder d;
+  std::vector<WatchEvent> events;
+  for (char c : kStream) {
+    auto e = d.Feed(std::string_view(&c, 1));
+    events.insert(events.end(), e.begin(), e.end());
+  }
+  EXPECT_EQ(Summary(events), "0:10 1:11 3:15 2:16 4:- ");
+}
+
+TEST(WatchDecoder, PartialLineWaitsAndGarbageIsReportedNotThrown) {
+  WatchDecoder d;
+  EXPECT_TRUE(d.Feed(R"({"type":"ADDED","obj)").empty());
+  EXPECT_GT(d.pending(), 0u);
+  std::vector<Status> errors;
+  auto events = d.Feed("ect\":{}}\nnot json\n{\"type\":\"WHAT\",\"object\":{}}\n\n", &errors);
+  EXPECT_EQ(events.size(), 1u);
+  ASSERT_EQ(errors.size(), 2u);
+  EXPECT_EQ(errors[0].code(), StatusCode::kDataLoss);
+}
+
+TEST(WatchErrorStatus, GoneForExpired) {
+  WatchDecoder d;
+  auto events = d.Feed(kStream);
+  EXPECT_EQ(WatchErrorStatus(events.back().object).code(), StatusCode::kGone);
+}
+
+}  // namespace
+}  // namespace tfjob::kube
