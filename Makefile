@@ -9,7 +9,7 @@ export PATH := /usr/local/go/bin:$(PATH)
 JOBS ?= $(shell nproc)
 FUZZ_SECONDS ?= 60
 
-.PHONY: all deps build test test-unit test-asan test-fuzz test-e2e demo bench fuzz check-headers format tidy clean control-plane
+.PHONY: all deps build test test-unit test-asan test-tsan test-fuzz test-e2e demo bench fuzz check-headers format tidy clean control-plane
 
 all: build
 
@@ -35,6 +35,14 @@ test-asan: deps build/asan/build.ninja
 	cmake --build build/asan -j $(JOBS)
 	ctest --test-dir build/asan -L unit --output-on-failure -j $(JOBS)
 
+build/tsan/build.ninja: | deps
+	cmake --preset tsan >/dev/null
+
+# The concurrent runtime (work queue, informer, recorder, elector) under ThreadSanitizer.
+test-tsan: deps build/tsan/build.ninja
+	cmake --build build/tsan -j $(JOBS) --target controller_test common_test
+	ctest --test-dir build/tsan -L unit --output-on-failure -j $(JOBS) -R '^(WorkQueue|Informer|EventRecorder|LeaderElector|Expectations|TokenBucket|HttpEndpoint|Registry)\.'
+
 # libFuzzer on file -> TFJob -> render, $(FUZZ_SECONDS) s under ASan/UBSan. A crash fails.
 test-fuzz: deps build/asan/build.ninja
 	cmake --build build/asan -j $(JOBS) --target render_fuzzer
@@ -50,7 +58,7 @@ control-plane: deps
 test-e2e: build control-plane
 	tests/e2e/run
 
-test: build test-unit test-asan test-fuzz test-e2e
+test: build test-unit test-asan test-tsan test-fuzz test-e2e
 	@echo "make test: all suites passed"
 
 demo: build
