@@ -66,6 +66,7 @@ demo: build
 
 bench: build
 	build/release/bench/render_benchmark
+	build/release/bench/client_benchmark
 
 check-headers: build/release/build.ninja
 	cmake --build build/release --target tfjob_header_check

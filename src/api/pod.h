@@ -43,10 +43,11 @@ struct ChildMeta {
   std::string ns;
   std::string uid;
   std::string resource_version;
-  // Only the labels of interest (training.kubeflow.org/*).
-  std::map<std::string, std::string> labels;
-  std::string controller_uid;   // uid of the controller ownerReference, "" if none
-  std::string controller_kind;  // kind of the controller ownerReference
+  // The training.kubeflow.org/* labels the controller reads; no other label is kept.
+  std::string job_name;        // training.kubeflow.org/job-name
+  std::string replica_type;    // training.kubeflow.org/replica-type ("worker")
+  int32_t replica_index = -1;  // training.kubeflow.org/replica-index; -1 if absent or not a number
+  std::string controller_uid;  // uid of the controller ownerReference, "" if none
   std::optional<Time> deletion_timestamp;
   friend bool operator==(const ChildMeta&, const ChildMeta&) = default;
 };
@@ -55,9 +56,10 @@ struct Pod {
   ChildMeta meta;
   PodPhase phase = PodPhase::kPending;
   std::string node_name;
-  std::string pod_ip;
   std::vector<ContainerStatus> init_container_statuses;
   std::vector<ContainerStatus> container_statuses;
+  // Only conditions whose status is not "True" (what abnormal-pod events report), so a
+  // healthy pod keeps none.
   std::vector<PodCondition> conditions;
   friend bool operator==(const Pod&, const Pod&) = default;
 };

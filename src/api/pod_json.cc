@@ -1,5 +1,7 @@
 #include "api/pod_json.h"
 
+#include <charconv>
+
 namespace tfjob::api {
 namespace {
 
@@ -19,14 +21,18 @@ StatusOr<ChildMeta> DecodeMeta(const json& j) {
   meta.ns = Str(*m, "namespace");
   meta.uid = Str(*m, "uid");
   meta.resource_version = Str(*m, "resourceVersion");
-  if (auto l = m->find("labels"); l != m->end() && l->is_object())
-    for (auto it = l->begin(); it != l->end(); ++it)
-      if (it.key().starts_with("training.kubeflow.org/") && it->is_string()) meta.labels[it.key()] = *it;
+  if (auto l = m->find("labels"); l != m->end() && l->is_object()) {
+    meta.job_name = Str(*l, "training.kubeflow.org/job-name");
+    meta.replica_type = Str(*l, "training.kubeflow.org/replica-type");
+    std::string index = Str(*l, "training.kubeflow.org/replica-index");
+    int32_t v = 0;
+    auto [ptr, ec] = std::from_chars(index.data(), index.data() + index.size(), v);
+    if (!index.empty() && ec == std::errc() && ptr == index.data() + index.size() && v >= 0) meta.replica_index = v;
+  }
   if (auto refs = m->find("ownerReferences"); refs != m->end() && refs->is_array())
     for (const json& r : *refs)
       if (r.is_object() && r.value("controller", json(false)) == true) {
         meta.controller_uid = Str(r, "uid");
-        meta.controller_kind = Str(r, "kind");
       }
   if (auto d = m->find("deletionTimestamp"); d != m->end() && d->is_string()) meta.deletion_timestamp = ParseTime(d->get<std::string>());
   return meta;
@@ -66,13 +72,12 @@ StatusOr<Pod> DecodePod(const json& j) {
   if (auto spec = j.find("spec"); spec != j.end() && spec->is_object()) pod.node_name = Str(*spec, "nodeName");
   if (auto st = j.find("status"); st != j.end() && st->is_object()) {
     pod.phase = ParsePodPhase(Str(*st, "phase"));
-    pod.pod_ip = Str(*st, "podIP");
     if (auto cs = st->find("containerStatuses"); cs != st->end()) pod.container_statuses = DecodeContainerStatuses(*cs);
     if (auto cs = st->find("initContainerStatuses"); cs != st->end())
       pod.init_container_statuses = DecodeContainerStatuses(*cs);
     if (auto conds = st->find("conditions"); conds != st->end() && conds->is_array()) {
       for (const json& c : *conds) {
-        if (!c.is_object()) continue;
+        if (!c.is_object() || Str(c, "status") == "True") continue;
         PodCondition pc{Str(c, "type"), Str(c, "status"), Str(c, "reason"), Str(c, "message"), std::nullopt};
         if (auto t = c.find("lastTransitionTime"); t != c.end() && t->is_string()) pc.last_transition_time = ParseTime(t->get<std::string>());
         pod.conditions.push_back(std::move(pc));

@@ -35,8 +35,7 @@ std::unique_ptr<Informer<api::Pod>> MakeInformer(kube::RestClient& client) {
       client, ListWatchSpec{kube::kPods, "", "training.kubeflow.org/operator-name=tfjob-controller"}, api::DecodePod,
       [](const api::Pod& p) { return p.meta.ns + "/" + p.meta.name; }, Logger());
   inf->AddIndex("job", [](const api::Pod& p) {
-    auto it = p.meta.labels.find("training.kubeflow.org/job-name");
-    return it == p.meta.labels.end() ? std::vector<std::string>{} : std::vector<std::string>{p.meta.ns + "/" + it->second};
+    return p.meta.job_name.empty() ? std::vector<std::string>{} : std::vector<std::string>{p.meta.ns + "/" + p.meta.job_name};
   });
   return inf;
 }
@@ -61,7 +60,7 @@ TEST(Informer, ReplaceAndApplyKeepTheStoreAndCallHandlers) {
   EXPECT_TRUE(inf->store().ByIndex("job", "ns/other").empty());
   auto b = inf->store().Get("ns/b");
   ASSERT_TRUE(b);
-  EXPECT_EQ(b->meta.labels.count("app"), 0u);  // trimmed: only training.kubeflow.org labels kept
+  EXPECT_EQ(b->meta.job_name, "j");  // trimmed: the job label is kept, "app" is not
 }
 
 TEST(Informer, ListsThenWatchesAndRelistsOnGone) {

@@ -51,11 +51,10 @@ api::Pod MakePod(const std::string& job_name, std::string_view replica_type_labe
   pod.meta.name = core::GenGeneralName(job_name, replica_type_label, index);
   pod.meta.ns = "default";
   pod.meta.uid = pod.meta.name + "-uid";
-  pod.meta.labels = core::GenLabels(job_name);
-  pod.meta.labels[std::string(core::kLabelReplicaType)] = std::string(replica_type_label);
-  pod.meta.labels[std::string(core::kLabelReplicaIndex)] = std::to_string(index);
+  pod.meta.job_name = job_name;
+  pod.meta.replica_type = std::string(replica_type_label);
+  pod.meta.replica_index = index;
   pod.meta.controller_uid = std::move(owner_uid);
-  pod.meta.controller_kind = "TFJob";
   pod.phase = phase;
   return pod;
 }

@@ -1,20 +1,13 @@
 #include "tfjob/core/replica_pods.h"
 
-#include <charconv>
-
 #include "tfjob/core/naming.h"
 
 namespace tfjob::tfjob::core {
 namespace {
 
 std::optional<int32_t> IndexOf(const api::Pod& pod) {
-  auto it = pod.meta.labels.find(std::string(kLabelReplicaIndex));
-  if (it == pod.meta.labels.end()) return std::nullopt;
-  int32_t v = 0;
-  const std::string& s = it->second;
-  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || ptr != s.data() + s.size() || v < 0) return std::nullopt;
-  return v;
+  if (pod.meta.replica_index < 0) return std::nullopt;
+  return pod.meta.replica_index;
 }
 
 }  // namespace
@@ -23,8 +16,7 @@ std::vector<const api::Pod*> FilterPodsForReplicaType(const std::vector<const ap
                                                       std::string_view replica_type_label) {
   std::vector<const api::Pod*> out;
   for (const api::Pod* p : pods) {
-    auto it = p->meta.labels.find(std::string(kLabelReplicaType));
-    if (it != p->meta.labels.end() && it->second == replica_type_label) out.push_back(p);
+    if (p->meta.replica_type == replica_type_label) out.push_back(p);
   }
   return out;
 }
