@@ -5,8 +5,17 @@
 
 namespace tfjob::controller {
 
-LeaderElector::LeaderElector(LeaseLock& lock, Clock& clock, LeaderElectionConfig config, Logger log)
-    : lock_(lock), clock_(clock), config_(std::move(config)), log_(log.With({{"lease", lock.Describe()}})) {}
+LeaderElector::LeaderElector(LeaseLock& lock, Clock& clock, LeaderElectionConfig config, Logger log, Registry* registry)
+    : lock_(lock), clock_(clock), config_(std::move(config)), log_(log.With({{"lease", lock.Describe()}})) {
+  if (registry != nullptr)
+    master_status_ = &registry->AddGauge("leader_election_master_status",
+                                         "1 while this process leads, 0 otherwise", {"name"}).With({lock.Describe()});
+}
+
+void LeaderElector::SetLeading(bool leading) {
+  leading_ = leading;
+  if (master_status_) master_status_->Set(leading ? 1 : 0);
+}
 
 bool LeaderElector::TryOnce() {
   auto now = clock_.Now();
@@ -65,7 +74,7 @@ void LeaderElector::Run(std::stop_token stop) {
   log_.Info("waiting to acquire the lease", {{"identity", config_.identity}});
   while (!stop.stop_requested() && !TryOnce()) sleep(config_.retry_period);
   if (stop.stop_requested()) return;
-  leading_ = true;
+  SetLeading(true);
   log_.Info("acquired the lease; leading", {{"identity", config_.identity}});
   if (config_.on_started_leading) config_.on_started_leading();
   while (!stop.stop_requested()) {
@@ -73,7 +82,7 @@ void LeaderElector::Run(std::stop_token stop) {
     if (stop.stop_requested()) break;
     if (TryOnce()) continue;
     if (clock_.SteadyNow() - last_renew_ > config_.renew_deadline) {
-      leading_ = false;
+      SetLeading(false);
       log_.Error("leader election lost", {{"identity", config_.identity}});
       if (config_.on_stopped_leading) config_.on_stopped_leading();
       return;
@@ -83,7 +92,8 @@ void LeaderElector::Run(std::stop_token stop) {
 }
 
 void LeaderElector::Release() {
-  if (!leading_.exchange(false)) return;
+  if (!leading_.load()) return;
+  SetLeading(false);
   StatusOr<LeaderRecord> current = lock_.Get();
   if (!current.ok() || current->holder_identity != config_.identity) return;
   LeaderRecord released = *current;

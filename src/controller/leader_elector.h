@@ -15,6 +15,7 @@
 #include "common/clock.h"
 #include "common/logging.h"
 #include "controller/lease_lock.h"
+#include "controller/metrics.h"
 
 namespace tfjob::controller {
 
@@ -29,7 +30,8 @@ struct LeaderElectionConfig {
 
 class LeaderElector {
  public:
-  LeaderElector(LeaseLock& lock, Clock& clock, LeaderElectionConfig config, Logger log);
+  // `registry` (may be null) gets leader_election_master_status{name} = 1 while leading.
+  LeaderElector(LeaseLock& lock, Clock& clock, LeaderElectionConfig config, Logger log, Registry* registry = nullptr);
 
   // One acquire-or-renew attempt at clock.Now(). Returns true if we hold the lease after it.
   bool TryOnce();
@@ -44,7 +46,10 @@ class LeaderElector {
   Clock& clock_;
   LeaderElectionConfig config_;
   Logger log_;
+  void SetLeading(bool leading);
+
   std::atomic<bool> leading_{false};
+  Gauge* master_status_ = nullptr;
   LeaderRecord observed_;
   Clock::SteadyTime observed_at_{};
   Clock::SteadyTime last_renew_{};

@@ -82,9 +82,11 @@ TEST(LeaderElector, ReleaseLetsTheNextCandidateInAtOnce) {
     started = true;
     stop.request_stop();
   };
-  LeaderElector a(lock, clock, ca, Logger());
+  Registry registry;
+  LeaderElector a(lock, clock, ca, Logger(), &registry);
   a.Run(stop.get_token());  // acquires, then stops and releases
   EXPECT_TRUE(started);
+  EXPECT_EQ(registry.AddGauge("leader_election_master_status", "", {"name"}).With({"fake/lease"}).value(), 0);
   EXPECT_EQ(lock.record_.holder_identity, "");
   LeaderElector b(lock, clock, Config("b"), Logger());
   EXPECT_TRUE(b.TryOnce());

@@ -100,6 +100,18 @@ TEST(RestClient, PatchContentTypesAndDeleteOptions) {
             json::parse(R"({"apiVersion":"v1","kind":"DeleteOptions","propagationPolicy":"Foreground","preconditions":{"uid":"u1"}})"));
 }
 
+TEST(RestClient, ObserverSeesEveryRequest) {
+  FakeTransport t;
+  t.set_handler([](const HttpRequest&) -> StatusOr<HttpResponse> { return HttpResponse{404, "{}"}; });
+  FakeClock clock;
+  RestClient client(t, clock, Fast());
+  std::vector<std::string> seen;
+  client.set_observer([&](const RequestRecord& r) { seen.push_back(r.verb + " " + std::to_string(r.code)); });
+  (void)client.Get(kPods, "ns", "p");
+  (void)client.Delete(kPods, "ns", "p");
+  EXPECT_EQ(seen, (std::vector<std::string>{"get 404", "delete 404"}));
+}
+
 TEST(RestClient, NetworkFailureIsUnavailableWithContext) {
   FakeTransport t;
   t.set_handler([](const HttpRequest&) -> StatusOr<HttpResponse> {
