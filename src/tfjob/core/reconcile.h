@@ -1,0 +1,90 @@
+#pragma once
+// Reconcile: the TFJob controller's whole decision as a pure function. Given the job, the pods
+// and services it controls, its PodGroup and the time, it returns a Plan: what to create and
+// delete, the new status (only if it changed), events, a job deletion (TTL) and when to look
+// again. Implements tfjob-v1-spec.md section 3 with the decisions of section 6 (D2-D11, D13,
+// D18). No I/O, no clock, no logging (style.md section 3): table tests drive it.
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "api/pod.h"
+#include "api/tfjob.h"
+#include "tfjob/core/render.h"
+
+namespace tfjob::tfjob::core {
+
+struct PodGroupState {
+  std::string phase;  // status.phase ("" while the scheduler has not looked at it)
+  std::string queue;  // spec.queue
+  nlohmann::json spec;
+};
+
+struct ObservedState {
+  api::TfJob job;                      // as cached (not defaulted)
+  std::vector<api::Pod> pods;          // pods labelled for the job (the core keeps only those it controls)
+  std::vector<api::Service> services;  // services labelled for the job
+  std::optional<PodGroupState> pod_group;
+  api::Time now;
+};
+
+struct ReconcileOptions {
+  RenderOptions render;
+};
+
+struct PodCreation {
+  std::string name;
+  api::ReplicaType type;
+  int32_t index;
+  nlohmann::json object;
+  friend bool operator==(const PodCreation&, const PodCreation&) = default;
+};
+
+struct ChildDeletion {
+  std::string name;
+  std::string uid;  // precondition, so a recreated namesake is never deleted by mistake
+  friend bool operator==(const ChildDeletion&, const ChildDeletion&) = default;
+};
+
+struct ServiceCreation {
+  std::string name;
+  nlohmann::json object;
+  friend bool operator==(const ServiceCreation&, const ServiceCreation&) = default;
+};
+
+// Job counters for the upstream metrics (training_operator_jobs_*_total).
+struct CounterDeltas {
+  int successful = 0;
+  int failed = 0;
+  int restarted = 0;
+  friend bool operator==(const CounterDeltas&, const CounterDeltas&) = default;
+};
+
+struct Plan {
+  bool skip = false;  // managedBy another controller, or being deleted: write nothing
+  std::vector<PodCreation> create_pods;
+  std::vector<ChildDeletion> delete_pods;
+  std::vector<ServiceCreation> create_services;
+  std::vector<ChildDeletion> delete_services;
+  std::optional<nlohmann::json> create_pod_group;
+  std::optional<nlohmann::json> update_pod_group;  // full object with the new spec
+  bool delete_pod_group = false;
+  std::vector<RenderEvent> events;
+  std::optional<api::JobStatus> status;  // set only when it differs from the observed status
+  bool delete_job = false;               // ttlSecondsAfterFinished passed
+  std::optional<std::chrono::nanoseconds> requeue_after;
+  CounterDeltas counters;
+  friend bool operator==(const Plan&, const Plan&) = default;
+};
+
+Plan Reconcile(const ObservedState& observed, const ReconcileOptions& options);
+
+// Message constants (exact strings, spec 1.6).
+std::string RunningMessage(const api::TfJob& job);
+std::string SucceededMessage(const api::TfJob& job);
+
+}  // namespace tfjob::tfjob::core

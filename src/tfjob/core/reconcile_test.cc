@@ -1,0 +1,533 @@
+#include "tfjob/core/reconcile.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "testing/fixtures.h"
+#include "tfjob/core/conditions.h"
+#include "tfjob/core/naming.h"
+
+namespace tfjob::tfjob::core {
+namespace {
+
+using api::PodPhase;
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+using ::testing::UnorderedElementsAreArray;
+using testing::MakePod;
+
+const api::Time kNow = api::Time(std::chrono::seconds(1767225600));
+
+api::Service MakeService(const std::string& job, std::string_view type, int index, std::string owner = "test-uid") {
+  api::Service s;
+  s.meta.name = GenGeneralName(job, type, index);
+  s.meta.ns = "default";
+  s.meta.uid = s.meta.name + "-svc-uid";
+  s.meta.job_name = job;
+  s.meta.replica_type = std::string(type);
+  s.meta.replica_index = index;
+  s.meta.controller_uid = std::move(owner);
+  return s;
+}
+
+// `n` pods of `type` with the given phases in order (indices from `first`).
+void AddPods(std::vector<api::Pod>& pods, std::string_view type, int first, int n, PodPhase phase) {
+  for (int i = first; i < first + n; ++i) pods.push_back(MakePod("test-tfjob", type, i, phase));
+}
+void AddServices(std::vector<api::Service>& svcs, std::string_view type, int n) {
+  for (int i = 0; i < n; ++i) svcs.push_back(MakeService("test-tfjob", type, i));
+}
+
+Plan Decide(const api::TfJob& job, std::vector<api::Pod> pods = {}, std::vector<api::Service> svcs = {},
+         api::Time now = kNow, ReconcileOptions options = {}) {
+  ObservedState o{job, std::move(pods), std::move(svcs), std::nullopt, now};
+  return Reconcile(o, options);
+}
+
+std::vector<std::string> Names(const std::vector<PodCreation>& v) {
+  std::vector<std::string> out;
+  for (const auto& c : v) out.push_back(c.name);
+  return out;
+}
+std::vector<std::string> Names(const std::vector<ServiceCreation>& v) {
+  std::vector<std::string> out;
+  for (const auto& c : v) out.push_back(c.name);
+  return out;
+}
+std::vector<std::string> Names(const std::vector<ChildDeletion>& v) {
+  std::vector<std::string> out;
+  for (const auto& c : v) out.push_back(c.name);
+  return out;
+}
+std::vector<std::string> Reasons(const Plan& p) {
+  std::vector<std::string> out;
+  for (const auto& e : p.events) out.push_back(e.type + " " + e.reason);
+  return out;
+}
+// "Type Status Reason" of every condition, in order.
+std::vector<std::string> Conditions(const api::JobStatus& s) {
+  std::vector<std::string> out;
+  for (const auto& c : s.conditions) out.push_back(c.type + " " + c.status + " " + c.reason);
+  return out;
+}
+
+api::TfJob WithStatus(api::TfJob job, const char* condition) {
+  SetCondition(job.status, "Created", "True", "TFJobCreated", "", kNow);
+  if (condition != nullptr) SetCondition(job.status, condition, "True", std::string("TFJob") + condition, "", kNow);
+  return job;
+}
+
+// Cases N1-N8 of tfjob-v1-spec.md 4.7 (ReconcileJobs with pods and services present).
+TEST(Reconcile, NormalPathN1ToN8) {
+  struct Case {
+    const char* id;
+    int workers, ps;
+    int w_pending, w_running, w_succeeded, ps_pending, ps_running, ps_succeeded;
+    int w_svcs, ps_svcs;
+    size_t pods_created, svcs_created;
+    api::ReplicaStatus worker, psr;
+    const char* condition;  // last condition type after Created, or nullptr
+  };
+  std::vector<Case> cases = {
+      {"N1", 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, {}, {}, nullptr},
+      {"N2", 4, 2, 0, 0, 0, 0, 0, 0, 0, 0, 6, 6, {}, {}, nullptr},
+      {"N3", 4, 2, 4, 0, 0, 2, 0, 0, 4, 2, 0, 0, {}, {}, nullptr},
+      {"N4", 4, 2, 0, 4, 0, 0, 2, 0, 4, 2, 0, 0, {4, 0, 0, 0}, {2, 0, 0, 0}, "Running"},
+      {"N5", 4, 2, 2, 0, 0, 1, 0, 0, 2, 1, 3, 3, {}, {}, nullptr},
+      {"N6", 4, 2, 2, 1, 0, 1, 0, 0, 3, 1, 2, 2, {1, 0, 0, 0}, {}, "Running"},
+      {"N7", 4, 2, 2, 0, 1, 1, 0, 0, 3, 1, 2, 2, {0, 1, 0, 0}, {}, nullptr},
+      {"N8", 4, 2, 0, 0, 4, 0, 0, 2, 4, 2, 0, 0, {0, 4, 0, 0}, {0, 2, 0, 0}, "Succeeded"},
+  };
+  for (const auto& c : cases) {
+    std::vector<api::Pod> pods;
+    int i = 0;
+    AddPods(pods, "worker", i, c.w_pending, PodPhase::kPending), i += c.w_pending;
+    AddPods(pods, "worker", i, c.w_running, PodPhase::kRunning), i += c.w_running;
+    for (int k = 0; k < c.w_succeeded; ++k) {
+      pods.push_back(MakePod("test-tfjob", "worker", i + k, PodPhase::kSucceeded));
+      if (std::string(c.id) == "N8") testing::WithExitCode(pods.back(), 0);  // N7's lacks it
+    }
+    int j = 0;
+    AddPods(pods, "ps", j, c.ps_pending, PodPhase::kPending), j += c.ps_pending;
+    AddPods(pods, "ps", j, c.ps_running, PodPhase::kRunning), j += c.ps_running;
+    AddPods(pods, "ps", j, c.ps_succeeded, PodPhase::kSucceeded);
+    std::vector<api::Service> svcs;
+    AddServices(svcs, "worker", c.w_svcs);
+    AddServices(svcs, "ps", c.ps_svcs);
+    Plan plan = Decide(testing::NewTfJob(c.workers, c.ps), pods, svcs);
+    EXPECT_EQ(plan.create_pods.size(), c.pods_created) << c.id;
+    EXPECT_EQ(plan.create_services.size(), c.svcs_created) << c.id;
+    EXPECT_THAT(plan.delete_pods, IsEmpty()) << c.id;
+    ASSERT_TRUE(plan.status) << c.id;
+    EXPECT_EQ(plan.status->replica_statuses["Worker"], c.worker) << c.id;
+    if (c.ps > 0) {
+      EXPECT_EQ(plan.status->replica_statuses["PS"], c.psr) << c.id;
+    }
+    EXPECT_EQ(plan.status->conditions.back().type, c.condition ? c.condition : "Created") << c.id;
+    EXPECT_EQ(plan.status->start_time, kNow) << c.id;
+    for (const auto& pc : plan.create_pods) {
+      EXPECT_EQ(pc.object["metadata"]["ownerReferences"][0]["uid"], "test-uid") << c.id;
+      EXPECT_EQ(pc.object["metadata"]["ownerReferences"][0]["kind"], "TFJob") << c.id;
+    }
+  }
+}
+
+TEST(Reconcile, CreatesExactlyTheMissingIndices) {
+  std::vector<api::Pod> pods;
+  pods.push_back(MakePod("test-tfjob", "worker", 1, PodPhase::kRunning));
+  Plan plan = Decide(testing::NewTfJob(3, 0), pods);
+  EXPECT_THAT(Names(plan.create_pods), ElementsAre("test-tfjob-worker-0", "test-tfjob-worker-2"));
+  EXPECT_THAT(Names(plan.create_services),
+              ElementsAre("test-tfjob-worker-0", "test-tfjob-worker-1", "test-tfjob-worker-2"));
+}
+
+// P3/P4: scale down deletes indices >= replicas (pods and services); scale up creates.
+TEST(Reconcile, ScaleDownAndUp) {
+  std::vector<api::Pod> pods;
+  AddPods(pods, "worker", 0, 3, PodPhase::kRunning);
+  std::vector<api::Service> svcs;
+  AddServices(svcs, "worker", 3);
+  Plan down = Decide(testing::NewTfJob(2, 0), pods, svcs);
+  EXPECT_THAT(Names(down.delete_pods), ElementsAre("test-tfjob-worker-2"));
+  EXPECT_THAT(Names(down.delete_services), ElementsAre("test-tfjob-worker-2"));
+  EXPECT_EQ(down.delete_pods[0].uid, "test-tfjob-worker-2-uid");
+  std::vector<api::Pod> one;
+  AddPods(one, "worker", 0, 1, PodPhase::kRunning);
+  Plan up = Decide(testing::NewTfJob(3, 0), one);
+  EXPECT_THAT(Names(up.create_pods), ElementsAre("test-tfjob-worker-1", "test-tfjob-worker-2"));
+}
+
+// P1: ExitCode with a retryable code deletes the pod to restart it.
+TEST(Reconcile, ExitCodeRetryableRestartsThePod) {
+  api::TfJob job = testing::NewTfJob(1, 0);
+  job.spec.replica_specs["Worker"]->restart_policy = "ExitCode";
+  std::vector<api::Pod> pods = {MakePod("test-tfjob", "worker", 0, PodPhase::kFailed)};
+  testing::WithExitCode(pods[0], 130);
+  Plan plan = Decide(job, pods, {MakeService("test-tfjob", "worker", 0)});
+  EXPECT_THAT(Names(plan.delete_pods), ElementsAre("test-tfjob-worker-0"));
+  EXPECT_THAT(plan.create_pods, IsEmpty());  // recreated once the deletion is observed
+  ASSERT_TRUE(plan.status);
+  EXPECT_THAT(Conditions(*plan.status), ElementsAre("Created True TFJobCreated", "Restarting True TFJobRestarting"));
+  EXPECT_EQ(plan.status->conditions.back().message, "job test-tfjob is restarting because Worker replica(s) failed.");
+  EXPECT_EQ(plan.status->replica_statuses["Worker"].restarts, 1);
+  EXPECT_THAT(Reasons(plan), ElementsAre("Normal ExitedWithCode", "Warning TFJobRestarting"));
+  EXPECT_EQ(plan.counters.restarted, 1);
+}
+
+// P2: ExitCode with a permanent code fails the job with the exact message.
+TEST(Reconcile, ExitCodePermanentFailsTheJob) {
+  api::TfJob job = testing::NewTfJob(1, 0);
+  job.metadata.name = "test-noretry-exit-code";
+  job.spec.replica_specs["Worker"]->restart_policy = "ExitCode";
+  std::vector<api::Pod> pods = {MakePod("test-noretry-exit-code", "worker", 0, PodPhase::kFailed)};
+  testing::WithExitCode(pods[0], 1);
+  Plan plan = Decide(job, pods);
+  ASSERT_TRUE(plan.status);
+  const auto& last = plan.status->conditions.back();
+  EXPECT_EQ(last.type, "Failed");
+  EXPECT_EQ(last.reason, "TFJobFailed");
+  EXPECT_EQ(last.message, "job \"test-noretry-exit-code\" is failing because \"Worker\" replica(s) failed.");
+  EXPECT_EQ(plan.status->completion_time, kNow);
+  EXPECT_THAT(plan.delete_pods, IsEmpty());  // cleanPodPolicy None keeps the pod
+}
+
+TEST(Reconcile, NeverFailsTheJobWithTheCount) {
+  std::vector<api::Pod> pods;
+  AddPods(pods, "worker", 0, 1, PodPhase::kRunning);
+  AddPods(pods, "worker", 1, 2, PodPhase::kFailed);
+  Plan plan = Decide(testing::NewTfJob(3, 0), pods);
+  ASSERT_TRUE(plan.status);
+  EXPECT_EQ(plan.status->conditions.back().message, "TFJob default/test-tfjob has failed because 2 Worker replica(s) failed.");
+  EXPECT_THAT(Reasons(plan), ElementsAre("Warning TFJobFailed"));  // D7: Warning
+  EXPECT_EQ(plan.counters.failed, 1);
+}
+
+// Cases CP1-CP4 and CP5-CP8 of 4.9: what a finished job keeps.
+TEST(Reconcile, CleanPodPolicyOnFinishedJob) {
+  struct Case {
+    const char* id;
+    const char* policy;
+    PodPhase phase;
+    size_t deleted;
+  };
+  for (const Case& c : {Case{"CP1", "All", PodPhase::kRunning, 6}, Case{"CP2", "Running", PodPhase::kRunning, 6},
+                        Case{"CP3", "Running", PodPhase::kSucceeded, 0}, Case{"CP4", "None", PodPhase::kSucceeded, 0},
+                        Case{"None-running", "None", PodPhase::kRunning, 0}, Case{"Pending", "Running", PodPhase::kPending, 6}}) {
+    api::TfJob job = WithStatus(testing::NewTfJob(4, 2), "Succeeded");
+    job.spec.run_policy.clean_pod_policy = c.policy;
+    std::vector<api::Pod> pods;
+    AddPods(pods, "worker", 0, 4, c.phase);
+    AddPods(pods, "ps", 0, 2, c.phase);
+    std::vector<api::Service> svcs;
+    AddServices(svcs, "worker", 4);
+    AddServices(svcs, "ps", 2);
+    Plan plan = Decide(job, pods, svcs);
+    EXPECT_EQ(plan.delete_pods.size(), c.deleted) << c.id;
+    EXPECT_EQ(plan.delete_services.size(), c.deleted) << c.id;
+    EXPECT_THAT(plan.create_pods, IsEmpty()) << c.id;  // D18
+    EXPECT_THAT(plan.create_services, IsEmpty()) << c.id;
+  }
+}
+
+// R02 / D18: a deleted pod of a finished job is never recreated.
+TEST(Reconcile, FinishedJobRecreatesNothing) {
+  Plan plan = Decide(WithStatus(testing::NewTfJob(2, 1), "Failed"));
+  EXPECT_THAT(plan.create_pods, IsEmpty());
+  EXPECT_THAT(plan.create_services, IsEmpty());
+}
+
+// Success moves active to succeeded in the status of a finished job (3.3 step 3).
+TEST(Reconcile, SucceededJobCountsActiveAsSucceeded) {
+  api::TfJob job = WithStatus(testing::NewTfJob(2, 0), "Succeeded");
+  job.status.replica_statuses["Worker"] = {1, 1, 0, 0};
+  Plan plan = Decide(job);
+  ASSERT_TRUE(plan.status);
+  EXPECT_EQ(plan.status->replica_statuses["Worker"], (api::ReplicaStatus{0, 2, 0, 0}));
+}
+
+// AD1/AD2 and D3: the deadline fails the job; before it, a requeue at the due time.
+TEST(Reconcile, ActiveDeadline) {
+  api::TfJob job = WithStatus(testing::NewTfJob(4, 2), "Running");
+  job.metadata.name = "test-ads-1";
+  job.spec.run_policy.clean_pod_policy = "All";
+  job.spec.run_policy.active_deadline_seconds = 2;
+  job.status.start_time = kNow;
+  std::vector<api::Pod> pods;
+  for (int i = 0; i < 4; ++i) pods.push_back(MakePod("test-ads-1", "worker", i, PodPhase::kRunning));
+  for (int i = 0; i < 2; ++i) pods.push_back(MakePod("test-ads-1", "ps", i, PodPhase::kRunning));
+  Plan early = Decide(job, pods, {}, kNow + std::chrono::seconds(1));
+  ASSERT_TRUE(early.requeue_after);
+  EXPECT_EQ(*early.requeue_after, std::chrono::seconds(1));
+  EXPECT_THAT(early.delete_pods, IsEmpty());
+  Plan late = Decide(job, pods, {}, kNow + std::chrono::seconds(2));
+  EXPECT_EQ(late.delete_pods.size(), 6u);
+  ASSERT_TRUE(late.status);
+  EXPECT_EQ(late.status->conditions.back().message, "Job test-ads-1 has failed because it was active longer than specified deadline");
+  EXPECT_EQ(late.status->conditions.back().type, "Failed");
+  api::TfJob none = job;
+  none.spec.run_policy.active_deadline_seconds.reset();
+  EXPECT_THAT(Decide(none, pods, {}, kNow + std::chrono::hours(1)).delete_pods, IsEmpty());  // AD1
+}
+
+// BO1 and BO3: in-place restarts of running pods reach the limit.
+TEST(Reconcile, BackoffLimitCountsInPlaceRestarts) {
+  api::TfJob job = WithStatus(testing::NewTfJob(4, 2), "Running");
+  job.metadata.name = "test-bof-0";
+  job.spec.run_policy.clean_pod_policy = "All";
+  job.spec.run_policy.backoff_limit = 4;
+  job.spec.replica_specs["Worker"]->restart_policy = "OnFailure";
+  std::vector<api::Pod> pods;
+  for (int i = 0; i < 4; ++i) {
+    pods.push_back(MakePod("test-bof-0", "worker", i, PodPhase::kRunning));
+    pods.back().container_statuses.push_back({"tensorflow", 1});
+  }
+  for (int i = 0; i < 2; ++i) pods.push_back(MakePod("test-bof-0", "ps", i, PodPhase::kRunning));
+  Plan plan = Decide(job, pods);
+  EXPECT_EQ(plan.delete_pods.size(), 6u);
+  ASSERT_TRUE(plan.status);
+  EXPECT_EQ(plan.status->conditions.back().message, "Job test-bof-0 has failed because it has reached the specified backoff limit");
+  job.spec.run_policy.backoff_limit = 5;
+  EXPECT_THAT(Decide(job, pods).delete_pods, IsEmpty());
+}
+
+// D2 / R06: ExitCode 137 again and again with backoffLimit 2: restarted twice, then Failed.
+TEST(Reconcile, BackoffLimitCountsRecreations) {
+  api::TfJob job = WithStatus(testing::NewTfJob(1, 0), "Running");
+  job.spec.run_policy.backoff_limit = 2;
+  job.spec.replica_specs["Worker"]->restart_policy = "ExitCode";
+  std::vector<api::Pod> pods = {MakePod("test-tfjob", "worker", 0, PodPhase::kFailed)};
+  testing::WithExitCode(pods[0], 137);
+  for (int restarts = 0; restarts < 2; ++restarts) {
+    job.status.replica_statuses["Worker"].restarts = restarts;
+    Plan plan = Decide(job, pods);
+    EXPECT_THAT(Names(plan.delete_pods), ElementsAre("test-tfjob-worker-0")) << restarts;
+    ASSERT_TRUE(plan.status);
+    EXPECT_EQ(plan.status->conditions.back().type, "Restarting") << restarts;
+    EXPECT_EQ(plan.status->replica_statuses["Worker"].restarts, restarts + 1);
+  }
+  job.status.replica_statuses["Worker"].restarts = 2;
+  Plan plan = Decide(job, pods);
+  ASSERT_TRUE(plan.status);
+  EXPECT_EQ(plan.status->conditions.back().type, "Failed");
+  EXPECT_EQ(plan.status->conditions.back().message, "Job test-tfjob has failed because it has reached the specified backoff limit");
+  EXPECT_THAT(plan.delete_pods, IsEmpty());  // cleanPodPolicy None (D4)
+  api::TfJob zero = job;
+  zero.spec.run_policy.backoff_limit = 0;
+  zero.status.replica_statuses["Worker"].restarts = 0;
+  EXPECT_EQ(Decide(zero, pods).status->conditions.back().type, "Failed");  // first failure fails
+}
+
+// TT1/DU4/DU5: TTL after completion deletes the job, or requeues until then.
+TEST(Reconcile, TtlAfterFinished) {
+  api::TfJob job = WithStatus(testing::NewTfJob(1, 0), "Succeeded");
+  job.spec.run_policy.ttl_seconds_after_finished = 5;
+  job.status.completion_time = kNow - std::chrono::seconds(4);
+  Plan wait = Decide(job);
+  EXPECT_FALSE(wait.delete_job);
+  ASSERT_TRUE(wait.requeue_after);
+  EXPECT_EQ(*wait.requeue_after, std::chrono::seconds(1));
+  job.status.completion_time = kNow - std::chrono::seconds(6);
+  EXPECT_TRUE(Decide(job).delete_job);
+  job.spec.run_policy.ttl_seconds_after_finished = 0;
+  job.status.completion_time = kNow;
+  EXPECT_TRUE(Decide(job).delete_job);
+}
+
+// SU1-SU4 of 4.11 and R07.
+TEST(Reconcile, SuspendAndResume) {
+  api::TfJob job = testing::NewTfJob(1, 0, true);
+  job.metadata.name = "test-job";
+  job.metadata.ns = "ns1";
+  job.spec.run_policy.suspend = true;
+  Plan created = Decide(job);  // SU1
+  EXPECT_THAT(created.create_pods, IsEmpty());
+  ASSERT_TRUE(created.status);
+  EXPECT_FALSE(created.status->start_time);
+  EXPECT_THAT(Conditions(*created.status), ElementsAre("Created True TFJobCreated", "Suspended True TFJobSuspended"));
+  EXPECT_EQ(created.status->conditions[1].message, "TFJob test-job is suspended.");
+
+  api::TfJob running = job;  // SU2 then SU3
+  running.spec.run_policy.suspend = false;
+  std::vector<api::Pod> pods = {MakePod("test-job", "chief", 0, PodPhase::kRunning), MakePod("test-job", "worker", 0, PodPhase::kRunning)};
+  std::vector<api::Service> svcs = {MakeService("test-job", "chief", 0), MakeService("test-job", "worker", 0)};
+  Plan run = Decide(running, pods, svcs);
+  ASSERT_TRUE(run.status);
+  EXPECT_THAT(Conditions(*run.status), ElementsAre("Created True TFJobCreated", "Running True TFJobRunning"));
+  EXPECT_EQ(run.status->conditions[1].message, "TFJob ns1/test-job is running.");
+  running.status = *run.status;
+  running.spec.run_policy.suspend = true;
+  Plan suspend = Decide(running, pods, svcs, kNow + std::chrono::seconds(10));
+  EXPECT_EQ(suspend.delete_pods.size(), 2u);
+  EXPECT_EQ(suspend.delete_services.size(), 2u);
+  ASSERT_TRUE(suspend.status);
+  EXPECT_THAT(Conditions(*suspend.status), ElementsAre("Created True TFJobCreated", "Running False TFJobSuspended",
+                                                       "Suspended True TFJobSuspended"));
+  EXPECT_EQ(suspend.status->replica_statuses["Worker"].active, 0);
+  EXPECT_EQ(suspend.status->start_time, kNow);  // unchanged (D8)
+  EXPECT_THAT(Reasons(suspend), ElementsAre("Normal TFJobSuspended"));
+  // A second pass while suspended writes and records nothing new (D9).
+  api::TfJob still = running;
+  still.status = *suspend.status;
+  Plan again = Decide(still, {}, {}, kNow + std::chrono::seconds(20));
+  EXPECT_FALSE(again.status);
+  EXPECT_THAT(again.events, IsEmpty());
+  // SU4: resume.
+  still.spec.run_policy.suspend = false;
+  Plan resume = Decide(still, {}, {}, kNow + std::chrono::seconds(30));
+  EXPECT_EQ(resume.create_pods.size(), 2u);
+  ASSERT_TRUE(resume.status);
+  EXPECT_EQ(resume.status->start_time, kNow + std::chrono::seconds(30));
+  EXPECT_THAT(Conditions(*resume.status), ElementsAre("Created True TFJobCreated", "Running False TFJobSuspended",
+                                                      "Suspended False TFJobResumed"));
+  EXPECT_THAT(Reasons(resume), ElementsAre("Normal TFJobResumed"));
+}
+
+// MB1 / R09: another controller's job: nothing at all.
+TEST(Reconcile, ManagedByMultiKueueIsSkipped) {
+  api::TfJob job = testing::NewTfJob(1, 0);
+  job.spec.run_policy.managed_by = "kueue.x-k8s.io/multikueue";
+  Plan plan = Decide(job);
+  EXPECT_TRUE(plan.skip);
+  EXPECT_FALSE(plan.status);
+  EXPECT_THAT(plan.create_pods, IsEmpty());
+  job.spec.run_policy.managed_by = "kubeflow.org/training-operator";
+  EXPECT_FALSE(Decide(job).skip);
+}
+
+// D18 / R03: a job being deleted gets nothing.
+TEST(Reconcile, DeletingJobIsSkipped) {
+  api::TfJob job = testing::NewTfJob(2, 0);
+  job.metadata.deletion_timestamp = kNow;
+  EXPECT_TRUE(Decide(job).skip);
+}
+
+// D13 / R18: an invalid job fails with every error; nothing is created.
+TEST(Reconcile, InvalidJobFailsValidation) {
+  api::TfJob job = testing::NewTfJob(1, 0);
+  job.spec.replica_specs["Worker"]->replicas = -1;
+  job.spec.replica_specs["Trainer"] = job.spec.replica_specs["Worker"];
+  Plan plan = Decide(job);
+  EXPECT_THAT(plan.create_pods, IsEmpty());
+  ASSERT_TRUE(plan.status);
+  const auto& last = plan.status->conditions.back();
+  EXPECT_EQ(last.type, "Failed");
+  EXPECT_EQ(last.reason, "TFJobFailedValidation");
+  EXPECT_THAT(last.message, ::testing::HasSubstr("spec.tfReplicaSpecs[Trainer]: Unsupported value: \"Trainer\""));
+  EXPECT_THAT(last.message, ::testing::HasSubstr("spec.tfReplicaSpecs[Worker].replicas: Invalid value: -1"));
+  EXPECT_THAT(Reasons(plan), ElementsAre("Warning TFJobFailedValidation"));
+  api::TfJob again = job;
+  again.status = *plan.status;
+  Plan second = Decide(again);
+  EXPECT_FALSE(second.status);
+  EXPECT_THAT(second.events, IsEmpty());
+}
+
+// R14: pods with our labels but another owner are not counted, adopted or deleted.
+TEST(Reconcile, PodsOfAnotherOwnerAreIgnored) {
+  std::vector<api::Pod> pods = {MakePod("test-tfjob", "worker", 0, PodPhase::kFailed, "someone-else"),
+                                MakePod("test-tfjob", "worker", 5, PodPhase::kRunning, "someone-else")};
+  Plan plan = Decide(testing::NewTfJob(1, 0), pods);
+  EXPECT_THAT(Names(plan.create_pods), ElementsAre("test-tfjob-worker-0"));
+  EXPECT_THAT(plan.delete_pods, IsEmpty());
+  EXPECT_EQ(plan.status->replica_statuses["Worker"], api::ReplicaStatus{});
+}
+
+// D5 / R19: the chief succeeded while a worker failed: Succeeded, one terminal condition.
+TEST(Reconcile, SuccessWinsOverFailureInOnePass) {
+  api::TfJob job = testing::NewTfJob(2, 1, true);
+  job.spec.run_policy.clean_pod_policy = "Running";
+  std::vector<api::Pod> pods = {MakePod("test-tfjob", "chief", 0, PodPhase::kSucceeded),
+                                MakePod("test-tfjob", "worker", 0, PodPhase::kFailed),
+                                MakePod("test-tfjob", "worker", 1, PodPhase::kRunning),
+                                MakePod("test-tfjob", "ps", 0, PodPhase::kRunning)};
+  Plan plan = Decide(job, pods);
+  ASSERT_TRUE(plan.status);
+  EXPECT_THAT(Conditions(*plan.status), ElementsAre("Created True TFJobCreated", "Succeeded True TFJobSucceeded"));
+  EXPECT_THAT(Reasons(plan), ElementsAre("Normal TFJobSucceeded", "Warning TFJobFailed"));
+  EXPECT_THAT(Names(plan.delete_pods), UnorderedElementsAreArray({"test-tfjob-ps-0", "test-tfjob-worker-1"}));
+}
+
+// D6: a worker restarting does not hide a PS that failed for good.
+TEST(Reconcile, RestartingDoesNotMaskAPermanentFailure) {
+  api::TfJob job = testing::NewTfJob(2, 1);
+  job.spec.replica_specs["Worker"]->restart_policy = "OnFailure";
+  SetCondition(job.status, "Restarting", "True", "TFJobRestarting", "", kNow);
+  std::vector<api::Pod> pods = {MakePod("test-tfjob", "worker", 0, PodPhase::kFailed),
+                                MakePod("test-tfjob", "worker", 1, PodPhase::kRunning),
+                                MakePod("test-tfjob", "ps", 0, PodPhase::kFailed)};
+  Plan plan = Decide(job, pods);
+  ASSERT_TRUE(plan.status);
+  EXPECT_EQ(plan.status->conditions.back().type, "Failed");
+  EXPECT_EQ(plan.status->conditions.back().message, "TFJob default/test-tfjob has failed because 1 PS replica(s) failed.");
+}
+
+// D10: several types restart in one pass: a deterministic message.
+TEST(Reconcile, RestartMessageListsTypesInFixedOrder) {
+  api::TfJob job = testing::NewTfJob(1, 1);
+  job.spec.replica_specs["Worker"]->restart_policy = "OnFailure";
+  job.spec.replica_specs["PS"]->restart_policy = "Always";
+  std::vector<api::Pod> pods = {MakePod("test-tfjob", "worker", 0, PodPhase::kFailed), MakePod("test-tfjob", "ps", 0, PodPhase::kFailed)};
+  Plan plan = Decide(job, pods);
+  ASSERT_TRUE(plan.status);
+  EXPECT_EQ(plan.status->conditions.back().message, "job test-tfjob is restarting because PS, Worker replica(s) failed.");
+}
+
+// Success rules of 3.6: worker 0 by default, every worker with AllWorkers.
+TEST(Reconcile, SuccessPolicies) {
+  std::vector<api::Pod> pods = {MakePod("test-tfjob", "worker", 0, PodPhase::kSucceeded), MakePod("test-tfjob", "worker", 1, PodPhase::kRunning)};
+  testing::WithExitCode(pods[0], 0);
+  EXPECT_EQ(Decide(testing::NewTfJob(2, 0), pods).status->conditions.back().type, "Succeeded");
+  api::TfJob all = testing::NewTfJob(2, 0);
+  all.spec.success_policy = "AllWorkers";
+  EXPECT_EQ(Decide(all, pods).status->conditions.back().type, "Running");
+}
+
+// R12: a pending, unschedulable pod is reported with the scheduler's reason.
+TEST(Reconcile, UnschedulablePodIsReported) {
+  std::vector<api::Pod> pods = {MakePod("test-tfjob", "worker", 0, PodPhase::kPending)};
+  pods[0].conditions.push_back({"PodScheduled", "False", "Unschedulable", "0/4 nodes are available: 4 Insufficient cpu.", kNow});
+  Plan plan = Decide(testing::NewTfJob(1, 0), pods, {MakeService("test-tfjob", "worker", 0)});
+  ASSERT_EQ(plan.events.size(), 1u);
+  EXPECT_EQ(plan.events[0].reason, "Unschedulable");
+  EXPECT_EQ(plan.events[0].message, "Error pod test-tfjob-worker-0 condition message: 0/4 nodes are available: 4 Insufficient cpu.");
+}
+
+// Gang scheduling: the PodGroup first; Volcano holds pods back while it is Pending.
+TEST(Reconcile, VolcanoWaitsForThePodGroup) {
+  ReconcileOptions options;
+  options.render.gang_scheduler_name = "volcano";
+  ObservedState o{testing::NewTfJob(2, 0), {}, {}, std::nullopt, kNow};
+  Plan first = Reconcile(o, options);
+  ASSERT_TRUE(first.create_pod_group);
+  EXPECT_THAT(first.create_pods, IsEmpty());
+  o.pod_group = PodGroupState{"Pending", "default", (*first.create_pod_group)["spec"]};
+  EXPECT_THAT(Reconcile(o, options).create_pods, IsEmpty());
+  o.pod_group->phase = "Inqueue";
+  Plan go = Reconcile(o, options);
+  EXPECT_EQ(go.create_pods.size(), 2u);
+  EXPECT_FALSE(go.update_pod_group);
+  ReconcileOptions plugins;
+  plugins.render.gang_scheduler_name = "scheduler-plugins";
+  ObservedState p{testing::NewTfJob(2, 0), {}, {}, std::nullopt, kNow};
+  Plan sp = Reconcile(p, plugins);
+  EXPECT_TRUE(sp.create_pod_group);
+  EXPECT_EQ(sp.create_pods.size(), 2u);  // scheduler-plugins never waits
+}
+
+TEST(Reconcile, UnchangedStatusIsNotWritten) {
+  std::vector<api::Pod> pods;
+  AddPods(pods, "worker", 0, 2, PodPhase::kRunning);
+  std::vector<api::Service> svcs;
+  AddServices(svcs, "worker", 2);
+  Plan first = Decide(testing::NewTfJob(2, 0), pods, svcs);
+  ASSERT_TRUE(first.status);
+  api::TfJob job = testing::NewTfJob(2, 0);
+  job.status = *first.status;
+  Plan second = Decide(job, pods, svcs, kNow + std::chrono::seconds(5));
+  EXPECT_FALSE(second.status);  // D14: only when changed
+  EXPECT_THAT(second.create_pods, IsEmpty());
+  EXPECT_THAT(second.events, IsEmpty());
+}
+
+}  // namespace
+}  // namespace tfjob::tfjob::core
