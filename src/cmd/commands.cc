@@ -1,6 +1,8 @@
 #include "cmd/commands.h"
 
+#include <csignal>
 #include <cstring>
+#include <thread>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -12,6 +14,9 @@
 #include "api/manifest.h"
 #include "api/tfjob_file.h"
 #include "api/validation.h"
+#include "common/logging.h"
+#include "kube/curl_transport.h"
+#include "operator/operator.h"
 
 namespace tfjob::cmd {
 namespace {
@@ -82,6 +87,41 @@ int RunRender(const std::string& file, const std::string& format, const RenderRe
   return kExitOk;
 }
 
+std::map<std::string, std::string> Environment() {
+  std::map<std::string, std::string> env;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    std::string kv(*e);
+    auto eq = kv.find('=');
+    if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  return env;
+}
+
+// SIGTERM/SIGINT stop the operator gracefully: the signals are blocked in every thread and one
+// thread waits for them (no async-signal-unsafe handler).
+int RunOperatorCommand(const operator_::OperatorOptions& options) {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  kube::CurlGlobal curl;  // before any other thread
+  std::stop_source stop;
+  std::jthread waiter([&signals, &stop](std::stop_token) {
+    int sig = 0;
+    while (sigwait(&signals, &sig) == 0) {
+      if (sig == SIGUSR2) return;  // sent by ourselves on exit
+      Logger().Info("signal received; shutting down", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
+      stop.request_stop();
+    }
+  });
+  sigaddset(&signals, SIGUSR2);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  int rc = operator_::RunOperator(options, Environment(), stop.get_token());
+  pthread_kill(waiter.native_handle(), SIGUSR2);
+  return rc;
+}
+
 }  // namespace
 
 StatusOr<std::vector<CheckedJob>> CheckJobs(std::string_view text) {
@@ -139,6 +179,31 @@ int Main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
                      "List evaluators in TF_CONFIG's cluster")
       ->default_val(true);
 
+  operator_::OperatorOptions op;
+  std::string log_format = "text", log_level = "info";
+  std::string leader_elect;
+  auto* oper = app.add_subcommand("operator", "Run the TFJob controller against a Kubernetes cluster");
+  oper->add_option("--kubeconfig", op.kubeconfig, "Kubeconfig file (default: in-cluster, then $KUBECONFIG, then ~/.kube/config)");
+  oper->add_option("--context", op.context, "Kubeconfig context (default: the current one)");
+  oper->add_option("--namespace", op.ns, "Watch only this namespace (default: $KUBEFLOW_NAMESPACE, else all)")
+      ->envname("KUBEFLOW_NAMESPACE");
+  oper->add_option("--workers", op.workers, "Concurrent reconciles")->check(CLI::Range(1, 256))->capture_default_str();
+  oper->add_option("--kube-api-qps", op.kube_api_qps, "Client-side API requests per second")->check(CLI::PositiveNumber)->capture_default_str();
+  oper->add_option("--kube-api-burst", op.kube_api_burst, "Client-side API burst")->check(CLI::Range(1, 100000))->capture_default_str();
+  oper->add_option("--metrics-bind-address", op.metrics_bind_address, "host:port of /metrics (port 0: any free port; \"0\": off)")->capture_default_str();
+  oper->add_option("--health-probe-bind-address", op.health_probe_bind_address, "host:port of /healthz and /readyz")->capture_default_str();
+  oper->add_option("--leader-elect", leader_elect, "true|false (default: true when running in a cluster)")
+      ->check(CLI::IsMember({"true", "false"}));
+  oper->add_option("--leader-election-id", op.leader_election_id, "Name of the Lease")->capture_default_str();
+  oper->add_option("--leader-election-namespace", op.leader_election_namespace, "Namespace of the Lease (default: the operator's)");
+  oper->add_option("--gang-scheduler-name", op.gang_scheduler_name, "volcano, or a scheduler-plugins scheduler name");
+  oper->add_option("--cluster-domain", op.cluster_domain, "Cluster domain for TF_CONFIG hosts")->envname("CUSTOM_CLUSTER_DOMAIN");
+  oper->add_option("--tf-config-evaluator-in-cluster", op.tf_config_evaluator_in_cluster, "List evaluators in TF_CONFIG")
+      ->capture_default_str();
+  oper->add_option("--log-format", log_format, "text or json")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
+  oper->add_option("--log-level", log_level, "debug, info, warning or error")
+      ->check(CLI::IsMember({"debug", "info", "warning", "warn", "error"}))->capture_default_str();
+
   auto* crd = app.add_subcommand("crd", "Print the TFJob CustomResourceDefinition");
   auto* version = app.add_subcommand("version", "Print the version");
 
@@ -159,6 +224,13 @@ int Main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
   request.options.tf_config.evaluator_in_cluster = evaluator_in_cluster;
   if (validate->parsed()) return RunValidate(validate_files, out, err);
   if (render->parsed()) return RunRender(render_file, render_format, request, out, err);
+  if (oper->parsed()) {
+    LogLevel level = LogLevel::kInfo;
+    ParseLogLevel(log_level, &level);
+    SetLogOptions(level, log_format == "json" ? LogFormat::kJson : LogFormat::kText);
+    if (!leader_elect.empty()) op.leader_elect = leader_elect == "true";
+    return RunOperatorCommand(op);
+  }
   if (crd->parsed()) {
     out << api::CrdYaml();
     return kExitOk;

@@ -1,0 +1,140 @@
+#include "operator/operator.h"
+
+#include <unistd.h>
+
+#include <condition_variable>
+#include <mutex>
+#include <random>
+
+#include "controller/client_metrics.h"
+#include "controller/event_recorder.h"
+#include "controller/health_server.h"
+#include "controller/kube_lease_lock.h"
+#include "controller/leader_elector.h"
+#include "kube/curl_transport.h"
+#include "kube/kube_config.h"
+#include "operator/tfjob_controller.h"
+#include "tfjob/core/render.h"
+
+namespace tfjob::operator_ {
+namespace {
+
+std::string Identity() {
+  char host[256] = {0};
+  gethostname(host, sizeof host - 1);
+  std::mt19937 rng{std::random_device{}()};
+  return std::string(host) + "_" + std::to_string(rng() % 100000);
+}
+
+}  // namespace
+
+int RunOperator(const OperatorOptions& options, const std::map<std::string, std::string>& env, std::stop_token stop) {
+  Logger log = Logger().With({{"component", "operator"}});
+  auto config = kube::ResolveConfig(options.kubeconfig, options.context, env);
+  if (!config.ok()) {
+    log.Error("no usable Kubernetes configuration", {{"error", config.status().message()}});
+    return 2;
+  }
+  log.Info("starting", {{"server", config->server}, {"config", config->source}, {"namespace", options.ns.empty() ? "(all)" : options.ns},
+                        {"workers", std::to_string(options.workers)}});
+  RealClock clock;
+  kube::CurlTransport transport(*config, clock);
+  controller::Registry registry;
+  kube::RestClient client(transport, clock, {.qps = options.kube_api_qps, .burst = options.kube_api_burst});
+  client.set_observer(controller::RestClientMetrics(registry));
+
+  // A missing PodGroup CRD is a start-up error (spec 2.8), named clearly.
+  auto gang = tfjob::core::GangSchedulerFor(options.gang_scheduler_name);
+  if (gang != tfjob::core::GangScheduler::kNone) {
+    std::string crd = gang == tfjob::core::GangScheduler::kVolcano ? "podgroups.scheduling.volcano.sh" : "podgroups.scheduling.x-k8s.io";
+    auto found = client.Get(kube::kCrds, "", crd);
+    if (!found.ok()) {
+      log.Error("gang scheduling needs the PodGroup CRD; crd might be missing, please install crd",
+                {{"crd", crd}, {"error", found.status().message()}});
+      return 2;
+    }
+  }
+
+  controller::EventRecorder events(client, clock, log, &registry);
+  TfJobController controller(client, clock, registry, events, options, log);
+  const bool leader_elect = options.leader_elect.value_or(config->source == "in-cluster");
+  std::unique_ptr<controller::KubeLeaseLock> lease;
+  std::unique_ptr<controller::LeaderElector> elector;
+  std::atomic<bool> lost{false};
+  std::mutex mu;
+  std::condition_variable_any cv;
+
+  // Probes and metrics first, so a slow cache sync is visible as not-ready rather than dead.
+  controller::HttpEndpoint metrics, health;
+  if (options.metrics_bind_address != "0") {
+    metrics.ServeMetrics(&registry);
+    if (Status s = metrics.Start(options.metrics_bind_address); !s.ok()) {
+      log.Error("cannot serve metrics", {{"address", options.metrics_bind_address}, {"error", s.message()}});
+      return 2;
+    }
+    log.Info("serving metrics", {{"address", options.metrics_bind_address}, {"port", std::to_string(metrics.port())}});
+  }
+  health.AddLivenessCheck("ping", [] { return OkStatus(); });
+  health.AddReadinessCheck("informers", [&] { return controller.HasSynced() ? OkStatus() : UnavailableError("caches not synced"); });
+  if (leader_elect)
+    health.AddReadinessCheck("leader-election", [&] {
+      return elector && !lost ? OkStatus() : UnavailableError("leader election stopped");
+    });
+  if (options.health_probe_bind_address != "0") {
+    if (Status s = health.Start(options.health_probe_bind_address); !s.ok()) {
+      log.Error("cannot serve health probes", {{"address", options.health_probe_bind_address}, {"error", s.message()}});
+      return 2;
+    }
+    log.Info("serving health probes", {{"address", options.health_probe_bind_address}, {"port", std::to_string(health.port())}});
+  }
+
+  // Start-up order: informers, cache sync, leadership, workers. Shutdown runs in reverse.
+  controller.StartInformers();
+  {
+    std::unique_lock lock(mu);
+    while (!stop.stop_requested() && !controller.HasSynced())
+      cv.wait_for(lock, stop, std::chrono::milliseconds(50), [] { return false; });
+  }
+  if (stop.stop_requested()) {
+    controller.Stop();
+    return 0;
+  }
+  log.Info("caches synced", {});
+  health.AddLivenessCheck("workers", [&] { return controller.WorkersAlive() ? OkStatus() : UnavailableError("a worker thread died"); });
+  std::jthread election;
+  if (leader_elect) {
+    std::string lease_ns = !options.leader_election_namespace.empty() ? options.leader_election_namespace
+                           : !config->ns.empty()                      ? config->ns
+                                                                      : "default";
+    lease = std::make_unique<controller::KubeLeaseLock>(client, lease_ns, options.leader_election_id);
+    controller::LeaderElectionConfig lc;
+    lc.identity = Identity();
+    lc.on_started_leading = [&] { controller.StartWorkers(); };
+    lc.on_stopped_leading = [&] {
+      lost = true;
+      cv.notify_all();
+    };
+    elector = std::make_unique<controller::LeaderElector>(*lease, clock, lc, log, &registry);
+    election = std::jthread([&](std::stop_token s) { elector->Run(s); });
+  } else {
+    controller.StartWorkers();
+  }
+  {
+    std::unique_lock lock(mu);
+    cv.wait(lock, stop, [&] { return lost.load(); });
+  }
+  log.Info(lost ? "leader election lost; exiting" : "stopping", {});
+  controller.Stop();  // stop taking work; in-flight reconciles finish
+  if (election.joinable()) {
+    election.request_stop();  // releases the lease
+    election.join();
+  }
+  events.Flush();
+  events.Stop();
+  health.Stop();
+  metrics.Stop();
+  log.Info("stopped", {});
+  return lost ? 1 : 0;
+}
+
+}  // namespace tfjob::operator_

@@ -1,0 +1,312 @@
+#include "operator/tfjob_controller.h"
+
+#include <future>
+
+#include "api/pod_json.h"
+#include "api/tfjob_json.h"
+#include "tfjob/core/naming.h"
+
+namespace tfjob::operator_ {
+namespace {
+
+using nlohmann::json;
+namespace core = ::tfjob::tfjob::core;
+
+std::string JobKeyOf(const api::ChildMeta& meta) {
+  return meta.job_name.empty() ? "" : meta.ns + "/" + meta.job_name;
+}
+
+// The status as a merge patch: zero counters become null so they disappear (upstream's
+// omitempty `{}`), instead of keeping their previous value.
+json StatusPatch(const api::JobStatus& status) {
+  json st = api::EncodeStatus(status);
+  for (auto& [type, rs] : st["replicaStatuses"].items())
+    for (const char* f : {"active", "succeeded", "failed", "restarts"})
+      if (!rs.contains(f)) rs[f] = nullptr;
+  return json{{"status", st}};
+}
+
+}  // namespace
+
+TfJobController::TfJobController(kube::RestClient& client, Clock& clock, controller::Registry& registry,
+                                 controller::EventRecorder& events, const OperatorOptions& options, Logger log)
+    : client_(client), clock_(clock), registry_(registry), events_(events), options_(options),
+      log_(log.With({{"controller", "tfjob-controller"}})), queue_(clock, "tfjob-controller", &registry),
+      expectations_(clock) {
+  reconcile_options_.render.gang_scheduler_name = options.gang_scheduler_name;
+  reconcile_options_.render.tf_config.cluster_domain = options.cluster_domain;
+  reconcile_options_.render.tf_config.evaluator_in_cluster = options.tf_config_evaluator_in_cluster;
+  const std::vector<std::string> labels = {"job_namespace", "framework"};
+  jobs_created_ = &registry.AddCounter("training_operator_jobs_created_total", "Counts number of jobs created", labels);
+  jobs_deleted_ = &registry.AddCounter("training_operator_jobs_deleted_total", "Counts number of jobs deleted", labels);
+  jobs_successful_ = &registry.AddCounter("training_operator_jobs_successful_total", "Counts number of jobs successful", labels);
+  jobs_failed_ = &registry.AddCounter("training_operator_jobs_failed_total", "Counts number of jobs failed", labels);
+  jobs_restarted_ = &registry.AddCounter("training_operator_jobs_restarted_total", "Counts number of jobs restarted", labels);
+  reconcile_total_ = &registry.AddCounter("controller_runtime_reconcile_total", "Total number of reconciliations per controller",
+                                          {"controller", "result"});
+  reconcile_errors_ = &registry.AddCounter("controller_runtime_reconcile_errors_total",
+                                           "Total number of reconciliation errors per controller", {"controller"}).With({"tfjob-controller"});
+  reconcile_time_ = &registry.AddHistogram("controller_runtime_reconcile_time_seconds",
+                                           "Length of time per reconciliation per controller", {"controller"}).With({"tfjob-controller"});
+  children_ = &registry.AddCounter("tfjob_children_total", "Pods and services created and deleted, by kind, action and result",
+                                   {"kind", "action", "result"});
+
+  const std::string selector = std::string(core::kLabelOperatorName) + "=" + std::string(core::kControllerName);
+  jobs_ = std::make_unique<controller::Informer<api::TfJob>>(
+      client, controller::ListWatchSpec{kube::kTfJobs, options.ns}, api::DecodeTfJobStrict,
+      [](const api::TfJob& j) { return j.metadata.ns + "/" + j.metadata.name; }, log_);
+  jobs_->AddHandlers({[this](const auto& j) {
+                        jobs_created_->With({j->metadata.ns, "tensorflow"}).Inc();
+                        Enqueue(j->metadata.ns + "/" + j->metadata.name);
+                      },
+                      [this](const auto& o, const auto& n) {
+                        if (o->metadata.resource_version != n->metadata.resource_version)
+                          Enqueue(n->metadata.ns + "/" + n->metadata.name);
+                      },
+                      [this](const auto& j) { expectations_.Delete(j->metadata.ns + "/" + j->metadata.name); }});
+  auto job_index = [](const api::ChildMeta& m) {
+    std::string k = JobKeyOf(m);
+    return k.empty() ? std::vector<std::string>{} : std::vector<std::string>{k};
+  };
+  pods_ = std::make_unique<controller::Informer<api::Pod>>(
+      client, controller::ListWatchSpec{kube::kPods, options.ns, selector}, api::DecodePod,
+      [](const api::Pod& p) { return p.meta.ns + "/" + p.meta.name; }, log_);
+  pods_->AddIndex("job", [job_index](const api::Pod& p) { return job_index(p.meta); });
+  pods_->AddHandlers({[this](const auto& p) { OnChildEvent(p->meta, 1, 0); },
+                      [this](const auto& o, const auto& n) {
+                        if (o->meta.resource_version != n->meta.resource_version) OnChildEvent(n->meta, 0, 0);
+                      },
+                      [this](const auto& p) { OnChildEvent(p->meta, 0, 1); }});
+  services_ = std::make_unique<controller::Informer<api::Service>>(
+      client, controller::ListWatchSpec{kube::kServices, options.ns, selector}, api::DecodeService,
+      [](const api::Service& s) { return s.meta.ns + "/" + s.meta.name; }, log_);
+  services_->AddIndex("job", [job_index](const api::Service& s) { return job_index(s.meta); });
+  services_->AddHandlers({[this](const auto& s) { OnChildEvent(s->meta, 1, 0); }, nullptr,
+                          [this](const auto& s) { OnChildEvent(s->meta, 0, 1); }});
+  auto gang = core::GangSchedulerFor(options.gang_scheduler_name);
+  if (gang != core::GangScheduler::kNone) {
+    pod_groups_ = std::make_unique<controller::Informer<json>>(
+        client,
+        controller::ListWatchSpec{gang == core::GangScheduler::kVolcano ? kube::kVolcanoPodGroups : kube::kPluginsPodGroups,
+                                  options.ns},
+        [](const json& j) -> StatusOr<json> { return j; },
+        [](const json& j) { return j["metadata"].value("namespace", "") + "/" + j["metadata"].value("name", ""); }, log_);
+    auto enqueue = [this](const auto& pg) {
+      Enqueue((*pg)["metadata"].value("namespace", "") + "/" + (*pg)["metadata"].value("name", ""));
+    };
+    pod_groups_->AddHandlers({enqueue, [enqueue](const auto&, const auto& n) { enqueue(n); }, enqueue});
+  }
+}
+
+TfJobController::~TfJobController() { Stop(); }
+
+void TfJobController::OnChildEvent(const api::ChildMeta& meta, int created, int deleted) {
+  std::string key = JobKeyOf(meta);
+  if (key.empty()) return;
+  for (int i = 0; i < created; ++i) expectations_.CreationObserved(key);
+  for (int i = 0; i < deleted; ++i) expectations_.DeletionObserved(key);
+  Enqueue(key);
+}
+
+void TfJobController::StartInformers() {
+  jobs_->Start();
+  pods_->Start();
+  services_->Start();
+  if (pod_groups_) pod_groups_->Start();
+  queue_.StartDelayDriver();
+}
+
+bool TfJobController::HasSynced() const {
+  return jobs_->HasSynced() && pods_->HasSynced() && services_->HasSynced() && (!pod_groups_ || pod_groups_->HasSynced());
+}
+
+void TfJobController::StartWorkers() {
+  for (int i = 0; i < options_.workers; ++i)
+    workers_.emplace_back([this](std::stop_token stop) { Worker(stop); });
+}
+
+bool TfJobController::WorkersAlive() const {
+  return live_workers_.load() == static_cast<int>(workers_.size());
+}
+
+void TfJobController::Stop() {
+  queue_.ShutDown();
+  workers_.clear();  // joins: in-flight reconciles finish
+  jobs_->Stop();
+  pods_->Stop();
+  services_->Stop();
+  if (pod_groups_) pod_groups_->Stop();
+}
+
+void TfJobController::Worker(std::stop_token stop) {
+  ++live_workers_;
+  while (auto key = queue_.Get(stop)) {
+    auto start = clock_.SteadyNow();
+    Status s = ReconcileKey(*key);
+    reconcile_time_->Observe(std::chrono::duration<double>(clock_.SteadyNow() - start).count());
+    if (s.ok()) {
+      queue_.Forget(*key);
+      reconcile_total_->With({"tfjob-controller", "success"}).Inc();
+    } else {
+      reconcile_errors_->Inc();
+      reconcile_total_->With({"tfjob-controller", "error"}).Inc();
+      log_.Warning("reconcile failed; retrying with backoff", {{"tfjob", *key}, {"error", s.message()}});
+      queue_.AddRateLimited(*key);
+    }
+    queue_.Done(*key);
+  }
+  --live_workers_;
+}
+
+controller::ObjectReference TfJobController::Ref(const api::TfJob& job) const {
+  return {std::string(api::kApiVersion), std::string(api::kKind), job.metadata.ns, job.metadata.name, job.metadata.uid};
+}
+
+Status TfJobController::ReconcileKey(const std::string& key) {
+  auto job = jobs_->store().Get(key);
+  if (!job) {
+    expectations_.Delete(key);
+    return OkStatus();  // deleted: its children go with it (owner references)
+  }
+  // Wait for the cache to show every create and delete we issued (D1).
+  if (!expectations_.Satisfied(key)) return OkStatus();
+  Logger log = log_.With({{"tfjob", key}, {"reconcile_id", std::to_string(++reconcile_ids_)}});
+  core::ObservedState observed{*job, {}, {}, std::nullopt, clock_.Now()};
+  for (const auto& p : pods_->store().ByIndex("job", key)) observed.pods.push_back(*p);
+  for (const auto& s : services_->store().ByIndex("job", key)) observed.services.push_back(*s);
+  if (pod_groups_) {
+    if (auto pg = pod_groups_->store().Get(key)) {
+      observed.pod_group = core::PodGroupState{(*pg).value("status", json::object()).value("phase", ""),
+                                               (*pg).value("spec", json::object()).value("queue", ""),
+                                               (*pg).value("spec", json::object())};
+    }
+  }
+  core::Plan plan = core::Reconcile(observed, reconcile_options_);
+  if (plan.skip) return OkStatus();
+  Status applied = Apply(*job, plan, log);
+  if (plan.requeue_after) queue_.AddAfter(key, *plan.requeue_after);
+  return applied;
+}
+
+Status TfJobController::CreateChildren(const api::TfJob& job, const core::Plan& plan, const Logger& log) {
+  struct Item {
+    bool pod;
+    std::string name;
+    const json* object;
+  };
+  std::vector<Item> items;
+  for (const auto& s : plan.create_services) items.push_back({false, s.name, &s.object});
+  for (const auto& p : plan.create_pods) items.push_back({true, p.name, &p.object});
+  const std::string key = job.metadata.ns + "/" + job.metadata.name;
+  expectations_.Raise(key, static_cast<int>(items.size()), 0);
+  // Slow start (1, 2, 4, ...): a systematic failure (quota, admission) costs one request, not N.
+  size_t next = 0;
+  Status first_error = OkStatus();
+  for (size_t batch = 1; next < items.size() && first_error.ok(); batch *= 2) {
+    size_t end = std::min(items.size(), next + batch);
+    std::vector<std::future<Status>> results;
+    for (size_t i = next; i < end; ++i) {
+      const Item& item = items[i];
+      results.push_back(std::async(std::launch::async, [this, &job, &item] {
+        return client_.Create(item.pod ? kube::kPods : kube::kServices, job.metadata.ns, *item.object).status();
+      }));
+    }
+    for (size_t i = next; i < end; ++i) {
+      Status s = results[i - next].get();
+      const Item& item = items[i];
+      const char* kind = item.pod ? "pod" : "service";
+      if (s.ok()) {
+        children_->With({kind, "create", "ok"}).Inc();
+        events_.Record(Ref(job), "Normal", item.pod ? "SuccessfulCreatePod" : "SuccessfulCreateService",
+                       std::string(item.pod ? "Created pod: " : "Created service: ") + item.name);
+        continue;
+      }
+      expectations_.CreationObserved(key);  // no watch event will come for this one
+      if (IsAlreadyExists(s)) continue;     // deterministic name: it is ours already
+      children_->With({kind, "create", "error"}).Inc();
+      events_.Record(Ref(job), "Warning", item.pod ? "FailedCreatePod" : "FailedCreateService", "Error creating: " + s.message());
+      log.Warning("create failed", {{"name", item.name}, {"error", s.message()}});
+      if (first_error.ok()) first_error = s;
+    }
+    next = end;
+  }
+  for (size_t i = next; i < items.size(); ++i) expectations_.CreationObserved(key);  // never sent
+  return first_error;
+}
+
+Status TfJobController::Apply(const api::TfJob& job, const core::Plan& plan, const Logger& log) {
+  const std::string key = job.metadata.ns + "/" + job.metadata.name;
+  const std::string& ns = job.metadata.ns;
+  Status result = OkStatus();
+  auto keep_first = [&result](const Status& s) {
+    if (result.ok() && !s.ok()) result = s;
+  };
+  // Deletes first (restarts, scale-down, cleanup).
+  expectations_.Raise(key, 0, static_cast<int>(plan.delete_pods.size() + plan.delete_services.size()));
+  auto remove = [&](const kube::GroupVersionResource& gvr, const core::ChildDeletion& d, bool pod) {
+    Status s = client_.Delete(gvr, ns, d.name, {.precondition_uid = d.uid});
+    const char* kind = pod ? "pod" : "service";
+    if (s.ok()) {
+      children_->With({kind, "delete", "ok"}).Inc();
+      events_.Record(Ref(job), "Normal", pod ? "SuccessfulDeletePod" : "SuccessfulDeleteService",
+                     std::string(pod ? "Deleted pod: " : "Deleted service: ") + d.name);
+      return;
+    }
+    expectations_.DeletionObserved(key);
+    if (IsNotFound(s) || IsConflict(s)) return;  // already gone, or a namesake that is not ours
+    children_->With({kind, "delete", "error"}).Inc();
+    events_.Record(Ref(job), "Warning", pod ? "FailedDeletePod" : "FailedDeleteService", "Error deleting: " + s.message());
+    keep_first(s);
+  };
+  for (const auto& d : plan.delete_pods) remove(kube::kPods, d, true);
+  for (const auto& d : plan.delete_services) remove(kube::kServices, d, false);
+
+  auto gang = core::GangSchedulerFor(options_.gang_scheduler_name);
+  const auto& pg_gvr = gang == core::GangScheduler::kVolcano ? kube::kVolcanoPodGroups : kube::kPluginsPodGroups;
+  if (plan.create_pod_group) {
+    auto r = client_.Create(pg_gvr, ns, *plan.create_pod_group);
+    if (!r.ok() && !IsAlreadyExists(r.status())) keep_first(r.status());
+  }
+  if (plan.update_pod_group) {
+    auto r = client_.Patch(pg_gvr, ns, job.metadata.name, kube::PatchType::kMerge, json{{"spec", (*plan.update_pod_group)["spec"]}});
+    keep_first(r.status());
+  }
+  if (plan.delete_pod_group) {
+    Status s = client_.Delete(pg_gvr, ns, job.metadata.name);
+    if (s.ok() || IsNotFound(s)) {
+      events_.Record(Ref(job), "Normal", "SuccessfulDeletePodGroup", "Deleted PodGroup: " + job.metadata.name);
+    } else {
+      events_.Record(Ref(job), "Warning", "FailedDeletePodGroup", "Error deleting: " + s.message());
+      keep_first(s);
+    }
+  }
+  keep_first(CreateChildren(job, plan, log));
+
+  // Events of the plan, then the status (merge patch on /status, D14).
+  for (const auto& e : plan.events) events_.Record(Ref(job), e.type, e.reason, e.message);
+  if (plan.status) {
+    auto r = client_.Patch(kube::kTfJobs, ns, job.metadata.name, kube::PatchType::kMerge, StatusPatch(*plan.status), "status");
+    if (!r.ok() && !IsNotFound(r.status())) keep_first(r.status().WithContext("writing status"));
+  }
+  const std::vector<std::string> labels = {ns, "tensorflow"};
+  if (plan.counters.successful) jobs_successful_->With(labels).Inc(plan.counters.successful);
+  if (plan.counters.failed) jobs_failed_->With(labels).Inc(plan.counters.failed);
+  if (plan.counters.restarted) jobs_restarted_->With(labels).Inc(plan.counters.restarted);
+  if (plan.delete_job) {
+    Status s = client_.Delete(kube::kTfJobs, ns, job.metadata.name, {.precondition_uid = job.metadata.uid});
+    if (s.ok()) {
+      jobs_deleted_->With(labels).Inc();
+      events_.Record(Ref(job), "Normal", "SuccessfulDeleteJob", "Deleted job: " + job.metadata.name);
+    } else if (!IsNotFound(s)) {
+      events_.Record(Ref(job), "Warning", "FailedDeleteJob", "Error deleting: " + s.message());
+      keep_first(s);
+    }
+  }
+  if (!plan.create_pods.empty() || !plan.delete_pods.empty() || plan.status)
+    log.Info("reconciled", {{"created_pods", std::to_string(plan.create_pods.size())},
+                            {"deleted_pods", std::to_string(plan.delete_pods.size())},
+                            {"status_written", plan.status ? "true" : "false"}});
+  return result;
+}
+
+}  // namespace tfjob::operator_

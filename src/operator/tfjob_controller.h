@@ -1,0 +1,85 @@
+#pragma once
+// TfJobController: the glue between the cluster and the pure core. Informers on TFJobs (full
+// model) and on the pods and services labelled operator-name=tfjob-controller (trimmed),
+// handlers that record expectations and enqueue the owning job, N workers that run
+// core::Reconcile on a snapshot and apply its Plan: concurrent creates with slow start, deletes
+// with a uid precondition, status by merge patch on /status, events, TTL deletion, requeues.
+// controller-runtime's Reconciler + Controller, for one kind.
+
+#include <atomic>
+#include <memory>
+#include <stop_token>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "api/pod.h"
+#include "api/tfjob.h"
+#include "common/clock.h"
+#include "common/logging.h"
+#include "controller/event_recorder.h"
+#include "controller/expectations.h"
+#include "controller/informer.h"
+#include "controller/metrics.h"
+#include "controller/work_queue.h"
+#include "kube/rest_client.h"
+#include "operator/options.h"
+#include "tfjob/core/reconcile.h"
+
+namespace tfjob::operator_ {
+
+class TfJobController {
+ public:
+  TfJobController(kube::RestClient& client, Clock& clock, controller::Registry& registry,
+                  controller::EventRecorder& events, const OperatorOptions& options, Logger log);
+  ~TfJobController();
+
+  // Starts the informers (before leadership: the cache is warm when workers start).
+  void StartInformers();
+  bool HasSynced() const;
+  // Starts the reconcile workers. REQUIRES: HasSynced().
+  void StartWorkers();
+  // Stops taking work, lets in-flight reconciles finish, stops informers.
+  void Stop();
+  bool WorkersAlive() const;
+
+  // One reconcile of `key` ("ns/name"); exposed for tests.
+  Status ReconcileKey(const std::string& key);
+
+ private:
+  void Enqueue(const std::string& key) { queue_.Add(key); }
+  void OnChildEvent(const api::ChildMeta& meta, int created, int deleted);
+  void Worker(std::stop_token stop);
+  Status Apply(const api::TfJob& job, const tfjob::core::Plan& plan, const Logger& log);
+  Status CreateChildren(const api::TfJob& job, const tfjob::core::Plan& plan, const Logger& log);
+  controller::ObjectReference Ref(const api::TfJob& job) const;
+
+  kube::RestClient& client_;
+  Clock& clock_;
+  controller::Registry& registry_;
+  controller::EventRecorder& events_;
+  const OperatorOptions options_;
+  Logger log_;
+  tfjob::core::ReconcileOptions reconcile_options_;
+  controller::WorkQueue queue_;
+  controller::Expectations expectations_;
+  std::unique_ptr<controller::Informer<api::TfJob>> jobs_;
+  std::unique_ptr<controller::Informer<api::Pod>> pods_;
+  std::unique_ptr<controller::Informer<api::Service>> services_;
+  std::unique_ptr<controller::Informer<nlohmann::json>> pod_groups_;
+  std::vector<std::jthread> workers_;
+  std::atomic<int> live_workers_{0};
+  std::atomic<uint64_t> reconcile_ids_{0};
+
+  controller::Family<controller::Counter>* jobs_created_;
+  controller::Family<controller::Counter>* jobs_deleted_;
+  controller::Family<controller::Counter>* jobs_successful_;
+  controller::Family<controller::Counter>* jobs_failed_;
+  controller::Family<controller::Counter>* jobs_restarted_;
+  controller::Family<controller::Counter>* reconcile_total_;
+  controller::Counter* reconcile_errors_;
+  controller::Histogram* reconcile_time_;
+  controller::Family<controller::Counter>* children_;
+};
+
+}  // namespace tfjob::operator_
