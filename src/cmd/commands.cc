@@ -104,6 +104,7 @@ int RunOperatorCommand(const operator_::OperatorOptions& options) {
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGUSR2);  // our own "stop waiting" at exit
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   kube::CurlGlobal curl;  // before any other thread
   std::stop_source stop;
@@ -115,8 +116,6 @@ int RunOperatorCommand(const operator_::OperatorOptions& options) {
       stop.request_stop();
     }
   });
-  sigaddset(&signals, SIGUSR2);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   int rc = operator_::RunOperator(options, Environment(), stop.get_token());
   pthread_kill(waiter.native_handle(), SIGUSR2);
   return rc;

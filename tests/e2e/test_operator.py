@@ -1,0 +1,240 @@
+"""End-to-end tests of `tfjob operator` against the real control plane: the real binary runs
+with the least-privilege kubeconfig (config/rbac), TFJobs go in through kubectl, KWOK steers the
+pods through template annotations, and the tests assert what kubectl shows. Tests named R..
+are the rows of shared/docs/regressions.md."""
+import json
+import os
+import signal
+import subprocess
+import time
+
+import pytest
+
+from conftest import ROOT, wait_for
+
+TFJOB = os.path.join(ROOT, "build", "release", "tfjob")
+
+
+@pytest.fixture(scope="module")
+def operator(kube):
+    kube("apply", "-f", os.path.join(ROOT, "config", "crd", "kubeflow.org_tfjobs.yaml"))
+    kube("wait", "--for=condition=Established", "crd/tfjobs.kubeflow.org", "--timeout=30s")
+    log = open(os.path.join(kube.dir, "operator.log"), "ab")
+    proc = subprocess.Popen([TFJOB, "operator", "--kubeconfig", os.path.join(kube.dir, "operator.kubeconfig"),
+                             "--leader-elect=false", "--metrics-bind-address", "127.0.0.1:0",
+                             "--health-probe-bind-address", "127.0.0.1:0", "--workers", "4"],
+                            stdout=log, stderr=subprocess.STDOUT)
+    yield proc
+    proc.send_signal(signal.SIGTERM)
+    try:
+        assert proc.wait(timeout=10) == 0, "the operator did not stop cleanly on SIGTERM"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
+def container(annotations=None, **extra):
+    spec = {"containers": [{"name": "tensorflow", "image": "tensorflow/tensorflow:2.16.1"}]}
+    spec.update(extra)
+    return {"metadata": {"annotations": annotations or {}}, "spec": spec}
+
+
+def tfjob(name, replicas, run_policy=None, **spec):
+    body = {"tfReplicaSpecs": replicas}
+    if run_policy:
+        body["runPolicy"] = run_policy
+    body.update(spec)
+    return {"apiVersion": "kubeflow.org/v1", "kind": "TFJob", "metadata": {"name": name}, "spec": body}
+
+
+def ends(code, run_for="2s"):
+    return {"tfjob.test/exit-code": str(code), "tfjob.test/run-for": run_for}
+
+
+def job_status(kube, ns, name):
+    j = kube.get("tfjob", name, ns, check=False)
+    return (j or {}).get("status", {})
+
+
+def conditions(kube, ns, name):
+    return [(c["type"], c["status"]) for c in job_status(kube, ns, name).get("conditions", [])]
+
+
+def has_condition(kube, ns, name, ctype):
+    return (ctype, "True") in conditions(kube, ns, name)
+
+
+def pods(kube, ns, job):
+    out = kube.get("pods", None, ns)["items"]
+    return {p["metadata"]["name"]: p for p in out
+            if p["metadata"].get("labels", {}).get("training.kubeflow.org/job-name") == job
+            and not p["metadata"].get("deletionTimestamp")}
+
+
+def events(kube, ns, name):
+    out = kube.get("events", None, ns)["items"]
+    return [(e["type"], e["reason"], e["message"]) for e in out if e["involvedObject"]["name"] == name]
+
+
+def test_ps_worker_job_runs_and_succeeds(kube, namespace, operator):
+    kube.apply(tfjob("dist", {"PS": {"replicas": 2, "template": container()},
+                              "Worker": {"replicas": 3, "template": container(ends(0, "4s"))}}), namespace)
+    wait_for(lambda: len(pods(kube, namespace, "dist")) == 5, what="5 pods")
+    wait_for(lambda: has_condition(kube, namespace, "dist", "Running"), what="Running")
+    p = pods(kube, namespace, "dist")["dist-worker-1"]
+    labels = p["metadata"]["labels"]
+    assert labels["training.kubeflow.org/operator-name"] == "tfjob-controller"
+    assert labels["training.kubeflow.org/replica-type"] == "worker"
+    assert labels["training.kubeflow.org/replica-index"] == "1"
+    owner = p["metadata"]["ownerReferences"][0]
+    assert (owner["kind"], owner["name"], owner["controller"]) == ("TFJob", "dist", True)
+    env = {e["name"]: e["value"] for e in p["spec"]["containers"][0]["env"]}
+    tf_config = json.loads(env["TF_CONFIG"])
+    assert tf_config == {"cluster": {"ps": [f"dist-ps-{i}.{namespace}.svc:2222" for i in range(2)],
+                                     "worker": [f"dist-worker-{i}.{namespace}.svc:2222" for i in range(3)]},
+                         "task": {"type": "worker", "index": 1}, "environment": "cloud"}
+    svc = kube.get("service", "dist-worker-1", namespace)
+    assert svc["spec"]["clusterIP"] == "None" and svc["spec"]["publishNotReadyAddresses"] is True
+    assert svc["spec"]["ports"][0]["port"] == 2222
+    wait_for(lambda: has_condition(kube, namespace, "dist", "Succeeded"), timeout=60, what="Succeeded")
+    st = job_status(kube, namespace, "dist")
+    assert [c["type"] for c in st["conditions"]] == ["Created", "Running", "Succeeded"]  # R11: terminal last
+    assert ("Running", "False") in conditions(kube, namespace, "dist")
+    assert st["replicaStatuses"]["Worker"]["succeeded"] == 3
+    assert "completionTime" in st
+    assert kube("get", "tfjob", "dist", "-n", namespace, "--no-headers").split()[1] == "Succeeded"
+
+
+def test_R19_chief_succeeds_running_pods_cleaned(kube, namespace, operator):
+    kube.apply(tfjob("chief", {"Chief": {"template": container(ends(0, "3s"))},
+                               "PS": {"template": container()}, "Worker": {"replicas": 2, "template": container()}},
+                     {"cleanPodPolicy": "Running"}), namespace)
+    wait_for(lambda: has_condition(kube, namespace, "chief", "Succeeded"), timeout=60, what="Succeeded")
+    wait_for(lambda: set(pods(kube, namespace, "chief")) == {"chief-chief-0"}, what="only the succeeded chief left")
+    assert not has_condition(kube, namespace, "chief", "Failed")
+
+
+def test_R06_exit_code_137_restarts_then_fails_on_backoff(kube, namespace, operator):
+    kube.apply(tfjob("retry", {"Worker": {"restartPolicy": "ExitCode", "template": container(ends(137, "1s"))}},
+                     {"backoffLimit": 2}), namespace)
+    wait_for(lambda: has_condition(kube, namespace, "retry", "Failed"), timeout=90, what="Failed")
+    st = job_status(kube, namespace, "retry")
+    assert st["conditions"][-1]["message"] == "Job retry has failed because it has reached the specified backoff limit"
+    assert st["replicaStatuses"]["Worker"]["restarts"] == 2
+    reasons = [e[1] for e in events(kube, namespace, "retry")]
+    assert "TFJobRestarting" in reasons
+
+
+def test_exit_code_1_fails_with_the_exact_message(kube, namespace, operator):
+    kube.apply(tfjob("noretry", {"Worker": {"restartPolicy": "ExitCode", "template": container(ends(1, "1s"))}}), namespace)
+    wait_for(lambda: has_condition(kube, namespace, "noretry", "Failed"), timeout=60, what="Failed")
+    assert job_status(kube, namespace, "noretry")["conditions"][-1]["message"] == \
+        'job "noretry" is failing because "Worker" replica(s) failed.'
+
+
+def test_R18_invalid_job_fails_validation_and_others_still_run(kube, namespace, operator):
+    bad = tfjob("bad", {"Worker": {"replicas": -1, "template": container()},
+                        "Trainer": {"template": {"spec": {"containers": [{"name": "main", "image": "x"}]}}}})
+    kube.apply(bad, namespace)
+    wait_for(lambda: has_condition(kube, namespace, "bad", "Failed"), what="Failed")
+    last = job_status(kube, namespace, "bad")["conditions"][-1]
+    assert last["reason"] == "TFJobFailedValidation"
+    assert 'spec.tfReplicaSpecs[Trainer]: Unsupported value: "Trainer"' in last["message"]
+    assert "spec.tfReplicaSpecs[Worker].replicas: Invalid value: -1" in last["message"]
+    assert "spec.tfReplicaSpecs[Trainer].template.spec.containers: Required value" in last["message"]
+    assert pods(kube, namespace, "bad") == {}
+    kube.apply(tfjob("good", {"Worker": {"template": container(ends(0, "1s"))}}), namespace)
+    wait_for(lambda: has_condition(kube, namespace, "good", "Succeeded"), timeout=60, what="the next job still runs")
+
+
+def test_R09_managed_by_multikueue_writes_nothing(kube, namespace, operator):
+    kube.apply(tfjob("mk", {"Worker": {"template": container()}}, {"managedBy": "kueue.x-k8s.io/multikueue"}), namespace)
+    time.sleep(3)
+    assert job_status(kube, namespace, "mk") == {}
+    assert pods(kube, namespace, "mk") == {}
+
+
+def test_R07_R08_suspend_then_resume_with_new_template(kube, namespace, operator):
+    kube.apply(tfjob("susp", {"Worker": {"replicas": 2, "template": container()}}, {"ttlSecondsAfterFinished": 60}), namespace)
+    wait_for(lambda: has_condition(kube, namespace, "susp", "Running"), what="Running")
+    start = job_status(kube, namespace, "susp")["startTime"]
+    kube("patch", "tfjob", "susp", "-n", namespace, "--type=merge", "-p", '{"spec":{"runPolicy":{"suspend":true}}}')
+    wait_for(lambda: has_condition(kube, namespace, "susp", "Suspended"), what="Suspended")
+    wait_for(lambda: pods(kube, namespace, "susp") == {}, what="pods deleted")
+    st = job_status(kube, namespace, "susp")
+    assert ("Running", "False") in conditions(kube, namespace, "susp")
+    assert all(rs.get("active", 0) == 0 for rs in st["replicaStatuses"].values())
+    assert st["startTime"] == start
+    # What Kueue does on admission: change the template, then unsuspend.
+    kube("patch", "tfjob", "susp", "-n", namespace, "--type=merge", "-p", json.dumps({"spec": {
+        "runPolicy": {"suspend": False},
+        "tfReplicaSpecs": {"Worker": {"template": {"metadata": {"labels": {"kueue.x-k8s.io/podset": "workers"}},
+                                                   "spec": {"nodeSelector": {"type": "kwok"}}}}}}}))
+    wait_for(lambda: len(pods(kube, namespace, "susp")) == 2, what="pods recreated")
+    for p in pods(kube, namespace, "susp").values():
+        assert p["metadata"]["labels"]["kueue.x-k8s.io/podset"] == "workers"
+        assert p["spec"]["nodeSelector"] == {"type": "kwok"}
+    wait_for(lambda: ("Suspended", "False") in conditions(kube, namespace, "susp"), what="Resumed")
+
+
+def test_R04_ttl_deletes_the_finished_job(kube, namespace, operator):
+    kube.apply(tfjob("ttl", {"Worker": {"template": container(ends(0, "1s"))}}, {"ttlSecondsAfterFinished": 3}), namespace)
+    wait_for(lambda: has_condition(kube, namespace, "ttl", "Succeeded"), timeout=60, what="Succeeded")
+    done = time.time()
+    wait_for(lambda: kube.get("tfjob", "ttl", namespace, check=False) is None, timeout=30, what="the TTL deletion")
+    assert time.time() - done < 10
+
+
+def test_R05_active_deadline_fails_the_job_on_time(kube, namespace, operator):
+    kube.apply(tfjob("deadline", {"Worker": {"template": container()}}, {"activeDeadlineSeconds": 4, "cleanPodPolicy": "All"}),
+               namespace)
+    wait_for(lambda: has_condition(kube, namespace, "deadline", "Running"), what="Running")
+    wait_for(lambda: has_condition(kube, namespace, "deadline", "Failed"), timeout=20, what="the deadline")
+    st = job_status(kube, namespace, "deadline")
+    assert st["conditions"][-1]["message"] == "Job deadline has failed because it was active longer than specified deadline"
+    wait_for(lambda: pods(kube, namespace, "deadline") == {}, what="cleanPodPolicy All")
+
+
+def test_R14_pod_of_another_owner_is_left_alone(kube, namespace, operator):
+    kube.apply({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "other-owner"}}, namespace)
+    uid = kube.get("configmap", "other-owner", namespace)["metadata"]["uid"]
+    foreign = {"apiVersion": "v1", "kind": "Pod", "metadata": {
+        "name": "own-worker-7", "labels": {"training.kubeflow.org/operator-name": "tfjob-controller",
+                                           "training.kubeflow.org/job-name": "own",
+                                           "training.kubeflow.org/replica-type": "worker",
+                                           "training.kubeflow.org/replica-index": "7"},
+        "ownerReferences": [{"apiVersion": "v1", "kind": "ConfigMap", "name": "other-owner", "uid": uid, "controller": True}]},
+        "spec": {"containers": [{"name": "tensorflow", "image": "x"}]}}
+    kube.apply(foreign, namespace)
+    kube.apply(tfjob("own", {"Worker": {"template": container()}}), namespace)
+    wait_for(lambda: has_condition(kube, namespace, "own", "Running"), what="Running")
+    time.sleep(2)
+    assert "own-worker-7" in pods(kube, namespace, "own")  # not deleted as a scale-down
+    assert job_status(kube, namespace, "own")["replicaStatuses"]["Worker"].get("active") == 1
+
+
+def test_R02_deleted_pod_of_a_finished_job_is_not_recreated(kube, namespace, operator):
+    kube.apply(tfjob("fin", {"Worker": {"template": container(ends(0, "1s"))}}), namespace)
+    wait_for(lambda: has_condition(kube, namespace, "fin", "Succeeded"), timeout=60, what="Succeeded")
+    kube("delete", "pod", "fin-worker-0", "-n", namespace, "--wait=true")
+    time.sleep(3)
+    assert pods(kube, namespace, "fin") == {}
+    assert has_condition(kube, namespace, "fin", "Succeeded")
+
+
+def test_scale_up_and_down_of_workers(kube, namespace, operator):
+    kube.apply(tfjob("scale", {"Worker": {"replicas": 2, "template": container()}}), namespace)
+    wait_for(lambda: len(pods(kube, namespace, "scale")) == 2, what="2 workers")
+    kube("patch", "tfjob", "scale", "-n", namespace, "--type=merge", "-p", '{"spec":{"tfReplicaSpecs":{"Worker":{"replicas":4}}}}')
+    wait_for(lambda: len(pods(kube, namespace, "scale")) == 4, what="4 workers")
+    kube("patch", "tfjob", "scale", "-n", namespace, "--type=merge", "-p", '{"spec":{"tfReplicaSpecs":{"Worker":{"replicas":1}}}}')
+    wait_for(lambda: set(pods(kube, namespace, "scale")) == {"scale-worker-0"}, what="1 worker")
+    wait_for(lambda: kube.get("service", "scale-worker-3", namespace, check=False) is None, what="service removed")
+
+
+def test_R12_unschedulable_pod_is_reported(kube, namespace, operator):
+    big = container()
+    big["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "1000"}}
+    kube.apply(tfjob("huge", {"Worker": {"template": big}}), namespace)
+    wait_for(lambda: any(e[0] == "Warning" and "huge-worker-0" in e[2] and "nodes are available" in e[2]
+                         for e in events(kube, namespace, "huge")), timeout=60, what="a Warning naming the pod and reason")
