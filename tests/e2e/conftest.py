@@ -69,3 +69,68 @@ def namespace(kube):
     kube("create", "namespace", name)
     yield name
     kube("delete", "namespace", name, "--wait=false")
+
+
+class OperatorProcess:
+    """The real `tfjob operator` binary, run with the least-privilege kubeconfig."""
+
+    def __init__(self, kube, *args, name="operator"):
+        self.kube = kube
+        self.log_path = os.path.join(kube.dir, f"{name}-{uuid.uuid4().hex[:6]}.log")
+        self.args = [os.path.join(ROOT, "build", "release", "tfjob"), "operator",
+                     "--kubeconfig", os.path.join(kube.dir, "operator.kubeconfig"),
+                     "--metrics-bind-address", "127.0.0.1:0", "--health-probe-bind-address", "127.0.0.1:0"] + list(args)
+        if not any(a.startswith("--leader-elect") for a in args):
+            self.args.append("--leader-elect=false")
+        self.proc = None
+
+    def start(self):
+        import subprocess
+        self.log = open(self.log_path, "ab")
+        self.proc = subprocess.Popen(self.args, stdout=self.log, stderr=subprocess.STDOUT)
+        return self
+
+    def stop(self, timeout=10):
+        import signal
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                return self.proc.wait(timeout=timeout)
+            except Exception:
+                self.proc.kill()
+                raise
+        return self.proc.returncode if self.proc else None
+
+    def kill(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+    def port(self, what):
+        """The port the operator logged for `what` ("metrics" or "health probes")."""
+        import re
+        def find():
+            with open(self.log_path, errors="replace") as f:
+                for line in f:
+                    if f"serving {what}" in line:
+                        return int(re.search(r"port=(\d+)", line).group(1))
+            return None
+        return wait_for(find, what=f"the operator to log its {what} port")
+
+    def metrics(self):
+        import urllib.request
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.port('metrics')}/metrics", timeout=5) as r:
+            return r.read().decode()
+
+    def metric(self, name_with_labels):
+        total = 0.0
+        for line in self.metrics().splitlines():
+            if line.startswith(name_with_labels):
+                total += float(line.rsplit(" ", 1)[1])
+        return total
+
+
+@pytest.fixture(scope="session")
+def tfjob_crd(kube):
+    kube("apply", "-f", os.path.join(ROOT, "config", "crd", "kubeflow.org_tfjobs.yaml"))
+    kube("wait", "--for=condition=Established", "crd/tfjobs.kubeflow.org", "--timeout=30s")

@@ -4,33 +4,17 @@ pods through template annotations, and the tests assert what kubectl shows. Test
 are the rows of shared/docs/regressions.md."""
 import json
 import os
-import signal
-import subprocess
 import time
 
 import pytest
 
-from conftest import ROOT, wait_for
-
-TFJOB = os.path.join(ROOT, "build", "release", "tfjob")
-
+from conftest import ROOT, OperatorProcess, wait_for
 
 @pytest.fixture(scope="module")
-def operator(kube):
-    kube("apply", "-f", os.path.join(ROOT, "config", "crd", "kubeflow.org_tfjobs.yaml"))
-    kube("wait", "--for=condition=Established", "crd/tfjobs.kubeflow.org", "--timeout=30s")
-    log = open(os.path.join(kube.dir, "operator.log"), "ab")
-    proc = subprocess.Popen([TFJOB, "operator", "--kubeconfig", os.path.join(kube.dir, "operator.kubeconfig"),
-                             "--leader-elect=false", "--metrics-bind-address", "127.0.0.1:0",
-                             "--health-probe-bind-address", "127.0.0.1:0", "--workers", "4"],
-                            stdout=log, stderr=subprocess.STDOUT)
-    yield proc
-    proc.send_signal(signal.SIGTERM)
-    try:
-        assert proc.wait(timeout=10) == 0, "the operator did not stop cleanly on SIGTERM"
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+def operator(kube, tfjob_crd):
+    op = OperatorProcess(kube, "--workers", "4").start()
+    yield op
+    assert op.stop() == 0, "the operator did not stop cleanly on SIGTERM"
 
 
 def container(annotations=None, **extra):
@@ -238,3 +222,73 @@ def test_R12_unschedulable_pod_is_reported(kube, namespace, operator):
     kube.apply(tfjob("huge", {"Worker": {"template": big}}), namespace)
     wait_for(lambda: any(e[0] == "Warning" and "huge-worker-0" in e[2] and "nodes are available" in e[2]
                          for e in events(kube, namespace, "huge")), timeout=60, what="a Warning naming the pod and reason")
+
+
+@pytest.mark.parametrize("policy,remaining", [
+    ("Running", {"cpe-chief-0", "cpe-evaluator-0"}),  # Evaluator exited 0 too; PS and workers were running
+    ("All", set()),
+    ("None", {"cpe-chief-0", "cpe-ps-0", "cpe-worker-0", "cpe-worker-1", "cpe-evaluator-0"}),
+])
+def test_chief_ps_worker_evaluator_clean_pod_policy(kube, namespace, operator, policy, remaining):
+    kube.apply(tfjob("cpe", {"Chief": {"template": container(ends(0, "3s"))}, "PS": {"template": container()},
+                             "Worker": {"replicas": 2, "template": container()},
+                             "Evaluator": {"template": container(ends(0, "1s"))}},
+                     {"cleanPodPolicy": policy}), namespace)
+    wait_for(lambda: has_condition(kube, namespace, "cpe", "Succeeded"), timeout=60, what="Succeeded")
+    wait_for(lambda: set(pods(kube, namespace, "cpe")) == remaining, what=f"pods left by cleanPodPolicy {policy}")
+    time.sleep(1)
+    assert set(pods(kube, namespace, "cpe")) == remaining
+
+
+def test_success_policies_worker0_and_all_workers(kube, namespace, operator):
+    w0 = {"Worker": {"replicas": 2, "template": container()}}
+    kube.apply(tfjob("w0", w0), namespace)
+    kube.apply(tfjob("all", w0, successPolicy="AllWorkers"), namespace)
+    wait_for(lambda: has_condition(kube, namespace, "w0", "Running") and has_condition(kube, namespace, "all", "Running"),
+             what="both Running")
+    # Worker 0 ends with exit code 0 in both jobs: a status patch, as a kubelet would report it.
+    for job in ("w0", "all"):
+        kube("patch", "pod", f"{job}-worker-0", "-n", namespace, "--subresource=status", "--type=merge", "-p",
+             json.dumps({"status": {"phase": "Succeeded", "containerStatuses": [
+                 {"name": "tensorflow", "image": "x", "ready": False, "restartCount": 0,
+                  "state": {"terminated": {"exitCode": 0, "reason": "Completed"}}}]}}))
+    wait_for(lambda: has_condition(kube, namespace, "w0", "Succeeded"), what="worker 0 decides the default policy")
+    time.sleep(2)
+    assert not has_condition(kube, namespace, "all", "Succeeded")  # AllWorkers waits for worker 1
+
+
+def test_on_failure_recreates_failed_pods_and_never_fails(kube, namespace, operator):
+    kube.apply(tfjob("onf", {"Worker": {"restartPolicy": "OnFailure", "template": container(ends(3, "1s"))}},
+                     {"backoffLimit": 1}), namespace)
+    wait_for(lambda: has_condition(kube, namespace, "onf", "Failed"), timeout=60, what="Failed after a restart")
+    st = job_status(kube, namespace, "onf")
+    assert st["replicaStatuses"]["Worker"]["restarts"] == 1
+    assert st["conditions"][-1]["message"] == "Job onf has failed because it has reached the specified backoff limit"
+    kube.apply(tfjob("never", {"Worker": {"restartPolicy": "Never", "template": container(ends(3, "1s"))}}), namespace)
+    wait_for(lambda: has_condition(kube, namespace, "never", "Failed"), timeout=60, what="Failed")
+    assert job_status(kube, namespace, "never")["conditions"][-1]["message"] == \
+        f"TFJob {namespace}/never has failed because 1 Worker replica(s) failed."
+
+
+def test_backoff_limit_counts_in_place_restarts(kube, namespace, operator):
+    kube.apply(tfjob("inplace", {"Worker": {"restartPolicy": "OnFailure",
+                                            "template": container({"tfjob.test/restart-in-place": "3"})}},
+                     {"backoffLimit": 3}), namespace)
+    wait_for(lambda: has_condition(kube, namespace, "inplace", "Failed"), timeout=30, what="Failed")
+    assert "backoff limit" in job_status(kube, namespace, "inplace")["conditions"][-1]["message"]
+
+
+def test_metrics_serve_the_upstream_job_counters(kube, namespace, operator):
+    kube.apply(tfjob("counted", {"Worker": {"template": container(ends(0, "1s"))}}), namespace)
+    wait_for(lambda: has_condition(kube, namespace, "counted", "Succeeded"), timeout=60, what="Succeeded")
+    text = operator.metrics()
+    assert f'training_operator_jobs_created_total{{job_namespace="{namespace}",framework="tensorflow"}} 1' in text
+    assert f'training_operator_jobs_successful_total{{job_namespace="{namespace}",framework="tensorflow"}} 1' in text
+    for family in ("workqueue_depth", "workqueue_adds_total", "rest_client_requests_total",
+                   "controller_runtime_reconcile_total", "tfjob_children_total"):
+        assert f"# TYPE {family} " in text
+
+
+def test_kustomize_install_applies(kube):
+    r = kube.run("apply", "--dry-run=server", "-k", os.path.join(ROOT, "config", "default"))
+    assert "deployment.apps/tfjob-operator created (server dry run)" in r.stdout
