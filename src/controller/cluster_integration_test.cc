@@ -126,6 +126,9 @@ TEST_F(Cluster, TfJobStatusSubresourceByMergePatch) {
   auto spec_patch = client_->Patch(kube::kTfJobs, ns_, "j", kube::PatchType::kMerge, json{{"status", {{"startTime", "2026-01-01T00:00:00Z"}}}});
   ASSERT_TRUE(spec_patch.ok());
   EXPECT_FALSE((*spec_patch)["status"].contains("startTime"));
+  // Deleted explicitly: a namespace deleted right after its CRD appeared can leave custom
+  // resources behind (the namespace controller's discovery is not yet aware of the CRD).
+  EXPECT_TRUE(client_->Delete(kube::kTfJobs, ns_, "j").ok());
 }
 
 TEST_F(Cluster, ListAllPagesThroughMoreObjectsThanThePageSize) {

@@ -5,6 +5,12 @@
 
 namespace tfjob::controller {
 
+namespace {
+// An operator is one client: reconnecting every few seconds during an outage costs the server
+// nothing, while a long backoff delays recovery (R13) by as much.
+constexpr std::chrono::milliseconds kMaxBackoff{5000};
+}  // namespace
+
 using nlohmann::json;
 
 Reflector::Reflector(kube::RestClient& client, ListWatchSpec spec, ReflectorSink& sink, Logger log)
@@ -78,7 +84,7 @@ void Reflector::Run(std::stop_token stop) {
       if (!s.ok()) {
         log_.Warning("list failed; retrying", {{"error", s.message()}, {"backoff", std::to_string(backoff.count()) + "ms"}});
         sleep(backoff);
-        backoff = std::min(backoff * 2, std::chrono::milliseconds(30000));
+        backoff = std::min(backoff * 2, kMaxBackoff);
         continue;
       }
       need_list = false;
@@ -97,7 +103,7 @@ void Reflector::Run(std::stop_token stop) {
     }
     log_.Warning("watch failed; retrying", {{"error", s.message()}, {"backoff", std::to_string(backoff.count()) + "ms"}});
     sleep(backoff);
-    backoff = std::min(backoff * 2, std::chrono::milliseconds(30000));
+    backoff = std::min(backoff * 2, kMaxBackoff);
   }
 }
 
