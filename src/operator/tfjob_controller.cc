@@ -48,6 +48,13 @@ TfJobController::TfJobController(kube::RestClient& client, Clock& clock, control
                                            "Total number of reconciliation errors per controller", {"controller"}).With({"tfjob-controller"});
   reconcile_time_ = &registry.AddHistogram("controller_runtime_reconcile_time_seconds",
                                            "Length of time per reconciliation per controller", {"controller"}).With({"tfjob-controller"});
+  auto latency_buckets = controller::ExponentialBuckets(0.05, 2, 14);
+  pods_created_latency_ = &registry.AddHistogram("tfjob_job_pods_created_seconds",
+                                                 "Time from a TFJob's creation until all its pods exist", {},
+                                                 latency_buckets).With({});
+  pods_running_latency_ = &registry.AddHistogram("tfjob_job_pods_running_seconds",
+                                                 "Time from a TFJob's creation until all its pods run", {},
+                                                 latency_buckets).With({});
   children_ = &registry.AddCounter("tfjob_children_total", "Pods and services created and deleted, by kind, action and result",
                                    {"kind", "action", "result"});
 
@@ -63,7 +70,12 @@ TfJobController::TfJobController(kube::RestClient& client, Clock& clock, control
                         if (o->metadata.resource_version != n->metadata.resource_version)
                           Enqueue(n->metadata.ns + "/" + n->metadata.name);
                       },
-                      [this](const auto& j) { expectations_.Delete(j->metadata.ns + "/" + j->metadata.name); }});
+                      [this](const auto& j) {
+                        expectations_.Delete(j->metadata.ns + "/" + j->metadata.name);
+                        std::lock_guard lock(latency_mu_);
+                        created_observed_.erase(j->metadata.uid);
+                        running_observed_.erase(j->metadata.uid);
+                      }});
   auto job_index = [](const api::ChildMeta& m) {
     std::string k = JobKeyOf(m);
     return k.empty() ? std::vector<std::string>{} : std::vector<std::string>{k};
@@ -184,8 +196,27 @@ Status TfJobController::ReconcileKey(const std::string& key) {
   core::Plan plan = core::Reconcile(observed, reconcile_options_);
   if (plan.skip) return OkStatus();
   Status applied = Apply(*job, plan, log);
+  if (applied.ok()) ObserveLatencies(*job, observed.pods, plan.create_pods.size());
   if (plan.requeue_after) queue_.AddAfter(key, *plan.requeue_after);
   return applied;
+}
+
+void TfJobController::ObserveLatencies(const api::TfJob& job, const std::vector<api::Pod>& pods, size_t created_now) {
+  if (!job.metadata.creation_timestamp) return;
+  int64_t total = 0;
+  for (const auto& [key, spec] : job.spec.replica_specs)
+    if (spec && api::ParseReplicaTypeFold(key)) total += api::ReplicasOrDefault(*spec);
+  int64_t existing = 0, running = 0;
+  for (const auto& p : pods) {
+    if (p.meta.controller_uid != job.metadata.uid || p.meta.deletion_timestamp) continue;
+    ++existing;
+    if (p.phase == api::PodPhase::kRunning) ++running;
+  }
+  double age = std::chrono::duration<double>(clock_.Now() - *job.metadata.creation_timestamp).count();
+  std::lock_guard lock(latency_mu_);
+  if (total > 0 && existing + static_cast<int64_t>(created_now) >= total && created_observed_.insert(job.metadata.uid).second)
+    pods_created_latency_->Observe(age);
+  if (total > 0 && running >= total && running_observed_.insert(job.metadata.uid).second) pods_running_latency_->Observe(age);
 }
 
 Status TfJobController::CreateChildren(const api::TfJob& job, const core::Plan& plan, const Logger& log) {

@@ -8,6 +8,8 @@
 
 #include <atomic>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <stop_token>
 #include <string>
 #include <thread>
@@ -80,6 +82,14 @@ class TfJobController {
   controller::Counter* reconcile_errors_;
   controller::Histogram* reconcile_time_;
   controller::Family<controller::Counter>* children_;
+  // Per-job latency (D12): TFJob created -> all pods created, -> all pods running. Each job is
+  // observed once per milestone; the sets hold the uids already observed.
+  void ObserveLatencies(const api::TfJob& job, const std::vector<api::Pod>& pods, size_t created_now);
+  controller::Histogram* pods_created_latency_;
+  controller::Histogram* pods_running_latency_;
+  std::mutex latency_mu_;  // guards the two sets
+  std::set<std::string> created_observed_;
+  std::set<std::string> running_observed_;
 };
 
 }  // namespace tfjob::operator_

@@ -285,10 +285,64 @@ def test_metrics_serve_the_upstream_job_counters(kube, namespace, operator):
     assert f'training_operator_jobs_created_total{{job_namespace="{namespace}",framework="tensorflow"}} 1' in text
     assert f'training_operator_jobs_successful_total{{job_namespace="{namespace}",framework="tensorflow"}} 1' in text
     for family in ("workqueue_depth", "workqueue_adds_total", "rest_client_requests_total",
-                   "controller_runtime_reconcile_total", "tfjob_children_total"):
+                   "controller_runtime_reconcile_total", "tfjob_children_total", "tfjob_job_pods_created_seconds",
+                   "tfjob_job_pods_running_seconds"):
         assert f"# TYPE {family} " in text
+    assert operator.metric("tfjob_job_pods_created_seconds_count") >= 1
 
 
 def test_kustomize_install_applies(kube):
     r = kube.run("apply", "--dry-run=server", "-k", os.path.join(ROOT, "config", "default"))
     assert "deployment.apps/tfjob-operator created (server dry run)" in r.stdout
+
+
+def test_R11_condition_order_and_state_column(kube, namespace, operator):
+    kube.apply(tfjob("order", {"Worker": {"template": container(ends(0, "2s"))}}), namespace)
+    wait_for(lambda: has_condition(kube, namespace, "order", "Succeeded"), timeout=60, what="Succeeded")
+    time.sleep(2)  # later reconciles must not reorder or add conditions
+    st = job_status(kube, namespace, "order")
+    assert [(c["type"], c["status"]) for c in st["conditions"]] == [("Created", "True"), ("Running", "False"),
+                                                                  ("Succeeded", "True")]
+    assert kube("get", "tfjobs", "-n", namespace, "--no-headers").split()[1] == "Succeeded"
+
+
+def test_R08_resume_uses_the_templates_changed_while_suspended(kube, namespace, operator):
+    kube.apply(tfjob("r08", {"Worker": {"template": container()}}, {"suspend": True}), namespace)
+    wait_for(lambda: has_condition(kube, namespace, "r08", "Suspended"), what="Suspended")
+    time.sleep(1)
+    assert pods(kube, namespace, "r08") == {}  # created suspended: nothing at all
+    assert "startTime" not in job_status(kube, namespace, "r08")
+    kube("patch", "tfjob", "r08", "-n", namespace, "--type=merge", "-p", json.dumps({"spec": {
+        "runPolicy": {"suspend": False},
+        "tfReplicaSpecs": {"Worker": {"template": {
+            "metadata": {"labels": {"admitted-by": "kueue"}, "annotations": {"kueue.x-k8s.io/workload": "w1"}},
+            "spec": {"nodeSelector": {"type": "kwok"},
+                     "tolerations": [{"key": "dedicated", "operator": "Equal", "value": "ml", "effect": "NoSchedule"}]}}}}}}))
+    wait_for(lambda: len(pods(kube, namespace, "r08")) == 1, what="the pod")
+    p = pods(kube, namespace, "r08")["r08-worker-0"]
+    assert p["metadata"]["labels"]["admitted-by"] == "kueue"
+    assert p["metadata"]["annotations"]["kueue.x-k8s.io/workload"] == "w1"
+    assert p["spec"]["nodeSelector"] == {"type": "kwok"}
+    assert {"key": "dedicated", "operator": "Equal", "value": "ml", "effect": "NoSchedule"} in p["spec"]["tolerations"]
+
+
+def test_always_restarts_a_failed_pod(kube, namespace, operator):
+    kube.apply(tfjob("always", {"Worker": {"restartPolicy": "Always", "template": container(ends(2, "1s"))}},
+                     {"backoffLimit": 2}), namespace)
+    wait_for(lambda: job_status(kube, namespace, "always").get("replicaStatuses", {}).get("Worker", {}).get("restarts", 0) >= 1,
+             timeout=60, what="a restart")
+    assert any(e[1] == "TFJobRestarting" for e in events(kube, namespace, "always"))
+
+
+def test_missing_podgroup_crd_is_a_clear_startup_error(kube, tfjob_crd):
+    kube("delete", "crd", "podgroups.scheduling.x-k8s.io", "--wait=true")
+    try:
+        op = OperatorProcess(kube, "--gang-scheduler-name", "scheduler-plugins-scheduler").start()
+        assert op.proc.wait(timeout=30) == 2
+        with open(op.log_path) as f:
+            log = f.read()
+        assert "crd might be missing, please install crd" in log
+        assert "podgroups.scheduling.x-k8s.io" in log
+    finally:
+        kube("apply", "-f", os.path.join(ROOT, "tests", "e2e", "manifests", "podgroup-crds.yaml"))
+        kube("wait", "--for=condition=Established", "crd/podgroups.scheduling.x-k8s.io", "--timeout=30s")
