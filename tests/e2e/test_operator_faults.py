@@ -41,6 +41,43 @@ def test_R01_operator_killed_mid_creation_no_duplicates(kube, namespace, tfjob_c
         assert op2.stop() == 0
 
 
+def test_R04_ttl_holds_across_an_operator_restart(kube, namespace, tfjob_crd):
+    op = OperatorProcess(kube, "--namespace", namespace).start()
+    try:
+        kube.apply(tfjob("ttl-restart", {"Worker": {"template": container(ends(0, "1s"))}}, {"ttlSecondsAfterFinished": 8}),
+                   namespace)
+        wait_for(lambda: has_condition(kube, namespace, "ttl-restart", "Succeeded"), timeout=60, what="Succeeded")
+        done = time.time()
+    finally:
+        op.kill()  # nothing else happens to the job from here on
+    time.sleep(3)
+    op2 = OperatorProcess(kube, "--namespace", namespace).start()
+    try:
+        wait_for(lambda: kube.get("tfjob", "ttl-restart", namespace, check=False) is None, timeout=30, what="the TTL deletion")
+        assert 7 <= time.time() - done < 14
+    finally:
+        assert op2.stop() == 0
+
+
+def test_R05_deadline_holds_across_an_operator_restart(kube, namespace, tfjob_crd):
+    op = OperatorProcess(kube, "--namespace", namespace).start()
+    try:
+        kube.apply(tfjob("dl-restart", {"Worker": {"template": container()}}, {"activeDeadlineSeconds": 8}), namespace)
+        wait_for(lambda: has_condition(kube, namespace, "dl-restart", "Running"), what="Running")
+        started = time.time()
+    finally:
+        op.kill()
+    time.sleep(2)
+    op2 = OperatorProcess(kube, "--namespace", namespace).start()
+    try:
+        wait_for(lambda: has_condition(kube, namespace, "dl-restart", "Failed"), timeout=30, what="the deadline")
+        assert time.time() - started < 14
+        assert job_status(kube, namespace, "dl-restart")["conditions"][-1]["message"] == \
+            "Job dl-restart has failed because it was active longer than specified deadline"
+    finally:
+        assert op2.stop() == 0
+
+
 @pytest.fixture(scope="module")
 def operator(kube, tfjob_crd):
     op = OperatorProcess(kube, "--workers", "4").start()
