@@ -1,5 +1,7 @@
 #include "controller/kube_lease_lock.h"
 
+#include "api/json_fields.h"
+
 #include <cstdio>
 #include <ctime>
 
@@ -58,14 +60,14 @@ json KubeLeaseLock::ToLease(const LeaderRecord& r) const {
 
 StatusOr<LeaderRecord> KubeLeaseLock::Get() {
   TFJOB_ASSIGN_OR_RETURN(json lease, client_.Get(kube::kLeases, ns_, name_));
-  const json& spec = lease.value("spec", json::object());
+  const json& spec = api::ObjectField(lease, "spec");
   LeaderRecord r;
-  r.holder_identity = spec.value("holderIdentity", "");
-  r.lease_duration_seconds = spec.value("leaseDurationSeconds", 0);
-  r.acquire_time = ParseMicroTime(spec.value("acquireTime", ""));
-  r.renew_time = ParseMicroTime(spec.value("renewTime", ""));
-  r.leader_transitions = spec.value("leaseTransitions", 0);
-  r.resource_version = lease["metadata"].value("resourceVersion", "");
+  r.holder_identity = api::StringField(spec, "holderIdentity");
+  r.lease_duration_seconds = static_cast<int>(api::IntField(spec, "leaseDurationSeconds"));
+  r.acquire_time = ParseMicroTime(api::StringField(spec, "acquireTime"));
+  r.renew_time = ParseMicroTime(api::StringField(spec, "renewTime"));
+  r.leader_transitions = static_cast<int>(api::IntField(spec, "leaseTransitions"));
+  r.resource_version = api::StringField(api::ObjectField(lease, "metadata"), "resourceVersion");
   return r;
 }
 

@@ -1,5 +1,7 @@
 #include "controller/reflector.h"
 
+#include "api/json_fields.h"
+
 #include <condition_variable>
 #include <random>
 
@@ -57,7 +59,7 @@ Status Reflector::WatchOnce(std::stop_token stop) {
             event_error = kube::WatchErrorStatus(e.object);
             return false;
           }
-          std::string rv = e.object.value("metadata", json::object()).value("resourceVersion", "");
+          std::string rv = api::StringField(api::ObjectField(e.object, "metadata"), "resourceVersion");
           if (e.type != kube::WatchEventType::kBookmark) sink_.Apply(e.type, std::move(e.object));
           if (!rv.empty()) SetVersion(rv);
         }

@@ -1,5 +1,7 @@
 #include "kube/api_error.h"
 
+#include "api/json_fields.h"
+
 #include <nlohmann/json.hpp>
 
 namespace tfjob::kube {
@@ -9,9 +11,9 @@ Status StatusFromHttp(long code, std::string_view body, std::optional<int> retry
   std::string reason, message;
   try {
     auto j = nlohmann::json::parse(body);
-    if (j.is_object() && j.value("kind", "") == "Status") {
-      reason = j.value("reason", "");
-      message = j.value("message", "");
+    if (api::StringField(j, "kind") == "Status") {
+      reason = api::StringField(j, "reason");
+      message = api::StringField(j, "message");
     }
   } catch (const nlohmann::json::exception&) {
     // Not a metav1.Status (a proxy or a crash page): keep the text below.

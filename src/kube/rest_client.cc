@@ -1,5 +1,7 @@
 #include "kube/rest_client.h"
 
+#include "api/json_fields.h"
+
 #include <thread>
 
 #include "kube/api_error.h"
@@ -59,9 +61,9 @@ StatusOr<std::vector<json>> RestClient::ListAll(const GroupVersionResource& gvr,
     TFJOB_ASSIGN_OR_RETURN(json page, List(gvr, ns, options));
     if (page.contains("items") && page["items"].is_array())
       for (auto& item : page["items"]) items.push_back(std::move(item));
-    const json& meta = page.value("metadata", json::object());
-    std::string cont = meta.value("continue", "");
-    if (resource_version != nullptr) *resource_version = meta.value("resourceVersion", "");
+    const json& meta = api::ObjectField(page, "metadata");
+    std::string cont = api::StringField(meta, "continue");
+    if (resource_version != nullptr) *resource_version = api::StringField(meta, "resourceVersion");
     if (cont.empty()) break;
     options.continue_token = cont;
     options.resource_version.clear();  // a continue token pins the version itself

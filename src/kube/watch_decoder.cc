@@ -1,5 +1,7 @@
 #include "kube/watch_decoder.h"
 
+#include "api/json_fields.h"
+
 #include "kube/api_error.h"
 
 namespace tfjob::kube {
@@ -16,7 +18,7 @@ std::vector<WatchEvent> WatchDecoder::Feed(std::string_view chunk, std::vector<S
     if (line.find_first_not_of(" \r\t") == std::string_view::npos) continue;
     try {
       auto j = nlohmann::json::parse(line);
-      std::string type = j.is_object() ? j.value("type", "") : "";
+      std::string type = api::StringField(j, "type");
       WatchEvent e;
       if (type == "ADDED") e.type = WatchEventType::kAdded;
       else if (type == "MODIFIED") e.type = WatchEventType::kModified;

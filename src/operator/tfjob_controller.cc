@@ -1,5 +1,7 @@
 #include "operator/tfjob_controller.h"
 
+#include "api/json_fields.h"
+
 #include <future>
 
 #include "api/pod_json.h"
@@ -102,9 +104,13 @@ TfJobController::TfJobController(kube::RestClient& client, Clock& clock, control
         controller::ListWatchSpec{gang == core::GangScheduler::kVolcano ? kube::kVolcanoPodGroups : kube::kPluginsPodGroups,
                                   options.ns},
         [](const json& j) -> StatusOr<json> { return j; },
-        [](const json& j) { return j["metadata"].value("namespace", "") + "/" + j["metadata"].value("name", ""); }, log_);
+        [](const json& j) {
+          const json& m = api::ObjectField(j, "metadata");
+          return api::StringField(m, "namespace") + "/" + api::StringField(m, "name");
+        }, log_);
     auto enqueue = [this](const auto& pg) {
-      Enqueue((*pg)["metadata"].value("namespace", "") + "/" + (*pg)["metadata"].value("name", ""));
+      const json& m = api::ObjectField(*pg, "metadata");
+      Enqueue(api::StringField(m, "namespace") + "/" + api::StringField(m, "name"));
     };
     pod_groups_->AddHandlers({enqueue, [enqueue](const auto&, const auto& n) { enqueue(n); }, enqueue});
   }
@@ -188,9 +194,9 @@ Status TfJobController::ReconcileKey(const std::string& key) {
   for (const auto& s : services_->store().ByIndex("job", key)) observed.services.push_back(*s);
   if (pod_groups_) {
     if (auto pg = pod_groups_->store().Get(key)) {
-      observed.pod_group = core::PodGroupState{(*pg).value("status", json::object()).value("phase", ""),
-                                               (*pg).value("spec", json::object()).value("queue", ""),
-                                               (*pg).value("spec", json::object())};
+      observed.pod_group = core::PodGroupState{api::StringField(api::ObjectField(*pg, "status"), "phase"),
+                                               api::StringField(api::ObjectField(*pg, "spec"), "queue"),
+                                               api::ObjectField(*pg, "spec")};
     }
   }
   core::Plan plan = core::Reconcile(observed, reconcile_options_);

@@ -1,5 +1,7 @@
 #include "tfjob/core/render.h"
 
+#include "api/json_fields.h"
+
 #include <algorithm>
 #include <cctype>
 
@@ -104,7 +106,7 @@ StatusOr<json> RenderService(const api::TfJob& job, api::ReplicaType type, int32
   if (auto p = c->find("ports"); p != c->end() && p->is_array()) {
     for (const json& port : *p) {
       if (!port.is_object() || !port.contains("containerPort")) continue;
-      ports.push_back({{"name", port.value("name", "")}, {"port", port["containerPort"]}});
+      ports.push_back({{"name", api::StringField(port, "name")}, {"port", port["containerPort"]}});
     }
   }
   auto labels = ReplicaLabels(job.metadata.name, type, index);

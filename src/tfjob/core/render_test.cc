@@ -138,6 +138,15 @@ TEST(RenderService, HeadlessWithTensorflowPorts) {
                   "training.kubeflow.org/replica-index":"0","training.kubeflow.org/replica-type":"worker"}}})"));
 }
 
+// Found by the fuzzer: a port with `name: null` crashed the renderer.
+TEST(RenderService, PortsWithoutAStringNameGetAnEmptyName) {
+  api::TfJob job = JobWith(
+      "    Worker: {template: {spec: {containers: [{name: tensorflow, image: x, ports: [{name: null, containerPort: 5}]}]}}}\n");
+  auto svc = RenderService(job, ReplicaType::kWorker, 0);
+  ASSERT_TRUE(svc.ok());
+  EXPECT_EQ((*svc)["spec"]["ports"][0], json::parse(R"({"name":"","port":5})"));
+}
+
 TEST(RenderService, NoTensorflowContainerIsAnError) {
   api::TfJob job = JobWith("    Worker: {template: {spec: {containers: [{name: main, image: x}]}}}\n");
   auto svc = RenderService(job, ReplicaType::kWorker, 0);
