@@ -9,7 +9,7 @@ export PATH := /usr/local/go/bin:$(PATH)
 JOBS ?= $(shell nproc)
 FUZZ_SECONDS ?= 60
 
-.PHONY: all deps build test test-unit test-asan test-tsan test-fuzz test-e2e demo bench fuzz check-headers format tidy clean control-plane
+.PHONY: all deps build test test-unit test-local test-asan test-tsan test-fuzz test-e2e demo bench fuzz check-headers format tidy clean control-plane
 
 all: build
 
@@ -51,6 +51,10 @@ test-fuzz: deps build/asan/build.ninja
 fuzz: FUZZ_SECONDS = 600
 fuzz: test-fuzz
 
+# `tfjob run` with real processes (no cluster needed).
+test-local: build
+	python3 -m pytest -p no:cacheprovider -q tests/local
+
 control-plane: deps
 	scripts/build-k8s >/dev/null
 
@@ -58,7 +62,7 @@ control-plane: deps
 test-e2e: build control-plane
 	tests/e2e/run
 
-test: build test-unit test-asan test-tsan test-fuzz test-e2e
+test: build test-unit test-local test-asan test-tsan test-fuzz test-e2e
 	@echo "make test: all suites passed"
 
 demo: build

@@ -3,6 +3,8 @@
 #include <csignal>
 #include <cstring>
 #include <thread>
+#include <functional>
+#include <unistd.h>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -16,6 +18,7 @@
 #include "api/validation.h"
 #include "common/logging.h"
 #include "kube/curl_transport.h"
+#include "local/local_runner.h"
 #include "operator/operator.h"
 
 namespace tfjob::cmd {
@@ -97,27 +100,62 @@ std::map<std::string, std::string> Environment() {
   return env;
 }
 
-// SIGTERM/SIGINT stop the operator gracefully: the signals are blocked in every thread and one
-// thread waits for them (no async-signal-unsafe handler).
-int RunOperatorCommand(const operator_::OperatorOptions& options) {
+// Runs `body` with SIGTERM/SIGINT turned into a stop request: the signals are blocked in every
+// thread and one thread waits for them (no async-signal-unsafe handler).
+int WithSignalStop(const std::function<int(std::stop_token)>& body) {
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGUSR2);  // our own "stop waiting" at exit
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  kube::CurlGlobal curl;  // before any other thread
   std::stop_source stop;
   std::jthread waiter([&signals, &stop](std::stop_token) {
     int sig = 0;
     while (sigwait(&signals, &sig) == 0) {
-      if (sig == SIGUSR2) return;  // sent by ourselves on exit
+      if (sig == SIGUSR2) return;
       Logger().Info("signal received; shutting down", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
       stop.request_stop();
     }
   });
-  int rc = operator_::RunOperator(options, Environment(), stop.get_token());
+  int rc = body(stop.get_token());
   pthread_kill(waiter.native_handle(), SIGUSR2);
+  return rc;
+}
+
+int RunOperatorCommand(const operator_::OperatorOptions& options) {
+  kube::CurlGlobal curl;  // before any other thread
+  return WithSignalStop([&](std::stop_token stop) { return operator_::RunOperator(options, Environment(), stop); });
+}
+
+int RunLocalCommand(const std::string& file, local::RunOptions options, std::ostream& out, std::ostream& err) {
+  std::vector<CheckedJob> jobs;
+  if (int rc = LoadChecked(file, err, &jobs); rc != kExitOk) return rc;
+  if (jobs.size() != 1) {
+    err << file << ": tfjob run takes a file with exactly one TFJob (found " << jobs.size() << ")\n";
+    return kExitUsage;
+  }
+  RealClock clock;
+  options.color = options.color && isatty(STDOUT_FILENO);
+  local::LocalRunner runner(jobs[0].job, options, clock, out);
+  if (Status s = runner.Prepare(); !s.ok()) {
+    err << file << ": " << s.message() << "\n";
+    return kExitUsage;
+  }
+  int rc = WithSignalStop([&](std::stop_token stop) { return runner.Run(stop); });
+  out << "\n" << std::left;
+  char line[256];
+  std::snprintf(line, sizeof line, "%-28s %-10s %8s %9s %10s", "REPLICA", "STATE", "RESTARTS", "EXIT CODE", "RUN TIME");
+  out << line << "\n";
+  for (const auto& o : runner.Outcomes()) {
+    std::snprintf(line, sizeof line, "%-28s %-10s %8d %9s %9.1fs", o.name.c_str(), o.state.c_str(), o.restarts,
+                  o.exit_code < 0 ? "-" : std::to_string(o.exit_code).c_str(),
+                  std::chrono::duration<double>(o.run_time).count());
+    out << line << "\n";
+  }
+  const auto& conds = runner.status().conditions;
+  std::string outcome = rc == 130 ? "interrupted" : conds.empty() ? "" : conds.back().type + ": " + conds.back().message;
+  out << "TFJob " << jobs[0].job.metadata.name << " " << outcome << "\n";
   return rc;
 }
 
@@ -203,6 +241,16 @@ int Main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
   oper->add_option("--log-level", log_level, "debug, info, warning or error")
       ->check(CLI::IsMember({"debug", "info", "warning", "warn", "error"}))->capture_default_str();
 
+  std::string run_file;
+  local::RunOptions run_options;
+  double grace_seconds = 5;
+  auto* run = app.add_subcommand("run", "Run a TFJob on this machine: each replica a local process with its TF_CONFIG");
+  run->add_option("FILE", run_file, "TFJob manifest (YAML or JSON) with one TFJob")->required();
+  run->add_option("--logs-dir", run_options.logs_dir, "Also write one log file per replica into this folder");
+  run->add_flag("--quiet", run_options.quiet, "Show state transitions only, not the replicas' output");
+  run->add_option("--grace-period", grace_seconds, "Seconds between SIGTERM and SIGKILL when stopping replicas")
+      ->check(CLI::Range(0.0, 3600.0))->capture_default_str();
+
   auto* crd = app.add_subcommand("crd", "Print the TFJob CustomResourceDefinition");
   auto* version = app.add_subcommand("version", "Print the version");
 
@@ -229,6 +277,11 @@ int Main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
     SetLogOptions(level, log_format == "json" ? LogFormat::kJson : LogFormat::kText);
     if (!leader_elect.empty()) op.leader_elect = leader_elect == "true";
     return RunOperatorCommand(op);
+  }
+  if (run->parsed()) {
+    run_options.grace_period = std::chrono::milliseconds(static_cast<long long>(grace_seconds * 1000));
+    run_options.color = true;
+    return RunLocalCommand(run_file, run_options, out, err);
   }
   if (crd->parsed()) {
     out << api::CrdYaml();

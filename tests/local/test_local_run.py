@@ -1,0 +1,143 @@
+"""`tfjob run`: TFJobs as local processes, with the operator's rules (real processes, no cluster)."""
+import json
+import os
+import signal
+import subprocess
+import textwrap
+import time
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TFJOB = os.path.join(ROOT, "build", "release", "tfjob")
+
+
+def run(args, timeout=60, **kw):
+    return subprocess.run([TFJOB, "run"] + args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          timeout=timeout, **kw)
+
+
+def job_file(tmp_path, name, replicas, run_policy=None):
+    spec = {"tfReplicaSpecs": replicas}
+    if run_policy:
+        spec["runPolicy"] = run_policy
+    path = tmp_path / f"{name}.json"
+    path.write_text(json.dumps({"apiVersion": "kubeflow.org/v1", "kind": "TFJob", "metadata": {"name": name}, "spec": spec}))
+    return str(path)
+
+
+def sh(script, **replica):
+    replica.setdefault("template", {"spec": {"containers": [
+        {"name": "tensorflow", "image": "busybox", "command": ["sh", "-c", textwrap.dedent(script)]}]}})
+    return replica
+
+
+def alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(") ", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_demo_job_succeeds_and_every_replica_finds_its_peers():
+    r = run(["examples/local/linear-ps.yaml"])
+    assert r.returncode == 0, r.stdout + r.stderr
+    for replica in ("worker-0", "worker-1", "chief-0"):
+        assert f"[{replica}] {replica}: found peers through TF_CONFIG: ps=['127.0.0.1:" in r.stdout
+    for ps in ("ps-0", "ps-1"):
+        assert f"[{ps}] {ps}: serving weights" in r.stdout
+    assert "chief-0: converged" in r.stdout
+    assert "TFJob linear Succeeded" in r.stdout
+
+
+def test_exit_code_137_once_is_restarted_and_the_job_succeeds(tmp_path):
+    marker = tmp_path / "crashed-once"
+    f = job_file(tmp_path, "retry", {"Worker": sh(f"""
+        if [ ! -e {marker} ]; then touch {marker}; kill -9 $$; fi
+        echo second attempt; exit 0""", restartPolicy="ExitCode")})
+    r = run([f])
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "retry-worker-0 exited with code 137" in r.stdout
+    assert "TFJobRestarting: job retry is restarting because Worker replica(s) failed." in r.stdout
+    assert "[worker-0] second attempt" in r.stdout
+    assert "retry-worker-0               Succeeded         1" in r.stdout
+
+
+def test_exit_code_1_fails_the_job_with_the_spec_message(tmp_path):
+    f = job_file(tmp_path, "perm", {"Worker": sh("exit 1", restartPolicy="ExitCode")})
+    r = run([f])
+    assert r.returncode == 1
+    assert 'TFJob perm Failed: job "perm" is failing because "Worker" replica(s) failed.' in r.stdout
+
+
+def test_on_failure_with_backoff_limit_1_fails_after_the_second_failure(tmp_path):
+    f = job_file(tmp_path, "flaky", {"Worker": sh("sleep 0.2; exit 3", restartPolicy="OnFailure")}, {"backoffLimit": 1})
+    r = run([f])
+    assert r.returncode == 1
+    assert r.stdout.count("tfjob: flaky-worker-0 exited with code 3") == 2
+    assert "TFJob flaky Failed: Job flaky has failed because it has reached the specified backoff limit" in r.stdout
+
+
+def test_active_deadline_stops_a_job_that_runs_too_long(tmp_path):
+    f = job_file(tmp_path, "slow", {"Worker": sh("sleep 60")}, {"activeDeadlineSeconds": 2})
+    start = time.time()
+    r = run([f, "--grace-period", "1"])
+    assert r.returncode == 1
+    assert time.time() - start < 10
+    assert "Job slow has failed because it was active longer than specified deadline" in r.stdout
+
+
+def _started_pids(proc, n, deadline=20):
+    pids, end = [], time.time() + deadline
+    while len(pids) < n and time.time() < end:
+        line = proc.stdout.readline()
+        if " started (pid " in line:
+            pids.append(int(line.rsplit("pid ", 1)[1].rstrip(")\n")))
+    assert len(pids) == n
+    return pids
+
+
+@pytest.mark.parametrize("sig,code", [(signal.SIGINT, 130), (signal.SIGKILL, -9)])
+def test_stopping_tfjob_run_leaves_no_process_behind(tmp_path, sig, code):
+    f = job_file(tmp_path, "forever", {"PS": sh("trap '' TERM; sleep 300"), "Worker": sh("sleep 300", replicas=2)})
+    proc = subprocess.Popen([TFJOB, "run", f, "--grace-period", "1"], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    pids = _started_pids(proc, 3)
+    time.sleep(0.5)
+    proc.send_signal(sig)
+    assert proc.wait(timeout=20) == code
+    end = time.time() + 5
+    while any(alive(p) for p in pids) and time.time() < end:
+        time.sleep(0.1)
+    assert [p for p in pids if alive(p)] == []  # even the PS that ignores SIGTERM
+
+
+@pytest.mark.parametrize("container,expected", [
+    ({"name": "tensorflow", "image": "tf"},
+     "spec.tfReplicaSpecs[Worker].template.spec.containers[0].command: Required value: a local run executes"),
+    ({"name": "tensorflow", "image": "tf", "command": ["true"], "env": [{"name": "A", "valueFrom": {"fieldRef": {"fieldPath": "x"}}}]},
+     "spec.tfReplicaSpecs[Worker].template.spec.containers[0].env[0].valueFrom: Unsupported value"),
+    ({"name": "tensorflow", "image": "tf", "command": ["no-such-program-here"]},
+     'spec.tfReplicaSpecs[Worker]: command "no-such-program-here" not found (or not executable) on this machine'),
+])
+def test_replicas_that_cannot_run_here_are_clear_errors(tmp_path, container, expected):
+    f = job_file(tmp_path, "bad", {"Worker": {"template": {"spec": {"containers": [container]}}}})
+    r = run([f])
+    assert r.returncode == 2
+    assert expected in r.stderr
+
+
+def test_invalid_spec_is_refused_like_validate(tmp_path):
+    f = job_file(tmp_path, "Bad_Name", {"Worker": sh("true", replicas=-1)})
+    r = run([f])
+    assert r.returncode == 1
+    assert 'metadata.name: Invalid value: "Bad_Name"' in r.stderr
+    assert "spec.tfReplicaSpecs[Worker].replicas: Invalid value: -1" in r.stderr
+
+
+def test_logs_dir_and_quiet(tmp_path):
+    f = job_file(tmp_path, "logged", {"Worker": sh("echo hello from the worker")})
+    r = run([f, "--quiet", "--logs-dir", str(tmp_path / "logs")])
+    assert r.returncode == 0
+    assert "hello from the worker" not in r.stdout
+    assert (tmp_path / "logs" / "logged-worker-0.log").read_text() == "hello from the worker\n"
