@@ -9,7 +9,7 @@ export PATH := /usr/local/go/bin:$(PATH)
 JOBS ?= $(shell nproc)
 FUZZ_SECONDS ?= 60
 
-.PHONY: all deps build test test-unit test-local test-asan test-tsan test-fuzz test-e2e demo bench fuzz check-headers format tidy clean control-plane
+.PHONY: all deps build test test-unit test-local test-tensorflow test-asan test-tsan test-fuzz test-e2e demo bench fuzz check-headers format tidy clean control-plane
 
 all: build
 
@@ -55,6 +55,10 @@ fuzz: test-fuzz
 test-local: build
 	python3 -m pytest -p no:cacheprovider -q tests/local
 
+# Real TensorFlow (tensorflow-cpu in a venv cached outside the clone) through `tfjob run`.
+test-tensorflow: build
+	python3 -m pytest -p no:cacheprovider -q tests/tensorflow
+
 control-plane: deps
 	scripts/build-k8s >/dev/null
 
@@ -62,7 +66,7 @@ control-plane: deps
 test-e2e: build control-plane
 	tests/e2e/run
 
-test: build test-unit test-local test-asan test-tsan test-fuzz test-e2e
+test: build test-unit test-local test-tensorflow test-asan test-tsan test-fuzz test-e2e
 	@echo "make test: all suites passed"
 
 demo: build
