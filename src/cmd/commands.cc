@@ -4,6 +4,7 @@
 #include <cstring>
 #include <thread>
 #include <functional>
+#include <sys/ioctl.h>
 #include <unistd.h>
 #include <filesystem>
 #include <fstream>
@@ -137,22 +138,17 @@ int RunLocalCommand(const std::string& file, local::RunOptions options, std::ost
   }
   RealClock clock;
   options.color = options.color && isatty(STDOUT_FILENO);
+  if (options.color && !options.quiet) {
+    winsize ws{};
+    if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0) options.terminal_rows = ws.ws_row;
+  }
   local::LocalRunner runner(jobs[0].job, options, clock, out);
   if (Status s = runner.Prepare(); !s.ok()) {
     err << file << ": " << s.message() << "\n";
     return kExitUsage;
   }
   int rc = WithSignalStop([&](std::stop_token stop) { return runner.Run(stop); });
-  out << "\n" << std::left;
-  char line[256];
-  std::snprintf(line, sizeof line, "%-28s %-10s %8s %9s %10s", "REPLICA", "STATE", "RESTARTS", "EXIT CODE", "RUN TIME");
-  out << line << "\n";
-  for (const auto& o : runner.Outcomes()) {
-    std::snprintf(line, sizeof line, "%-28s %-10s %8d %9s %9.1fs", o.name.c_str(), o.state.c_str(), o.restarts,
-                  o.exit_code < 0 ? "-" : std::to_string(o.exit_code).c_str(),
-                  std::chrono::duration<double>(o.run_time).count());
-    out << line << "\n";
-  }
+  out << "\n" << runner.FormatTable();
   const auto& conds = runner.status().conditions;
   std::string outcome = rc == 130 ? "interrupted" : conds.empty() ? "" : conds.back().type + ": " + conds.back().message;
   out << "TFJob " << jobs[0].job.metadata.name << " " << outcome << "\n";

@@ -122,17 +122,49 @@ void LocalRunner::Spawn(const std::string& name) {
   pid_t parent = getpid();
   pid_t pid = fork();
   if (pid == 0) {
+    // A guardian leads the replica's process group: it runs the command as its own child and,
+    // when the runner dies (even by SIGKILL), kills the whole group, grandchildren included
+    // (PR_SET_PDEATHSIG reaches direct children only). It passes the command's exit code on.
     setpgid(0, 0);
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    sigset_t guard;
+    sigemptyset(&guard);
+    sigaddset(&guard, SIGCHLD);
+    sigaddset(&guard, SIGUSR1);
+    sigaddset(&guard, SIGTERM);
+    sigaddset(&guard, SIGINT);
+    sigprocmask(SIG_SETMASK, &guard, nullptr);
+    prctl(PR_SET_PDEATHSIG, SIGUSR1);
     if (getppid() != parent) _exit(137);  // the runner died before prctl
     dup2(fds[1], 1);
     dup2(fds[1], 2);
-    if (!r.working_dir.empty() && chdir(r.working_dir.c_str()) != 0) _exit(126);
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, nullptr);
-    execvpe(argv[0], argv.data(), envp.data());
-    _exit(127);
+    close(fds[0]);
+    close(fds[1]);
+    pid_t command = fork();
+    if (command == 0) {
+      if (!r.working_dir.empty() && chdir(r.working_dir.c_str()) != 0) _exit(126);
+      sigset_t none;
+      sigemptyset(&none);
+      sigprocmask(SIG_SETMASK, &none, nullptr);
+      execvpe(argv[0], argv.data(), envp.data());
+      _exit(127);
+    }
+    for (;;) {
+      siginfo_t info;
+      if (sigwaitinfo(&guard, &info) < 0) continue;
+      if (info.si_signo == SIGUSR1) {  // the runner is gone
+        kill(0, SIGKILL);
+        _exit(137);
+      }
+      if (info.si_signo == SIGTERM || info.si_signo == SIGINT) {
+        kill(command, info.si_signo);  // a stop: the command decides how to end
+        continue;
+      }
+      int status = 0;
+      if (waitpid(command, &status, WNOHANG) == command) {
+        if (WIFEXITED(status)) _exit(WEXITSTATUS(status));
+        _exit(128 + WTERMSIG(status));
+      }
+    }
   }
   close(fds[1]);
   p->pid = pid;
@@ -142,6 +174,7 @@ void LocalRunner::Spawn(const std::string& name) {
   processes_[name] = std::move(p);
   outcomes_[name].state = "Running";
   Print("tfjob: " + name + " started (pid " + std::to_string(pid) + ")");
+  DrawTable();
 }
 
 void LocalRunner::Output(Process& p, const std::string& line) {
@@ -205,6 +238,7 @@ void LocalRunner::Reap() {
     o.state = p->exit_code == 0 ? "Succeeded" : "Failed";
     o.run_time = std::chrono::duration_cast<std::chrono::milliseconds>(p->ended - p->started);
     Print("tfjob: " + n + " exited with code " + std::to_string(p->exit_code));
+    DrawTable();
   }
 }
 
@@ -248,6 +282,38 @@ void LocalRunner::StopAll() {
   }
 }
 
+std::vector<std::string> LocalRunner::TableRows() const {
+  std::vector<std::string> rows;
+  char line[256];
+  std::snprintf(line, sizeof line, "%-28s %-10s %8s %9s %10s", "REPLICA", "STATE", "RESTARTS", "EXIT CODE", "RUN TIME");
+  rows.emplace_back(line);
+  auto now = clock_.SteadyNow();
+  for (const auto& [n, o] : outcomes_) {
+    auto run_time = o.run_time;
+    if (auto it = processes_.find(n); it != processes_.end() && !it->second->exited)
+      run_time = std::chrono::duration_cast<std::chrono::milliseconds>(now - it->second->started);
+    std::snprintf(line, sizeof line, "%-28s %-10s %8d %9s %9.1fs", n.c_str(), o.state.c_str(), o.restarts,
+                  o.exit_code < 0 ? "-" : std::to_string(o.exit_code).c_str(), std::chrono::duration<double>(run_time).count());
+    rows.emplace_back(line);
+  }
+  return rows;
+}
+
+std::string LocalRunner::FormatTable() const {
+  std::string out;
+  for (const auto& r : TableRows()) out += r + "\n";
+  return out;
+}
+
+void LocalRunner::DrawTable() {
+  if (!live_table()) return;
+  last_draw_ = clock_.SteadyNow();
+  std::string frame = "\0337\033[H";  // save the cursor, go to the top
+  for (const auto& r : TableRows()) frame += "\033[1m" + r + "\033[0m\033[K\n";
+  frame += "\033[K\0338";  // blank separator, restore the cursor
+  out_ << frame << std::flush;
+}
+
 std::vector<ReplicaOutcome> LocalRunner::Outcomes() const {
   std::vector<ReplicaOutcome> out;
   for (const auto& [n, o] : outcomes_) out.push_back(o);
@@ -255,6 +321,17 @@ std::vector<ReplicaOutcome> LocalRunner::Outcomes() const {
 }
 
 int LocalRunner::Run(std::stop_token stop) {
+  if (live_table()) {
+    // Rows 1..h hold the table; output scrolls in the region below it.
+    int h = static_cast<int>(replicas_.size()) + 2;
+    out_ << "\033[2J\033[" << h + 1 << ";" << options_.terminal_rows << "r\033[" << h + 1 << ";1H" << std::flush;
+  }
+  struct RestoreTerminal {
+    LocalRunner* r;
+    ~RestoreTerminal() {
+      if (r->live_table()) r->out_ << "\033[r\033[" << r->options_.terminal_rows << ";1H\n" << std::flush;
+    }
+  } restore{this};
   core::ReconcileOptions options;
   options.render.tf_config.endpoint = [this](api::ReplicaType t, int32_t i, int32_t) {
     return "127.0.0.1:" + std::to_string(ports_[{t, i}]);
@@ -308,6 +385,7 @@ int LocalRunner::Run(std::stop_token stop) {
     if (plan.status) job_.status = *plan.status;
     std::vector<std::string> conditions;
     for (const auto& c : job_.status.conditions) conditions.push_back(c.type + "=" + c.status);
+    if (live_table() && clock_.SteadyNow() - last_draw_ >= std::chrono::milliseconds(500)) DrawTable();
     if (conditions != last_conditions) {
       std::string text;
       for (const auto& c : conditions) text += (text.empty() ? "" : ", ") + c;
@@ -316,6 +394,7 @@ int LocalRunner::Run(std::stop_token stop) {
     }
     if (core::IsFinished(job_.status)) {
       StopAll();
+      DrawTable();
       return core::IsSucceeded(job_.status) ? 0 : 1;
     }
     if (stop.stop_requested()) {

@@ -27,6 +27,9 @@ struct RunOptions {
   std::string logs_dir;  // also write <replica>.log there when set
   bool quiet = false;    // transitions only, no replica output
   bool color = false;    // colour the prefixes (a terminal)
+  // On a terminal of this many rows (0: not a terminal): a live table of the replicas stays at
+  // the top while their output scrolls below it.
+  int terminal_rows = 0;
   std::chrono::milliseconds grace_period{5000};
 };
 
@@ -50,6 +53,8 @@ class LocalRunner {
   int Run(std::stop_token stop);
   const api::JobStatus& status() const { return job_.status; }
   std::vector<ReplicaOutcome> Outcomes() const;
+  // The summary table printed at the end (and drawn live on a terminal).
+  std::string FormatTable() const;
 
  private:
   struct Process;
@@ -60,6 +65,10 @@ class LocalRunner {
   void Reap();
   void Print(const std::string& line);
   void Output(Process& p, const std::string& line);
+  // The replica table (name, state, restarts, exit code, run time), one string per row.
+  std::vector<std::string> TableRows() const;
+  void DrawTable();
+  bool live_table() const { return options_.terminal_rows > static_cast<int>(replicas_.size()) + 6; }
 
   api::TfJob job_;
   RunOptions options_;
@@ -70,6 +79,7 @@ class LocalRunner {
   std::map<std::string, std::unique_ptr<Process>> processes_;  // current process per replica name
   std::map<std::string, ReplicaOutcome> outcomes_;
   int spawned_ = 0;
+  Clock::SteadyTime last_draw_{};
 };
 
 }  // namespace tfjob::local

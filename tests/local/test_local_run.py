@@ -100,16 +100,22 @@ def _started_pids(proc, n, deadline=20):
 
 @pytest.mark.parametrize("sig,code", [(signal.SIGINT, 130), (signal.SIGKILL, -9)])
 def test_stopping_tfjob_run_leaves_no_process_behind(tmp_path, sig, code):
-    f = job_file(tmp_path, "forever", {"PS": sh("trap '' TERM; sleep 300"), "Worker": sh("sleep 300", replicas=2)})
+    marker = 3000 + os.getpid() % 1000 + (1 if sig == signal.SIGKILL else 0)  # `sleep <marker>` finds grandchildren
+    f = job_file(tmp_path, "forever", {"PS": sh(f"trap '' TERM; sleep {marker}"),
+                                       "Worker": sh(f"echo started; sleep {marker}", replicas=2)})
     proc = subprocess.Popen([TFJOB, "run", f, "--grace-period", "1"], cwd=ROOT, stdout=subprocess.PIPE, text=True)
     pids = _started_pids(proc, 3)
     time.sleep(0.5)
     proc.send_signal(sig)
     assert proc.wait(timeout=20) == code
+
+    def leftovers():
+        found = subprocess.run(["pgrep", "-f", f"sleep {marker}"], stdout=subprocess.PIPE, text=True).stdout.split()
+        return [p for p in pids if alive(p)] + [int(p) for p in found if alive(int(p))]
     end = time.time() + 5
-    while any(alive(p) for p in pids) and time.time() < end:
+    while leftovers() and time.time() < end:
         time.sleep(0.1)
-    assert [p for p in pids if alive(p)] == []  # even the PS that ignores SIGTERM
+    assert leftovers() == []  # children and grandchildren, even the PS that ignores SIGTERM
 
 
 @pytest.mark.parametrize("container,expected", [
@@ -141,3 +147,24 @@ def test_logs_dir_and_quiet(tmp_path):
     assert r.returncode == 0
     assert "hello from the worker" not in r.stdout
     assert (tmp_path / "logs" / "logged-worker-0.log").read_text() == "hello from the worker\n"
+
+
+def test_a_terminal_gets_a_live_table_above_the_output(tmp_path):
+    f = job_file(tmp_path, "tty", {"PS": sh("echo ps ready; sleep 30"), "Worker": sh("echo working; sleep 30", replicas=2)})
+    session = f"tfjob-{os.getpid()}"
+    subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "120", "-y", "30",
+                    f"cd {ROOT} && {TFJOB} run {f} --grace-period 1; sleep 5"], check=True)
+    try:
+        screen = ""
+        for _ in range(50):
+            time.sleep(0.1)
+            screen = subprocess.run(["tmux", "capture-pane", "-p", "-t", session], stdout=subprocess.PIPE, text=True).stdout
+            if "working" in screen and "tty-worker-1" in screen.splitlines()[3]:
+                break
+        rows = screen.splitlines()
+        assert rows[0].split() == ["REPLICA", "STATE", "RESTARTS", "EXIT", "CODE", "RUN", "TIME"]
+        assert [r.split()[:2] for r in rows[1:4]] == [["tty-ps-0", "Running"], ["tty-worker-0", "Running"],
+                                                      ["tty-worker-1", "Running"]]
+        assert any(line.startswith("[worker-0] working") for line in rows[5:])  # output scrolls below the table
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", session])
