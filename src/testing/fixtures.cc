@@ -45,18 +45,32 @@ spec:
   return DefaultedJobFromYaml(yaml);
 }
 
+namespace {
+api::ChildMeta ChildOf(const std::string& job_name, std::string_view replica_type_label, int index,
+                       std::string owner_uid, const std::string& uid_suffix) {
+  api::ChildMeta meta;
+  meta.name = core::GenGeneralName(job_name, replica_type_label, index);
+  meta.ns = "default";
+  meta.uid = meta.name + uid_suffix;
+  meta.job_name = job_name;
+  meta.replica_type = std::string(replica_type_label);
+  meta.replica_index = index;
+  meta.controller_uid = std::move(owner_uid);
+  return meta;
+}
+}  // namespace
+
 api::Pod MakePod(const std::string& job_name, std::string_view replica_type_label, int index, api::PodPhase phase,
                  std::string owner_uid) {
   api::Pod pod;
-  pod.meta.name = core::GenGeneralName(job_name, replica_type_label, index);
-  pod.meta.ns = "default";
-  pod.meta.uid = pod.meta.name + "-uid";
-  pod.meta.job_name = job_name;
-  pod.meta.replica_type = std::string(replica_type_label);
-  pod.meta.replica_index = index;
-  pod.meta.controller_uid = std::move(owner_uid);
+  pod.meta = ChildOf(job_name, replica_type_label, index, std::move(owner_uid), "-uid");
   pod.phase = phase;
   return pod;
+}
+
+api::Service MakeService(const std::string& job_name, std::string_view replica_type_label, int index,
+                         std::string owner_uid) {
+  return api::Service{ChildOf(job_name, replica_type_label, index, std::move(owner_uid), "-svc-uid")};
 }
 
 api::Pod& WithExitCode(api::Pod& pod, int exit_code) {

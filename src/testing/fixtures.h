@@ -22,6 +22,10 @@ api::TfJob NewTfJob(int workers, int ps, bool with_chief = false);
 // A trimmed pod of `job` with the replica labels and owner uid set.
 api::Pod MakePod(const std::string& job_name, std::string_view replica_type_label, int index, api::PodPhase phase,
                  std::string owner_uid = "test-uid");
+// A trimmed service of `job` with the replica labels and owner uid set.
+api::Service MakeService(const std::string& job_name, std::string_view replica_type_label, int index,
+                         std::string owner_uid = "test-uid");
+
 // Adds a terminated `tensorflow` container status with `exit_code`.
 api::Pod& WithExitCode(api::Pod& pod, int exit_code);
 

@@ -15,20 +15,9 @@ using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 using ::testing::UnorderedElementsAreArray;
 using testing::MakePod;
+using testing::MakeService;
 
 const api::Time kNow = api::Time(std::chrono::seconds(1767225600));
-
-api::Service MakeService(const std::string& job, std::string_view type, int index, std::string owner = "test-uid") {
-  api::Service s;
-  s.meta.name = GenGeneralName(job, type, index);
-  s.meta.ns = "default";
-  s.meta.uid = s.meta.name + "-svc-uid";
-  s.meta.job_name = job;
-  s.meta.replica_type = std::string(type);
-  s.meta.replica_index = index;
-  s.meta.controller_uid = std::move(owner);
-  return s;
-}
 
 // `n` pods of `type` with the given phases in order (indices from `first`).
 void AddPods(std::vector<api::Pod>& pods, std::string_view type, int first, int n, PodPhase phase) {
