@@ -23,6 +23,8 @@ namespace {
 using nlohmann::json;
 using ::testing::UnorderedElementsAre;
 
+const kube::GroupVersionResource kTfJobs{"kubeflow.org", "v1", "tfjobs"};
+
 std::string ClusterDir() {
   const char* d = std::getenv("TFJOB_TEST_CLUSTER");
   return d != nullptr ? d : "";
@@ -116,19 +118,19 @@ TEST_F(Cluster, TfJobStatusSubresourceByMergePatch) {
   }));
   json job = {{"apiVersion", "kubeflow.org/v1"}, {"kind", "TFJob"}, {"metadata", {{"name", "j"}}},
               {"spec", {{"tfReplicaSpecs", {{"Worker", {{"template", {{"spec", {{"containers", json::array({{{"name", "tensorflow"}, {"image", "tf"}}})}}}}}}}}}}}};
-  ASSERT_TRUE(Eventually([&] { return client_->Create(kube::kTfJobs, ns_, job).ok(); }));
+  ASSERT_TRUE(Eventually([&] { return client_->Create(kTfJobs, ns_, job).ok(); }));
   json patch = {{"status", {{"conditions", json::array({{{"type", "Created"}, {"status", "True"}, {"reason", "TFJobCreated"}}})},
                             {"replicaStatuses", {{"Worker", {{"active", 1}, {"restarts", 2}}}}}}}};
-  auto patched = client_->Patch(kube::kTfJobs, ns_, "j", kube::PatchType::kMerge, patch, "status");
+  auto patched = client_->Patch(kTfJobs, ns_, "j", kube::PatchType::kMerge, patch, "status");
   ASSERT_TRUE(patched.ok()) << patched.status().ToString();
   EXPECT_EQ((*patched)["status"]["replicaStatuses"]["Worker"]["restarts"], 2);  // our field is in the schema
   // Writes to the main resource do not touch status, and vice versa.
-  auto spec_patch = client_->Patch(kube::kTfJobs, ns_, "j", kube::PatchType::kMerge, json{{"status", {{"startTime", "2026-01-01T00:00:00Z"}}}});
+  auto spec_patch = client_->Patch(kTfJobs, ns_, "j", kube::PatchType::kMerge, json{{"status", {{"startTime", "2026-01-01T00:00:00Z"}}}});
   ASSERT_TRUE(spec_patch.ok());
   EXPECT_FALSE((*spec_patch)["status"].contains("startTime"));
   // Deleted explicitly: a namespace deleted right after its CRD appeared can leave custom
   // resources behind (the namespace controller's discovery is not yet aware of the CRD).
-  EXPECT_TRUE(client_->Delete(kube::kTfJobs, ns_, "j").ok());
+  EXPECT_TRUE(client_->Delete(kTfJobs, ns_, "j").ok());
 }
 
 TEST_F(Cluster, ListAllPagesThroughMoreObjectsThanThePageSize) {

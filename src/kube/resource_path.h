@@ -21,11 +21,7 @@ inline const GroupVersionResource kEvents{"", "v1", "events"};
 inline const GroupVersionResource kConfigMaps{"", "v1", "configmaps"};
 inline const GroupVersionResource kNamespaces{"", "v1", "namespaces"};
 inline const GroupVersionResource kLeases{"coordination.k8s.io", "v1", "leases"};
-inline const GroupVersionResource kTfJobs{"kubeflow.org", "v1", "tfjobs"};
 inline const GroupVersionResource kCrds{"apiextensions.k8s.io", "v1", "customresourcedefinitions"};
-inline const GroupVersionResource kPriorityClasses{"scheduling.k8s.io", "v1", "priorityclasses"};
-inline const GroupVersionResource kVolcanoPodGroups{"scheduling.volcano.sh", "v1beta1", "podgroups"};
-inline const GroupVersionResource kPluginsPodGroups{"scheduling.x-k8s.io", "v1alpha1", "podgroups"};
 
 struct ListOptions {
   std::string label_selector;

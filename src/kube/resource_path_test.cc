@@ -5,6 +5,8 @@
 namespace tfjob::kube {
 namespace {
 
+const GroupVersionResource kTfJobs{"kubeflow.org", "v1", "tfjobs"};  // a custom resource
+
 TEST(ResourcePath, CoreGroupAndNamedGroups) {
   EXPECT_EQ(ResourcePath(kPods, "ns", "p"), "/api/v1/namespaces/ns/pods/p");
   EXPECT_EQ(ResourcePath(kPods, ""), "/api/v1/pods");

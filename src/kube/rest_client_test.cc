@@ -8,6 +8,8 @@
 namespace tfjob::kube {
 namespace {
 
+const GroupVersionResource kTfJobs{"kubeflow.org", "v1", "tfjobs"};  // a custom resource
+
 using nlohmann::json;
 
 RestClientOptions Fast() {

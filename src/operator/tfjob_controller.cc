@@ -6,6 +6,7 @@
 
 #include "api/pod_json.h"
 #include "api/tfjob_json.h"
+#include "operator/resources.h"
 #include "tfjob/core/naming.h"
 
 namespace tfjob::operator_ {
@@ -62,7 +63,7 @@ TfJobController::TfJobController(kube::RestClient& client, Clock& clock, control
 
   const std::string selector = std::string(core::kLabelOperatorName) + "=" + std::string(core::kControllerName);
   jobs_ = std::make_unique<controller::Informer<api::TfJob>>(
-      client, controller::ListWatchSpec{kube::kTfJobs, options.ns}, api::DecodeTfJobStrict,
+      client, controller::ListWatchSpec{kTfJobs, options.ns}, api::DecodeTfJobStrict,
       [](const api::TfJob& j) { return j.metadata.ns + "/" + j.metadata.name; }, log_);
   jobs_->AddHandlers({[this](const auto& j) {
                         jobs_created_->With({j->metadata.ns, "tensorflow"}).Inc();
@@ -101,7 +102,7 @@ TfJobController::TfJobController(kube::RestClient& client, Clock& clock, control
   if (gang != core::GangScheduler::kNone) {
     pod_groups_ = std::make_unique<controller::Informer<json>>(
         client,
-        controller::ListWatchSpec{gang == core::GangScheduler::kVolcano ? kube::kVolcanoPodGroups : kube::kPluginsPodGroups,
+        controller::ListWatchSpec{gang == core::GangScheduler::kVolcano ? kVolcanoPodGroups : kPluginsPodGroups,
                                   options.ns},
         [](const json& j) -> StatusOr<json> { return j; },
         [](const json& j) {
@@ -299,7 +300,7 @@ Status TfJobController::Apply(const api::TfJob& job, const core::Plan& plan, con
   for (const auto& d : plan.delete_services) remove(kube::kServices, d, false);
 
   auto gang = core::GangSchedulerFor(options_.gang_scheduler_name);
-  const auto& pg_gvr = gang == core::GangScheduler::kVolcano ? kube::kVolcanoPodGroups : kube::kPluginsPodGroups;
+  const auto& pg_gvr = gang == core::GangScheduler::kVolcano ? kVolcanoPodGroups : kPluginsPodGroups;
   if (plan.create_pod_group) {
     auto r = client_.Create(pg_gvr, ns, *plan.create_pod_group);
     if (!r.ok() && !IsAlreadyExists(r.status())) keep_first(r.status());
@@ -322,7 +323,7 @@ Status TfJobController::Apply(const api::TfJob& job, const core::Plan& plan, con
   // Events of the plan, then the status (merge patch on /status, D14).
   for (const auto& e : plan.events) events_.Record(Ref(job), e.type, e.reason, e.message);
   if (plan.status) {
-    auto r = client_.Patch(kube::kTfJobs, ns, job.metadata.name, kube::PatchType::kMerge, StatusPatch(*plan.status), "status");
+    auto r = client_.Patch(kTfJobs, ns, job.metadata.name, kube::PatchType::kMerge, StatusPatch(*plan.status), "status");
     if (!r.ok() && !IsNotFound(r.status())) keep_first(r.status().WithContext("writing status"));
   }
   const std::vector<std::string> labels = {ns, "tensorflow"};
@@ -330,7 +331,7 @@ Status TfJobController::Apply(const api::TfJob& job, const core::Plan& plan, con
   if (plan.counters.failed) jobs_failed_->With(labels).Inc(plan.counters.failed);
   if (plan.counters.restarted) jobs_restarted_->With(labels).Inc(plan.counters.restarted);
   if (plan.delete_job) {
-    Status s = client_.Delete(kube::kTfJobs, ns, job.metadata.name, {.precondition_uid = job.metadata.uid});
+    Status s = client_.Delete(kTfJobs, ns, job.metadata.name, {.precondition_uid = job.metadata.uid});
     if (s.ok()) {
       jobs_deleted_->With(labels).Inc();
       events_.Record(Ref(job), "Normal", "SuccessfulDeleteJob", "Deleted job: " + job.metadata.name);

@@ -1,0 +1,13 @@
+#pragma once
+// The API resources the TFJob controller works with beyond the core ones (pods, services,
+// events, leases), kept out of the generic client layer.
+
+#include "kube/resource_path.h"
+
+namespace tfjob::operator_ {
+
+inline const kube::GroupVersionResource kTfJobs{"kubeflow.org", "v1", "tfjobs"};
+inline const kube::GroupVersionResource kVolcanoPodGroups{"scheduling.volcano.sh", "v1beta1", "podgroups"};
+inline const kube::GroupVersionResource kPluginsPodGroups{"scheduling.x-k8s.io", "v1alpha1", "podgroups"};
+
+}  // namespace tfjob::operator_
