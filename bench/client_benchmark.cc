@@ -33,40 +33,77 @@ json RealisticPod(int i) {
   std::string name = "bench-job-" + std::to_string(i / 100) + "-worker-" + std::to_string(i % 100);
   json managed = json::array();
   for (const char* manager : {"tfjob-controller", "kube-scheduler", "kubelet"})
-    managed.push_back({{"manager", manager}, {"operation", "Update"}, {"apiVersion", "v1"}, {"time", "2026-11-30T12:00:00Z"},
-                       {"fieldsType", "FieldsV1"},
-                       {"fieldsV1", {{"f:metadata", {{"f:labels", {{".", json::object()}, {"f:training.kubeflow.org/job-name", json::object()}}}}},
-                                     {"f:spec", {{"f:containers", {{"k:{\"name\":\"tensorflow\"}", {{".", json::object()}, {"f:image", json::object()}, {"f:env", json::object()}}}}}}},
-                                     {"f:status", {{"f:conditions", json::object()}, {"f:containerStatuses", json::object()}, {"f:phase", json::object()}}}}}});
+    managed.push_back(
+        {{"manager", manager},
+         {"operation", "Update"},
+         {"apiVersion", "v1"},
+         {"time", "2026-11-30T12:00:00Z"},
+         {"fieldsType", "FieldsV1"},
+         {"fieldsV1",
+          {{"f:metadata",
+            {{"f:labels", {{".", json::object()}, {"f:training.kubeflow.org/job-name", json::object()}}}}},
+           {"f:spec",
+            {{"f:containers",
+              {{"k:{\"name\":\"tensorflow\"}",
+                {{".", json::object()}, {"f:image", json::object()}, {"f:env", json::object()}}}}}}},
+           {"f:status",
+            {{"f:conditions", json::object()},
+             {"f:containerStatuses", json::object()},
+             {"f:phase", json::object()}}}}}});
   std::string tf_config(600, 'x');
   return json{
-      {"kind", "Pod"}, {"apiVersion", "v1"},
+      {"kind", "Pod"},
+      {"apiVersion", "v1"},
       {"metadata",
-       {{"name", name}, {"namespace", "team-a"}, {"uid", "5f3c2a10-1b2c-4d5e-8f90-" + std::to_string(100000000000 + i)},
-        {"resourceVersion", std::to_string(1000 + i)}, {"creationTimestamp", "2026-11-30T12:00:00Z"},
-        {"labels", {{"training.kubeflow.org/job-name", "bench-job-" + std::to_string(i / 100)},
-                    {"training.kubeflow.org/operator-name", "tfjob-controller"},
-                    {"training.kubeflow.org/replica-type", "worker"},
-                    {"training.kubeflow.org/replica-index", std::to_string(i % 100)}, {"team", "vision"}}},
+       {{"name", name},
+        {"namespace", "team-a"},
+        {"uid", "5f3c2a10-1b2c-4d5e-8f90-" + std::to_string(100000000000 + i)},
+        {"resourceVersion", std::to_string(1000 + i)},
+        {"creationTimestamp", "2026-11-30T12:00:00Z"},
+        {"labels",
+         {{"training.kubeflow.org/job-name", "bench-job-" + std::to_string(i / 100)},
+          {"training.kubeflow.org/operator-name", "tfjob-controller"},
+          {"training.kubeflow.org/replica-type", "worker"},
+          {"training.kubeflow.org/replica-index", std::to_string(i % 100)},
+          {"team", "vision"}}},
         {"annotations", {{"sidecar.istio.io/inject", "false"}}},
-        {"ownerReferences", json::array({{{"apiVersion", "kubeflow.org/v1"}, {"kind", "TFJob"}, {"name", "bench-job"},
-                                          {"uid", "0c0ffee0-0000-4000-8000-000000000000"}, {"controller", true},
+        {"ownerReferences", json::array({{{"apiVersion", "kubeflow.org/v1"},
+                                          {"kind", "TFJob"},
+                                          {"name", "bench-job"},
+                                          {"uid", "0c0ffee0-0000-4000-8000-000000000000"},
+                                          {"controller", true},
                                           {"blockOwnerDeletion", true}}})},
         {"managedFields", managed}}},
       {"spec",
-       {{"containers", json::array({{{"name", "tensorflow"}, {"image", "tensorflow/tensorflow:2.16.1"},
-                                      {"command", json::array({"python", "/opt/train.py"})},
-                                      {"env", json::array({{{"name", "TF_CONFIG"}, {"value", tf_config}}})},
-                                      {"ports", json::array({{{"name", "tfjob-port"}, {"containerPort", 2222}, {"protocol", "TCP"}}})},
-                                      {"resources", {{"requests", {{"cpu", "2"}, {"memory", "4Gi"}}}}},
-                                      {"volumeMounts", json::array({{{"name", "kube-api-access"}, {"mountPath", "/var/run/secrets/kubernetes.io/serviceaccount"}, {"readOnly", true}}})}}})},
-        {"restartPolicy", "OnFailure"}, {"nodeName", "kwok-node-3"}, {"schedulerName", "default-scheduler"},
-        {"tolerations", json::array({{{"key", "node.kubernetes.io/not-ready"}, {"operator", "Exists"}, {"effect", "NoExecute"}, {"tolerationSeconds", 300}}})}}},
+       {{"containers",
+         json::array({{{"name", "tensorflow"},
+                       {"image", "tensorflow/tensorflow:2.16.1"},
+                       {"command", json::array({"python", "/opt/train.py"})},
+                       {"env", json::array({{{"name", "TF_CONFIG"}, {"value", tf_config}}})},
+                       {"ports", json::array({{{"name", "tfjob-port"}, {"containerPort", 2222}, {"protocol", "TCP"}}})},
+                       {"resources", {{"requests", {{"cpu", "2"}, {"memory", "4Gi"}}}}},
+                       {"volumeMounts", json::array({{{"name", "kube-api-access"},
+                                                      {"mountPath", "/var/run/secrets/kubernetes.io/serviceaccount"},
+                                                      {"readOnly", true}}})}}})},
+        {"restartPolicy", "OnFailure"},
+        {"nodeName", "kwok-node-3"},
+        {"schedulerName", "default-scheduler"},
+        {"tolerations", json::array({{{"key", "node.kubernetes.io/not-ready"},
+                                      {"operator", "Exists"},
+                                      {"effect", "NoExecute"},
+                                      {"tolerationSeconds", 300}}})}}},
       {"status",
-       {{"phase", "Running"}, {"podIP", "10.244.0.7"}, {"hostIP", "10.243.0.1"}, {"startTime", "2026-11-30T12:00:01Z"},
-        {"conditions", json::array({{{"type", "Ready"}, {"status", "True"}, {"lastTransitionTime", "2026-11-30T12:00:02Z"}},
-                                    {{"type", "PodScheduled"}, {"status", "True"}, {"lastTransitionTime", "2026-11-30T12:00:00Z"}}})},
-        {"containerStatuses", json::array({{{"name", "tensorflow"}, {"ready", true}, {"restartCount", 0}, {"image", "tensorflow/tensorflow:2.16.1"},
+       {{"phase", "Running"},
+        {"podIP", "10.244.0.7"},
+        {"hostIP", "10.243.0.1"},
+        {"startTime", "2026-11-30T12:00:01Z"},
+        {"conditions",
+         json::array({{{"type", "Ready"}, {"status", "True"}, {"lastTransitionTime", "2026-11-30T12:00:02Z"}},
+                      {{"type", "PodScheduled"}, {"status", "True"}, {"lastTransitionTime", "2026-11-30T12:00:00Z"}}})},
+        {"containerStatuses", json::array({{{"name", "tensorflow"},
+                                            {"ready", true},
+                                            {"restartCount", 0},
+                                            {"image", "tensorflow/tensorflow:2.16.1"},
                                             {"state", {{"running", {{"startedAt", "2026-11-30T12:00:02Z"}}}}}}})}}}};
 }
 
@@ -77,7 +114,9 @@ long RssBytes() {
   return resident * sysconf(_SC_PAGESIZE);
 }
 
-double Seconds(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+double Seconds(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
 
 }  // namespace
 
@@ -114,9 +153,8 @@ int main() {
   malloc_trim(0);
   long rss0 = RssBytes();
   tfjob::controller::Store<tfjob::api::Pod> store;
-  store.AddIndex("job", [](const tfjob::api::Pod& p) {
-    return std::vector<std::string>{p.meta.ns + "/" + p.meta.job_name};
-  });
+  store.AddIndex("job",
+                 [](const tfjob::api::Pod& p) { return std::vector<std::string>{p.meta.ns + "/" + p.meta.job_name}; });
   for (const auto& l : lines) {
     auto pod = tfjob::api::DecodePod(json::parse(l));
     std::string key = pod->meta.ns + "/" + pod->meta.name;

@@ -10,9 +10,11 @@ namespace {
 
 std::string JobYaml(int workers) {
   return "apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata: {name: bench, namespace: default, uid: u}\n"
-         "spec:\n  tfReplicaSpecs:\n    Worker:\n      replicas: " + std::to_string(workers) +
+         "spec:\n  tfReplicaSpecs:\n    Worker:\n      replicas: " +
+         std::to_string(workers) +
          "\n      restartPolicy: OnFailure\n      template:\n        metadata: {labels: {app: bench}}\n"
-         "        spec:\n          containers:\n          - name: tensorflow\n            image: tensorflow/tensorflow:2.16.1\n"
+         "        spec:\n          containers:\n          - name: tensorflow\n            image: "
+         "tensorflow/tensorflow:2.16.1\n"
          "            command: [python, /opt/train.py]\n            args: [--epochs, '10']\n"
          "            env: [{name: A, value: b}]\n            resources: {requests: {cpu: '2', memory: 4Gi}}\n";
 }

@@ -20,13 +20,14 @@ std::string WorkerJob(const std::string& replica_fields, const std::string& cont
   return "apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata: {name: j}\nspec:\n" + run_policy +
          "  tfReplicaSpecs:\n    " + key + ":\n" + replica_fields +
          "      template:\n        spec:\n          containers:\n          - name: tensorflow\n"
-         "            image: tf\n" + container_extra;
+         "            image: tf\n" +
+         container_extra;
 }
 
 // Cases D1-D6 of tfjob-v1-spec.md 4.1.
 TEST(SetDefaults, D1KeepsRestartPolicyAndExistingPortSetsReplicasAndPolicies) {
-  TfJob job = Load(WorkerJob("      restartPolicy: Always\n",
-                             "            ports: [{name: tfjob-port, containerPort: 2222}]\n"));
+  TfJob job = Load(
+      WorkerJob("      restartPolicy: Always\n", "            ports: [{name: tfjob-port, containerPort: 2222}]\n"));
   SetDefaults(job);
   const ReplicaSpec& w = *job.spec.replica_specs.at("Worker");
   EXPECT_EQ(w.replicas, 1);
@@ -94,8 +95,9 @@ TEST(SetDefaults, IsIdempotentAndSurvivesMalformedTemplates) {
   EXPECT_EQ(job, again);
   EXPECT_EQ(TfJobPort(*job.spec.replica_specs.at("Worker")), 3333);
 
-  TfJob odd = Load("apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata: {name: j}\nspec:\n  tfReplicaSpecs:\n"
-                   "    Worker: {template: {spec: {containers: 7}}}\n    PS: null\n    Chief: {}\n");
+  TfJob odd = Load(
+      "apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata: {name: j}\nspec:\n  tfReplicaSpecs:\n"
+      "    Worker: {template: {spec: {containers: 7}}}\n    PS: null\n    Chief: {}\n");
   SetDefaults(odd);  // must not crash
   EXPECT_EQ(odd.spec.replica_specs.at("Worker")->replicas, 1);
 }

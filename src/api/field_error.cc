@@ -20,21 +20,11 @@ std::string QuoteValue(const std::string& s) {
 std::string FieldError::ToString() const {
   std::string out = field + ": ";
   switch (type) {
-    case FieldErrorType::kRequired:
-      out += "Required value";
-      break;
-    case FieldErrorType::kInvalid:
-      out += "Invalid value: " + value;
-      break;
-    case FieldErrorType::kNotSupported:
-      out += "Unsupported value: " + value;
-      break;
-    case FieldErrorType::kForbidden:
-      out += "Forbidden";
-      break;
-    case FieldErrorType::kDuplicate:
-      out += "Duplicate value: " + value;
-      break;
+    case FieldErrorType::kRequired: out += "Required value"; break;
+    case FieldErrorType::kInvalid: out += "Invalid value: " + value; break;
+    case FieldErrorType::kNotSupported: out += "Unsupported value: " + value; break;
+    case FieldErrorType::kForbidden: out += "Forbidden"; break;
+    case FieldErrorType::kDuplicate: out += "Duplicate value: " + value; break;
   }
   if (!detail.empty()) out += ": " + detail;
   return out;

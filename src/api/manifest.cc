@@ -8,8 +8,8 @@
 #include <map>
 #include <optional>
 
-#include <yaml.h>
 #include <yaml-cpp/yaml.h>
+#include <yaml.h>
 
 namespace tfjob::api {
 namespace {
@@ -128,9 +128,7 @@ class YamlBuilder {
           root_ = nullptr;
           break;
         case YAML_MAPPING_START_EVENT:
-        case YAML_SEQUENCE_START_EVENT:
-          st = Open(event);
-          break;
+        case YAML_SEQUENCE_START_EVENT: st = Open(event); break;
         case YAML_MAPPING_END_EVENT:
         case YAML_SEQUENCE_END_EVENT: {
           Frame f = std::move(stack_.back());
@@ -206,8 +204,10 @@ class YamlBuilder {
     }
     json value;
     bool plain = sc.style == YAML_PLAIN_SCALAR_STYLE || sc.style == YAML_ANY_SCALAR_STYLE;
-    if (tag == "tag:yaml.org,2002:str" || (!plain && tag.empty())) value = std::move(text);
-    else value = ResolvePlainImpl(text);
+    if (tag == "tag:yaml.org,2002:str" || (!plain && tag.empty()))
+      value = std::move(text);
+    else
+      value = ResolvePlainImpl(text);
     return Complete(std::move(value), anchor, 1, event.start_mark, 0);
   }
 
@@ -262,8 +262,10 @@ void Emit(YAML::Emitter& out, const json& v) {
       for (auto it = v.begin(); it != v.end(); ++it) {
         out << YAML::Key;
         const std::string& k = it.key();
-        if (ResolvePlainImpl(k).is_string()) out << k;
-        else out << YAML::DoubleQuoted << k;
+        if (ResolvePlainImpl(k).is_string())
+          out << k;
+        else
+          out << YAML::DoubleQuoted << k;
         out << YAML::Value;
         Emit(out, *it);
       }
@@ -276,8 +278,10 @@ void Emit(YAML::Emitter& out, const json& v) {
       break;
     case json::value_t::string: {
       const std::string& s = v.get_ref<const std::string&>();
-      if (ResolvePlainImpl(s).is_string() && s.find('\n') == std::string::npos) out << s;
-      else out << YAML::DoubleQuoted << s;
+      if (ResolvePlainImpl(s).is_string() && s.find('\n') == std::string::npos)
+        out << s;
+      else
+        out << YAML::DoubleQuoted << s;
       break;
     }
     case json::value_t::null: out << YAML::Null; break;
@@ -288,7 +292,9 @@ void Emit(YAML::Emitter& out, const json& v) {
 
 }  // namespace
 
-json ResolvePlainScalar(const std::string& text) { return ResolvePlainImpl(text); }
+json ResolvePlainScalar(const std::string& text) {
+  return ResolvePlainImpl(text);
+}
 
 std::string ToYaml(const json& value) {
   YAML::Emitter out;

@@ -34,7 +34,8 @@ StatusOr<ChildMeta> DecodeMeta(const json& j) {
       if (r.is_object() && r.value("controller", json(false)) == true) {
         meta.controller_uid = Str(r, "uid");
       }
-  if (auto d = m->find("deletionTimestamp"); d != m->end() && d->is_string()) meta.deletion_timestamp = ParseTime(d->get<std::string>());
+  if (auto d = m->find("deletionTimestamp"); d != m->end() && d->is_string())
+    meta.deletion_timestamp = ParseTime(d->get<std::string>());
   return meta;
 }
 
@@ -45,7 +46,8 @@ std::vector<ContainerStatus> DecodeContainerStatuses(const json& list) {
     if (!c.is_object()) continue;
     ContainerStatus s;
     s.name = Str(c, "name");
-    if (auto rc = c.find("restartCount"); rc != c.end() && rc->is_number_integer()) s.restart_count = rc->get<int32_t>();
+    if (auto rc = c.find("restartCount"); rc != c.end() && rc->is_number_integer())
+      s.restart_count = rc->get<int32_t>();
     if (auto st = c.find("state"); st != c.end() && st->is_object()) {
       if (auto t = st->find("terminated"); t != st->end() && t->is_object()) {
         s.terminated = true;
@@ -79,7 +81,8 @@ StatusOr<Pod> DecodePod(const json& j) {
       for (const json& c : *conds) {
         if (!c.is_object() || Str(c, "status") == "True") continue;
         PodCondition pc{Str(c, "type"), Str(c, "status"), Str(c, "reason"), Str(c, "message"), std::nullopt};
-        if (auto t = c.find("lastTransitionTime"); t != c.end() && t->is_string()) pc.last_transition_time = ParseTime(t->get<std::string>());
+        if (auto t = c.find("lastTransitionTime"); t != c.end() && t->is_string())
+          pc.last_transition_time = ParseTime(t->get<std::string>());
         pod.conditions.push_back(std::move(pc));
       }
     }

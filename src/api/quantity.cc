@@ -89,8 +89,10 @@ std::optional<Quantity> Quantity::Parse(std::string_view text) {
     for (size_t k = 1; k < suffix.size(); ++k)
       if (!(suffix[k] >= '0' && suffix[k] <= '9') && !(k == 1 && (suffix[k] == '-' || suffix[k] == '+')))
         return std::nullopt;
-    if (exp >= 0) num *= P10(exp);
-    else den = P10(-exp);
+    if (exp >= 0)
+      num *= P10(exp);
+    else
+      den = P10(-exp);
   } else {
     bool found = false;
     for (const Suffix& s : kSuffixes) {

@@ -26,7 +26,8 @@ TEST(Quantity, ParsesSuffixes) {
 }
 
 TEST(Quantity, RejectsMalformed) {
-  for (const char* s : {"", "abc", "1x", "1.2.3", "Gi", "99999999999999999999999Ei"}) EXPECT_FALSE(Quantity::Parse(s)) << s;
+  for (const char* s : {"", "abc", "1x", "1.2.3", "Gi", "99999999999999999999999Ei"})
+    EXPECT_FALSE(Quantity::Parse(s)) << s;
 }
 
 TEST(Quantity, SumsInCanonicalForm) {

@@ -38,8 +38,7 @@ std::optional<ReplicaType> ParseReplicaTypeFold(std::string_view key) {
     if (name.size() != key.size()) continue;
     bool same = true;
     for (size_t i = 0; i < key.size() && same; ++i)
-      same = std::tolower(static_cast<unsigned char>(key[i])) ==
-             std::tolower(static_cast<unsigned char>(name[i]));
+      same = std::tolower(static_cast<unsigned char>(key[i])) == std::tolower(static_cast<unsigned char>(name[i]));
     if (same) return t;
   }
   return std::nullopt;

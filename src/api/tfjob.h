@@ -32,8 +32,7 @@ inline constexpr std::string_view kManagedByMultiKueue = "kueue.x-k8s.io/multiku
 // deterministic messages walk them (spec 3.6, D10): Chief, Evaluator, Master, PS, Worker.
 enum class ReplicaType { kChief, kEvaluator, kMaster, kPS, kWorker };
 inline constexpr std::array<ReplicaType, 5> kAllReplicaTypes = {
-    ReplicaType::kChief, ReplicaType::kEvaluator, ReplicaType::kMaster, ReplicaType::kPS,
-    ReplicaType::kWorker};
+    ReplicaType::kChief, ReplicaType::kEvaluator, ReplicaType::kMaster, ReplicaType::kPS, ReplicaType::kWorker};
 
 // "Chief", "Evaluator", "Master", "PS", "Worker".
 std::string_view ReplicaTypeName(ReplicaType t);
@@ -43,7 +42,9 @@ std::string_view ReplicaTypeLabel(ReplicaType t);
 std::optional<ReplicaType> ParseReplicaType(std::string_view key);
 // Case-insensitive match ("worker", "WORKER" -> kWorker).
 std::optional<ReplicaType> ParseReplicaTypeFold(std::string_view key);
-inline bool IsChiefOrMaster(ReplicaType t) { return t == ReplicaType::kChief || t == ReplicaType::kMaster; }
+inline bool IsChiefOrMaster(ReplicaType t) {
+  return t == ReplicaType::kChief || t == ReplicaType::kMaster;
+}
 
 inline constexpr std::string_view kRestartAlways = "Always";
 inline constexpr std::string_view kRestartOnFailure = "OnFailure";
@@ -160,6 +161,8 @@ struct TfJob {
 };
 
 // Replicas of a spec after defaulting semantics (nil counts as 1).
-inline int32_t ReplicasOrDefault(const ReplicaSpec& s) { return s.replicas.value_or(1); }
+inline int32_t ReplicasOrDefault(const ReplicaSpec& s) {
+  return s.replicas.value_or(1);
+}
 
 }  // namespace tfjob::api

@@ -11,8 +11,8 @@ StatusOr<std::vector<LoadedTfJob>> LoadTfJobs(std::string_view text) {
   // A v1 List (what `tfjob render` and `kubectl get -o yaml` print) holds objects in items.
   std::vector<ManifestDocument> objects;
   for (auto& d : docs) {
-    if (d.object.is_object() && d.object.value("kind", nlohmann::json()) == "List" &&
-        d.object.contains("items") && d.object["items"].is_array()) {
+    if (d.object.is_object() && d.object.value("kind", nlohmann::json()) == "List" && d.object.contains("items") &&
+        d.object["items"].is_array()) {
       for (auto& item : d.object["items"]) objects.push_back({item, d.line});
     } else {
       objects.push_back(std::move(d));

@@ -13,9 +13,9 @@
 namespace tfjob::api {
 
 struct LoadedTfJob {
-  TfJob job;                   // as written (not defaulted)
-  FieldErrors decode_errors;   // fields of the wrong shape (left unset in `job`)
-  int line = 1;                // where its document starts
+  TfJob job;                  // as written (not defaulted)
+  FieldErrors decode_errors;  // fields of the wrong shape (left unset in `job`)
+  int line = 1;               // where its document starts
 };
 
 // kInvalidArgument when the text is not YAML/JSON, a document is not an object, or no

@@ -15,8 +15,7 @@ std::string Show(const json& v) {
 // Reads typed fields of one JSON object, recording shape errors under `path`.
 class Reader {
  public:
-  Reader(const json& obj, std::string path, FieldErrors* errors)
-      : obj_(obj), path_(std::move(path)), errors_(errors) {}
+  Reader(const json& obj, std::string path, FieldErrors* errors) : obj_(obj), path_(std::move(path)), errors_(errors) {}
 
   std::string Child(std::string_view key) const {
     return path_.empty() ? std::string(key) : path_ + "." + std::string(key);
@@ -27,9 +26,7 @@ class Reader {
     if (it == obj_.end() || it->is_null()) return nullptr;
     return &*it;
   }
-  bool Has(std::string_view key) const {
-    return obj_.is_object() && obj_.contains(std::string(key));
-  }
+  bool Has(std::string_view key) const { return obj_.is_object() && obj_.contains(std::string(key)); }
 
   std::optional<std::string> String(std::string_view key) const {
     const json* v = Find(key);
@@ -137,11 +134,12 @@ RunPolicy DecodeRunPolicy(const json& j, const std::string& path, FieldErrors* e
     out.schedule_timeout_seconds = s.Integer<int32_t>("scheduleTimeoutSeconds");
     if (const json* mr = s.Object("minResources")) {
       for (auto it = mr->begin(); it != mr->end(); ++it) {
-        if (it->is_string()) out.min_resources[it.key()] = it->get<std::string>();
-        else if (it->is_number()) out.min_resources[it.key()] = it->dump();
+        if (it->is_string())
+          out.min_resources[it.key()] = it->get<std::string>();
+        else if (it->is_number())
+          out.min_resources[it.key()] = it->dump();
         else
-          errors->push_back(Invalid(s.Child("minResources") + "[" + it.key() + "]", Show(*it),
-                                    "must be a quantity"));
+          errors->push_back(Invalid(s.Child("minResources") + "[" + it.key() + "]", Show(*it), "must be a quantity"));
       }
     }
     p.scheduling_policy = std::move(out);
@@ -264,9 +262,12 @@ StatusOr<TfJob> DecodeTfJobStrict(const json& j) {
 }
 
 json EncodeOwnerReference(const OwnerReference& ref) {
-  return json{{"apiVersion", ref.api_version},   {"kind", ref.kind},
-              {"name", ref.name},                {"uid", ref.uid},
-              {"controller", ref.controller},    {"blockOwnerDeletion", ref.block_owner_deletion}};
+  return json{{"apiVersion", ref.api_version},
+              {"kind", ref.kind},
+              {"name", ref.name},
+              {"uid", ref.uid},
+              {"controller", ref.controller},
+              {"blockOwnerDeletion", ref.block_owner_deletion}};
 }
 
 json EncodeObjectMeta(const ObjectMeta& m) {

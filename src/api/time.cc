@@ -10,8 +10,8 @@ std::string FormatTime(Time t) {
   std::tm tm{};
   gmtime_r(&tt, &tm);
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year + 1900, tm.tm_mon + 1,
-                tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+                tm.tm_hour, tm.tm_min, tm.tm_sec);
   return buf;
 }
 
@@ -31,9 +31,9 @@ std::optional<Time> ParseTime(std::string_view s) {
     return true;
   };
   int y, mo, d, h, mi, se;
-  if (!digits(0, 4, &y) || s.size() < 20 || s[4] != '-' || !digits(5, 2, &mo) || s[7] != '-' ||
-      !digits(8, 2, &d) || (s[10] != 'T' && s[10] != 't') || !digits(11, 2, &h) || s[13] != ':' ||
-      !digits(14, 2, &mi) || s[16] != ':' || !digits(17, 2, &se))
+  if (!digits(0, 4, &y) || s.size() < 20 || s[4] != '-' || !digits(5, 2, &mo) || s[7] != '-' || !digits(8, 2, &d) ||
+      (s[10] != 'T' && s[10] != 't') || !digits(11, 2, &h) || s[13] != ':' || !digits(14, 2, &mi) || s[16] != ':' ||
+      !digits(17, 2, &se))
     return std::nullopt;
   if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 60) return std::nullopt;
   size_t pos = 19;
@@ -66,8 +66,8 @@ std::optional<Time> ParseTime(std::string_view s) {
   std::chrono::year_month_day ymd{std::chrono::year(y), std::chrono::month(static_cast<unsigned>(mo)),
                                   std::chrono::day(static_cast<unsigned>(d))};
   if (!ymd.ok()) return std::nullopt;
-  Time t = std::chrono::sys_days(ymd) + std::chrono::hours(h) + std::chrono::minutes(mi) +
-           std::chrono::seconds(se) - std::chrono::minutes(offset_min);
+  Time t = std::chrono::sys_days(ymd) + std::chrono::hours(h) + std::chrono::minutes(mi) + std::chrono::seconds(se) -
+           std::chrono::minutes(offset_min);
   return t + std::chrono::duration_cast<Time::duration>(frac);
 }
 

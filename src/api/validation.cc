@@ -130,8 +130,7 @@ FieldErrors ValidateTfJob(const TfJob& job) {
       auto type = ParseReplicaTypeFold(key);
       if (!type || !spec) continue;
       int32_t n = ReplicasOrDefault(*spec);
-      std::string longest =
-          name + "-" + std::string(ReplicaTypeLabel(*type)) + "-" + std::to_string(n > 0 ? n - 1 : 0);
+      std::string longest = name + "-" + std::string(ReplicaTypeLabel(*type)) + "-" + std::to_string(n > 0 ? n - 1 : 0);
       if (longest.size() > 63) {
         errors.push_back(Invalid("metadata.name", QuoteValue(name),
                                  "too long: the pod and service name \"" + longest + "\" would exceed 63 characters"));
@@ -166,7 +165,8 @@ FieldErrors ValidateTfJob(const TfJob& job) {
     }
     if (spec->replicas) {
       if (*spec->replicas < 0)
-        errors.push_back(Invalid(path + ".replicas", std::to_string(*spec->replicas), "must be greater than or equal to 0"));
+        errors.push_back(
+            Invalid(path + ".replicas", std::to_string(*spec->replicas), "must be greater than or equal to 0"));
       else if (*spec->replicas > kMaxReplicasPerType)
         errors.push_back(Invalid(path + ".replicas", std::to_string(*spec->replicas),
                                  "must be less than or equal to " + std::to_string(kMaxReplicasPerType)));

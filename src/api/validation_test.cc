@@ -64,8 +64,9 @@ TEST(ValidateTfJob, W5NoTensorflowContainer) {
 }
 
 TEST(ValidateTfJob, W6ChiefAndMaster) {
-  std::string specs = "    Chief:\n      template: {spec: {containers: [{name: tensorflow, image: tf}]}}\n"
-                      "    Master:\n      template: {spec: {containers: [{name: tensorflow, image: tf}]}}\n";
+  std::string specs =
+      "    Chief:\n      template: {spec: {containers: [{name: tensorflow, image: tf}]}}\n"
+      "    Master:\n      template: {spec: {containers: [{name: tensorflow, image: tf}]}}\n";
   EXPECT_THAT(Errors(Job("test", specs)),
               ElementsAre("spec.tfReplicaSpecs: Forbidden: must not have more than 1 Chief or Master role"));
 }
@@ -88,42 +89,52 @@ TEST(ValidateTfJob, NullReplicaSpecIsRequiredContainersOnly) {
 
 TEST(ValidateTfJob, D11UnknownReplicaTypeIsRejected) {
   EXPECT_THAT(
-      Errors(Job("test", kWorker + "    Foo:\n      template: {spec: {containers: [{name: tensorflow, image: tf}]}}\n")),
+      Errors(
+          Job("test", kWorker + "    Foo:\n      template: {spec: {containers: [{name: tensorflow, image: tf}]}}\n")),
       ElementsAre("spec.tfReplicaSpecs[Foo]: Unsupported value: \"Foo\": supported values: \"Chief\", \"Evaluator\", "
                   "\"Master\", \"PS\", \"Worker\""));
 }
 
 TEST(ValidateTfJob, LowerCaseKeysAreAcceptedButNotTwiceForOneType) {
-  EXPECT_THAT(Errors(Job("test", "    worker:\n      template: {spec: {containers: [{name: tensorflow, image: tf}]}}\n")),
-              ElementsAre());
-  EXPECT_THAT(Errors(Job("test", kWorker + "    worker:\n      template: {spec: {containers: [{name: tensorflow, image: tf}]}}\n")),
-              ElementsAre("spec.tfReplicaSpecs[worker]: Duplicate value: \"Worker\""));
+  EXPECT_THAT(
+      Errors(Job("test", "    worker:\n      template: {spec: {containers: [{name: tensorflow, image: tf}]}}\n")),
+      ElementsAre());
+  EXPECT_THAT(
+      Errors(Job("test",
+                 kWorker + "    worker:\n      template: {spec: {containers: [{name: tensorflow, image: tf}]}}\n")),
+      ElementsAre("spec.tfReplicaSpecs[worker]: Duplicate value: \"Worker\""));
   // chief + Master normalise to two chief-like roles.
-  EXPECT_THAT(Errors(Job("test", "    chief:\n      template: {spec: {containers: [{name: tensorflow, image: tf}]}}\n"
-                                 "    Master:\n      template: {spec: {containers: [{name: tensorflow, image: tf}]}}\n")),
+  EXPECT_THAT(Errors(Job("test",
+                         "    chief:\n      template: {spec: {containers: [{name: tensorflow, image: tf}]}}\n"
+                         "    Master:\n      template: {spec: {containers: [{name: tensorflow, image: tf}]}}\n")),
               ElementsAre("spec.tfReplicaSpecs: Forbidden: must not have more than 1 Chief or Master role"));
 }
 
 TEST(ValidateTfJob, RangeChecks) {
   std::string specs =
       "    Worker:\n      replicas: -1\n      restartPolicy: Sometimes\n"
-      "      template: {spec: {containers: [{name: tensorflow, image: tf, ports: [{name: tfjob-port, containerPort: 0}]}]}}\n";
-  std::string rp = "  runPolicy: {cleanPodPolicy: Some, ttlSecondsAfterFinished: -5, activeDeadlineSeconds: -1, "
-                   "backoffLimit: -2, schedulingPolicy: {minAvailable: -3, minResources: {cpu: lots}}}\n"
-                   "  successPolicy: Majority\n";
-  EXPECT_THAT(Errors(Job("test", specs, rp)),
-              ElementsAre("spec.runPolicy.cleanPodPolicy: Unsupported value: \"Some\": supported values: \"All\", \"None\", \"Running\"",
-                          "spec.runPolicy.ttlSecondsAfterFinished: Invalid value: -5: must be greater than or equal to 0",
-                          "spec.runPolicy.activeDeadlineSeconds: Invalid value: -1: must be greater than or equal to 0",
-                          "spec.runPolicy.backoffLimit: Invalid value: -2: must be greater than or equal to 0",
-                          "spec.runPolicy.schedulingPolicy.minAvailable: Invalid value: -3: must be greater than or equal to 0",
-                          "spec.runPolicy.schedulingPolicy.minResources[cpu]: Invalid value: \"lots\": must be a non-negative quantity",
-                          "spec.successPolicy: Unsupported value: \"Majority\": supported values: \"\", \"AllWorkers\"",
-                          "spec.tfReplicaSpecs[Worker].replicas: Invalid value: -1: must be greater than or equal to 0",
-                          "spec.tfReplicaSpecs[Worker].restartPolicy: Unsupported value: \"Sometimes\": supported values: "
-                          "\"Always\", \"ExitCode\", \"Never\", \"OnFailure\"",
-                          "spec.tfReplicaSpecs[Worker].template.spec.containers[0].ports[0].containerPort: Invalid value: 0: "
-                          "must be between 1 and 65535, inclusive"));
+      "      template: {spec: {containers: [{name: tensorflow, image: tf, ports: [{name: tfjob-port, containerPort: "
+      "0}]}]}}\n";
+  std::string rp =
+      "  runPolicy: {cleanPodPolicy: Some, ttlSecondsAfterFinished: -5, activeDeadlineSeconds: -1, "
+      "backoffLimit: -2, schedulingPolicy: {minAvailable: -3, minResources: {cpu: lots}}}\n"
+      "  successPolicy: Majority\n";
+  EXPECT_THAT(
+      Errors(Job("test", specs, rp)),
+      ElementsAre(
+          "spec.runPolicy.cleanPodPolicy: Unsupported value: \"Some\": supported values: \"All\", \"None\", "
+          "\"Running\"",
+          "spec.runPolicy.ttlSecondsAfterFinished: Invalid value: -5: must be greater than or equal to 0",
+          "spec.runPolicy.activeDeadlineSeconds: Invalid value: -1: must be greater than or equal to 0",
+          "spec.runPolicy.backoffLimit: Invalid value: -2: must be greater than or equal to 0",
+          "spec.runPolicy.schedulingPolicy.minAvailable: Invalid value: -3: must be greater than or equal to 0",
+          "spec.runPolicy.schedulingPolicy.minResources[cpu]: Invalid value: \"lots\": must be a non-negative quantity",
+          "spec.successPolicy: Unsupported value: \"Majority\": supported values: \"\", \"AllWorkers\"",
+          "spec.tfReplicaSpecs[Worker].replicas: Invalid value: -1: must be greater than or equal to 0",
+          "spec.tfReplicaSpecs[Worker].restartPolicy: Unsupported value: \"Sometimes\": supported values: "
+          "\"Always\", \"ExitCode\", \"Never\", \"OnFailure\"",
+          "spec.tfReplicaSpecs[Worker].template.spec.containers[0].ports[0].containerPort: Invalid value: 0: "
+          "must be between 1 and 65535, inclusive"));
 }
 
 TEST(ValidateTfJob, NameTooLongForChildren) {
@@ -132,8 +143,8 @@ TEST(ValidateTfJob, NameTooLongForChildren) {
               ElementsAre("metadata.name: Invalid value: \"" + name + "\": too long: the pod and service name \"" +
                           name + "-worker-1\" would exceed 63 characters"));
   std::string longer(64, 'a');
-  EXPECT_THAT(Errors(Job(longer, kWorker)),
-              ElementsAre("metadata.name: Invalid value: \"" + longer + "\": should match: must be no more than 63 characters"));
+  EXPECT_THAT(Errors(Job(longer, kWorker)), ElementsAre("metadata.name: Invalid value: \"" + longer +
+                                                        "\": should match: must be no more than 63 characters"));
 }
 
 TEST(ValidateTfJobUpdate, ManagedByAndQueueAreImmutable) {
@@ -142,9 +153,10 @@ TEST(ValidateTfJobUpdate, ManagedByAndQueueAreImmutable) {
   TfJob new_job = load("  runPolicy: {managedBy: kueue.x-k8s.io/multikueue, schedulingPolicy: {queue: b}}\n");
   std::vector<std::string> errors;
   for (const auto& e : ValidateTfJobUpdate(old_job, new_job)) errors.push_back(e.ToString());
-  EXPECT_THAT(errors, ElementsAre("spec.runPolicy.managedBy: Invalid value: \"kueue.x-k8s.io/multikueue\": field is immutable",
-                                  "spec.runPolicy.schedulingPolicy.queue: Invalid value: \"b\": "
-                                  "spec.runPolicy.schedulingPolicy.queue is immutable"));
+  EXPECT_THAT(errors,
+              ElementsAre("spec.runPolicy.managedBy: Invalid value: \"kueue.x-k8s.io/multikueue\": field is immutable",
+                          "spec.runPolicy.schedulingPolicy.queue: Invalid value: \"b\": "
+                          "spec.runPolicy.schedulingPolicy.queue is immutable"));
   EXPECT_TRUE(ValidateTfJobUpdate(old_job, old_job).empty());
 }
 

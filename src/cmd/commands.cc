@@ -1,14 +1,14 @@
 #include "cmd/commands.h"
 
-#include <csignal>
-#include <cstring>
-#include <thread>
-#include <functional>
 #include <sys/ioctl.h>
 #include <unistd.h>
+#include <csignal>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
+#include <thread>
 
 #include <CLI/CLI.hpp>
 
@@ -86,8 +86,10 @@ int RunRender(const std::string& file, const std::string& format, const RenderRe
     return kExitFailed;
   }
   for (const auto& e : events) err << file << ": " << e.type << " " << e.reason << ": " << e.message << "\n";
-  if (format == "json") out << list->dump(2) << "\n";
-  else out << api::ToYaml(*list);
+  if (format == "json")
+    out << list->dump(2) << "\n";
+  else
+    out << api::ToYaml(*list);
   return kExitOk;
 }
 
@@ -150,7 +152,9 @@ int RunLocalCommand(const std::string& file, local::RunOptions options, std::ost
   int rc = WithSignalStop([&](std::stop_token stop) { return runner.Run(stop); });
   out << "\n" << runner.FormatTable();
   const auto& conds = runner.status().conditions;
-  std::string outcome = rc == 130 ? "interrupted" : conds.empty() ? "" : conds.back().type + ": " + conds.back().message;
+  std::string outcome = rc == 130       ? "interrupted"
+                        : conds.empty() ? ""
+                                        : conds.back().type + ": " + conds.back().message;
   out << "TFJob " << jobs[0].job.metadata.name << " " << outcome << "\n";
   return rc;
 }
@@ -208,34 +212,47 @@ int Main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
                      "Cluster domain appended to TF_CONFIG hosts (<pod>.<ns>.svc.<domain>)");
   render->add_option("--gang-scheduler-name", request.options.gang_scheduler_name,
                      "volcano, or another name for scheduler-plugins; empty: no gang scheduling");
-  render->add_option("--tf-config-evaluator-in-cluster", evaluator_in_cluster,
-                     "List evaluators in TF_CONFIG's cluster")
+  render->add_option("--tf-config-evaluator-in-cluster", evaluator_in_cluster, "List evaluators in TF_CONFIG's cluster")
       ->default_val(true);
 
   operator_::OperatorOptions op;
   std::string log_format = "text", log_level = "info";
   std::string leader_elect;
   auto* oper = app.add_subcommand("operator", "Run the TFJob controller against a Kubernetes cluster");
-  oper->add_option("--kubeconfig", op.kubeconfig, "Kubeconfig file (default: in-cluster, then $KUBECONFIG, then ~/.kube/config)");
+  oper->add_option("--kubeconfig", op.kubeconfig,
+                   "Kubeconfig file (default: in-cluster, then $KUBECONFIG, then ~/.kube/config)");
   oper->add_option("--context", op.context, "Kubeconfig context (default: the current one)");
   oper->add_option("--namespace", op.ns, "Watch only this namespace (default: $KUBEFLOW_NAMESPACE, else all)")
       ->envname("KUBEFLOW_NAMESPACE");
   oper->add_option("--workers", op.workers, "Concurrent reconciles")->check(CLI::Range(1, 256))->capture_default_str();
-  oper->add_option("--kube-api-qps", op.kube_api_qps, "Client-side API requests per second")->check(CLI::PositiveNumber)->capture_default_str();
-  oper->add_option("--kube-api-burst", op.kube_api_burst, "Client-side API burst")->check(CLI::Range(1, 100000))->capture_default_str();
-  oper->add_option("--metrics-bind-address", op.metrics_bind_address, "host:port of /metrics (port 0: any free port; \"0\": off)")->capture_default_str();
-  oper->add_option("--health-probe-bind-address", op.health_probe_bind_address, "host:port of /healthz and /readyz")->capture_default_str();
+  oper->add_option("--kube-api-qps", op.kube_api_qps, "Client-side API requests per second")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  oper->add_option("--kube-api-burst", op.kube_api_burst, "Client-side API burst")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  oper->add_option("--metrics-bind-address", op.metrics_bind_address,
+                   "host:port of /metrics (port 0: any free port; \"0\": off)")
+      ->capture_default_str();
+  oper->add_option("--health-probe-bind-address", op.health_probe_bind_address, "host:port of /healthz and /readyz")
+      ->capture_default_str();
   oper->add_option("--leader-elect", leader_elect, "true|false (default: true when running in a cluster)")
       ->check(CLI::IsMember({"true", "false"}));
   oper->add_option("--leader-election-id", op.leader_election_id, "Name of the Lease")->capture_default_str();
-  oper->add_option("--leader-election-namespace", op.leader_election_namespace, "Namespace of the Lease (default: the operator's)");
+  oper->add_option("--leader-election-namespace", op.leader_election_namespace,
+                   "Namespace of the Lease (default: the operator's)");
   oper->add_option("--gang-scheduler-name", op.gang_scheduler_name, "volcano, or a scheduler-plugins scheduler name");
-  oper->add_option("--cluster-domain", op.cluster_domain, "Cluster domain for TF_CONFIG hosts")->envname("CUSTOM_CLUSTER_DOMAIN");
-  oper->add_option("--tf-config-evaluator-in-cluster", op.tf_config_evaluator_in_cluster, "List evaluators in TF_CONFIG")
+  oper->add_option("--cluster-domain", op.cluster_domain, "Cluster domain for TF_CONFIG hosts")
+      ->envname("CUSTOM_CLUSTER_DOMAIN");
+  oper->add_option("--tf-config-evaluator-in-cluster", op.tf_config_evaluator_in_cluster,
+                   "List evaluators in TF_CONFIG")
       ->capture_default_str();
-  oper->add_option("--log-format", log_format, "text or json")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
+  oper->add_option("--log-format", log_format, "text or json")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
   oper->add_option("--log-level", log_level, "debug, info, warning or error")
-      ->check(CLI::IsMember({"debug", "info", "warning", "warn", "error"}))->capture_default_str();
+      ->check(CLI::IsMember({"debug", "info", "warning", "warn", "error"}))
+      ->capture_default_str();
 
   std::string run_file;
   local::RunOptions run_options;
@@ -245,7 +262,8 @@ int Main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
   run->add_option("--logs-dir", run_options.logs_dir, "Also write one log file per replica into this folder");
   run->add_flag("--quiet", run_options.quiet, "Show state transitions only, not the replicas' output");
   run->add_option("--grace-period", grace_seconds, "Seconds between SIGTERM and SIGKILL when stopping replicas")
-      ->check(CLI::Range(0.0, 3600.0))->capture_default_str();
+      ->check(CLI::Range(0.0, 3600.0))
+      ->capture_default_str();
 
   auto* crd = app.add_subcommand("crd", "Print the TFJob CustomResourceDefinition");
   auto* version = app.add_subcommand("version", "Print the version");

@@ -122,7 +122,8 @@ spec:
   CmdResult r = Tfjob({"render", file, "-o", "json"});
   ASSERT_EQ(r.code, 0) << r.err;
   auto pod = nlohmann::json::parse(r.out)["items"][0];
-  auto original = (*api::ParseManifest(ReadText(file)))[0].object["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"];
+  auto original =
+      (*api::ParseManifest(ReadText(file)))[0].object["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"];
   for (const char* field : {"someFutureField", "affinity", "volumes", "tolerations"})
     EXPECT_EQ(pod["spec"][field], original[field]) << field;
   EXPECT_EQ(pod["spec"]["containers"][0]["volumeMounts"], original["containers"][0]["volumeMounts"]);
@@ -159,7 +160,9 @@ TEST(Usage, ErrorsExitTwo) {
   EXPECT_THAT(help.out, ::testing::HasSubstr("--gang-scheduler-name"));
 }
 
-std::string Tf(const std::string& body) { return "apiVersion: kubeflow.org/v1\nkind: TFJob\n" + body; }
+std::string Tf(const std::string& body) {
+  return "apiVersion: kubeflow.org/v1\nkind: TFJob\n" + body;
+}
 const std::string kOkWorker = "    Worker:\n      template: {spec: {containers: [{name: tensorflow, image: tf}]}}\n";
 
 // Malformed and invalid inputs: each gives its one clear error and exit code, never a crash.
@@ -180,56 +183,89 @@ TEST_F(TempFiles, MalformedInputsGiveExactErrors) {
       {"broken-yaml", Tf("metadata: {name: a\nspec: {}\n"), 1,
        "invalid YAML: line 4, column 5: while parsing a flow mapping: did not find expected ',' or '}'\n"},
       {"tab-indent", "apiVersion: kubeflow.org/v1\n\tkind: TFJob\n", 1,
-       "invalid YAML: line 2, column 1: while scanning a plain scalar: found a tab character that violates indentation\n"},
+       "invalid YAML: line 2, column 1: while scanning a plain scalar: found a tab character that violates "
+       "indentation\n"},
       {"wrong-kind", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n", 1,
        "no TFJob found (kind: TFJob, apiVersion: kubeflow.org/v1); the file has: Pod\n"},
-      {"wrong-apiversion", "apiVersion: kubeflow.org/v1alpha2\nkind: TFJob\nmetadata: {name: a}\nspec:\n  tfReplicaSpecs:\n" + kOkWorker, 1,
+      {"wrong-apiversion",
+       "apiVersion: kubeflow.org/v1alpha2\nkind: TFJob\nmetadata: {name: a}\nspec:\n  tfReplicaSpecs:\n" + kOkWorker, 1,
        "apiVersion: Unsupported value: \"kubeflow.org/v1alpha2\": supported values: \"kubeflow.org/v1\"\n"},
       {"missing-spec", Tf("metadata: {name: a}\n"), 1, "spec.tfReplicaSpecs: Required value: must be required\n"},
       {"null-replica", Tf("metadata: {name: a}\nspec:\n  tfReplicaSpecs:\n    Worker: null\n"), 1,
        "spec.tfReplicaSpecs[Worker].template.spec.containers: Required value: must be specified\n"},
-      {"unknown-type", Tf("metadata: {name: a}\nspec:\n  tfReplicaSpecs:\n    Trainer:\n      template: {spec: {containers: [{name: tensorflow, image: tf}]}}\n"), 1,
-       "spec.tfReplicaSpecs[Trainer]: Unsupported value: \"Trainer\": supported values: \"Chief\", \"Evaluator\", \"Master\", \"PS\", \"Worker\"\n"},
-      {"no-tensorflow", Tf("metadata: {name: a}\nspec:\n  tfReplicaSpecs:\n    Worker:\n      template: {spec: {containers: [{name: main, image: tf}]}}\n"), 1,
-       "spec.tfReplicaSpecs[Worker].template.spec.containers: Required value: must have at least one container with name tensorflow\n"},
-      {"chief-and-master", Tf("metadata: {name: a}\nspec:\n  tfReplicaSpecs:\n" + kOkWorker +
-                              "    Chief: {template: {spec: {containers: [{name: tensorflow, image: tf}]}}}\n"
-                              "    Master: {template: {spec: {containers: [{name: tensorflow, image: tf}]}}}\n"), 1,
-       "spec.tfReplicaSpecs: Forbidden: must not have more than 1 Chief or Master role\n"},
+      {"unknown-type",
+       Tf("metadata: {name: a}\nspec:\n  tfReplicaSpecs:\n    Trainer:\n      template: {spec: {containers: [{name: "
+          "tensorflow, image: tf}]}}\n"),
+       1,
+       "spec.tfReplicaSpecs[Trainer]: Unsupported value: \"Trainer\": supported values: \"Chief\", \"Evaluator\", "
+       "\"Master\", \"PS\", \"Worker\"\n"},
+      {"no-tensorflow",
+       Tf("metadata: {name: a}\nspec:\n  tfReplicaSpecs:\n    Worker:\n      template: {spec: {containers: [{name: "
+          "main, image: tf}]}}\n"),
+       1,
+       "spec.tfReplicaSpecs[Worker].template.spec.containers: Required value: must have at least one container with "
+       "name tensorflow\n"},
+      {"chief-and-master",
+       Tf("metadata: {name: a}\nspec:\n  tfReplicaSpecs:\n" + kOkWorker +
+          "    Chief: {template: {spec: {containers: [{name: tensorflow, image: tf}]}}}\n"
+          "    Master: {template: {spec: {containers: [{name: tensorflow, image: tf}]}}}\n"),
+       1, "spec.tfReplicaSpecs: Forbidden: must not have more than 1 Chief or Master role\n"},
       {"name-64", Tf("metadata: {name: " + std::string(64, 'x') + "}\nspec:\n  tfReplicaSpecs:\n" + kOkWorker), 1,
-       "metadata.name: Invalid value: \"" + std::string(64, 'x') + "\": should match: must be no more than 63 characters\n"},
-      {"negative-replicas", Tf("metadata: {name: a}\nspec:\n  tfReplicaSpecs:\n    Worker:\n      replicas: -3\n      template: {spec: {containers: [{name: tensorflow, image: tf}]}}\n"), 1,
-       "spec.tfReplicaSpecs[Worker].replicas: Invalid value: -3: must be greater than or equal to 0\n"},
-      {"huge-replicas", Tf("metadata: {name: a}\nspec:\n  tfReplicaSpecs:\n    Worker:\n      replicas: 99999999999\n      template: {spec: {containers: [{name: tensorflow, image: tf}]}}\n"), 1,
-       "spec.tfReplicaSpecs[Worker].replicas: Invalid value: 99999999999: must be a 32-bit integer\n"},
-      {"too-many-replicas", Tf("metadata: {name: a}\nspec:\n  tfReplicaSpecs:\n    Worker:\n      replicas: 2000000000\n      template: {spec: {containers: [{name: tensorflow, image: tf}]}}\n"), 1,
-       "spec.tfReplicaSpecs[Worker].replicas: Invalid value: 2000000000: must be less than or equal to 10000\n"},
-      {"float-replicas", Tf("metadata: {name: a}\nspec:\n  tfReplicaSpecs:\n    Worker:\n      replicas: 1e400\n      template: {spec: {containers: [{name: tensorflow, image: tf}]}}\n"), 1,
-       "spec.tfReplicaSpecs[Worker].replicas: Invalid value: null: must be an integer\n"},
-      {"string-replicas", Tf("metadata: {name: a}\nspec:\n  tfReplicaSpecs:\n    Worker:\n      replicas: two\n      template: {spec: {containers: [{name: tensorflow, image: tf}]}}\n"), 1,
-       "spec.tfReplicaSpecs[Worker].replicas: Invalid value: \"two\": must be an integer\n"},
-      {"duplicate-keys", Tf("metadata: {name: a}\nspec:\n  tfReplicaSpecs:\n    Worker:\n      replicas: 1\n      replicas: 2\n"), 1,
+       "metadata.name: Invalid value: \"" + std::string(64, 'x') +
+           "\": should match: must be no more than 63 characters\n"},
+      {"negative-replicas",
+       Tf("metadata: {name: a}\nspec:\n  tfReplicaSpecs:\n    Worker:\n      replicas: -3\n      template: {spec: "
+          "{containers: [{name: tensorflow, image: tf}]}}\n"),
+       1, "spec.tfReplicaSpecs[Worker].replicas: Invalid value: -3: must be greater than or equal to 0\n"},
+      {"huge-replicas",
+       Tf("metadata: {name: a}\nspec:\n  tfReplicaSpecs:\n    Worker:\n      replicas: 99999999999\n      template: "
+          "{spec: {containers: [{name: tensorflow, image: tf}]}}\n"),
+       1, "spec.tfReplicaSpecs[Worker].replicas: Invalid value: 99999999999: must be a 32-bit integer\n"},
+      {"too-many-replicas",
+       Tf("metadata: {name: a}\nspec:\n  tfReplicaSpecs:\n    Worker:\n      replicas: 2000000000\n      template: "
+          "{spec: {containers: [{name: tensorflow, image: tf}]}}\n"),
+       1, "spec.tfReplicaSpecs[Worker].replicas: Invalid value: 2000000000: must be less than or equal to 10000\n"},
+      {"float-replicas",
+       Tf("metadata: {name: a}\nspec:\n  tfReplicaSpecs:\n    Worker:\n      replicas: 1e400\n      template: {spec: "
+          "{containers: [{name: tensorflow, image: tf}]}}\n"),
+       1, "spec.tfReplicaSpecs[Worker].replicas: Invalid value: null: must be an integer\n"},
+      {"string-replicas",
+       Tf("metadata: {name: a}\nspec:\n  tfReplicaSpecs:\n    Worker:\n      replicas: two\n      template: {spec: "
+          "{containers: [{name: tensorflow, image: tf}]}}\n"),
+       1, "spec.tfReplicaSpecs[Worker].replicas: Invalid value: \"two\": must be an integer\n"},
+      {"duplicate-keys",
+       Tf("metadata: {name: a}\nspec:\n  tfReplicaSpecs:\n    Worker:\n      replicas: 1\n      replicas: 2\n"), 1,
        "line 8, column 7: duplicate key \"replicas\"\n"},
       {"duplicate-keys-json", R"({"apiVersion": "kubeflow.org/v1", "kind": "TFJob", "kind": "TFJob"})", 1,
        "duplicate key \"kind\"\n"},
-      {"binary-garbage", std::string("\x7f" "ELF\x02\x01\x01\0\0\0", 10), 1, "not a text file (NUL byte at offset 7)\n"},
+      {"binary-garbage",
+       std::string("\x7f"
+                   "ELF\x02\x01\x01\0\0\0",
+                   10),
+       1, "not a text file (NUL byte at offset 7)\n"},
       {"invalid-utf8", "apiVersion: \xc3\x28\n", 1, "not valid UTF-8 (byte offset 12)\n"},
       {"empty-file", "", 1, "no TFJob found: the file has no documents\n"},
       {"only-comments", "# nothing here\n---\n", 1, "no TFJob found: the file has no documents\n"},
       {"scalar-document", "just some words\n", 1, "line 1: the document is not an object (found string)\n"},
       {"json-array", "[1, 2, 3]", 1, "line 1: the document is not an object (found array)\n"},
       {"json-trailing-garbage", R"({"kind": "TFJob"} x)", 1,
-       "invalid JSON: parse error at line 1, column 19: syntax error while parsing value - invalid literal; last read: '\"TFJob\"} x'; expected end of input\n"},
+       "invalid JSON: parse error at line 1, column 19: syntax error while parsing value - invalid literal; last read: "
+       "'\"TFJob\"} x'; expected end of input\n"},
       {"alias-bomb", bomb, 1, "document too large (more than 2,000,000 nodes after expanding aliases)\n"},
       {"deep-nesting", "a: " + std::string(300, '[') + std::string(300, ']') + "\n", 1,
        "line 1, column 259: nesting deeper than 256 levels\n"},
       {"deep-json", "{\"a\": " + std::string(5000, '[') + std::string(5000, ']') + "}", 1,
        "invalid JSON: nesting deeper than 256 levels\n"},
       // Found by the fuzzer: made yaml-cpp 0.7's loader loop forever.
-      {"parser-hang", std::string("# successPolicy AllWorkers: thr\n ,   ems# Parameter-server tra 3\n      re\"tart1ing-.IN P"), 1,
+      {"parser-hang",
+       std::string("# successPolicy AllWorkers: thr\n ,   ems# Parameter-server tra 3\n      re\"tart1ing-.IN P"), 1,
        "invalid YAML: line 2, column 2: while parsing a block node: did not find expected node content\n"},
-      {"bad-restart-policy", Tf("metadata: {name: a}\nspec:\n  tfReplicaSpecs:\n    Worker:\n      restartPolicy: Sometimes\n      template: {spec: {containers: [{name: tensorflow, image: tf}]}}\n"), 1,
-       "spec.tfReplicaSpecs[Worker].restartPolicy: Unsupported value: \"Sometimes\": supported values: \"Always\", \"ExitCode\", \"Never\", \"OnFailure\"\n"},
+      {"bad-restart-policy",
+       Tf("metadata: {name: a}\nspec:\n  tfReplicaSpecs:\n    Worker:\n      restartPolicy: Sometimes\n      template: "
+          "{spec: {containers: [{name: tensorflow, image: tf}]}}\n"),
+       1,
+       "spec.tfReplicaSpecs[Worker].restartPolicy: Unsupported value: \"Sometimes\": supported values: \"Always\", "
+       "\"ExitCode\", \"Never\", \"OnFailure\"\n"},
   };
   for (const auto& c : cases) {
     std::string file = Write(std::string(c.id) + ".yaml", c.content);
@@ -244,23 +280,28 @@ TEST_F(TempFiles, MalformedInputsGiveExactErrors) {
 }
 
 TEST_F(TempFiles, ValidateReportsEveryErrorAndEveryFile) {
-  std::string bad = Write("bad.yaml", Tf("metadata: {name: 0bad}\nspec:\n  tfReplicaSpecs:\n    Worker:\n      replicas: -1\n"
-                                          "      template: {spec: {containers: [{name: tensorflow, image: ''}]}}\n"));
+  std::string bad =
+      Write("bad.yaml", Tf("metadata: {name: 0bad}\nspec:\n  tfReplicaSpecs:\n    Worker:\n      replicas: -1\n"
+                           "      template: {spec: {containers: [{name: tensorflow, image: ''}]}}\n"));
   std::string good = Write("good.yaml", Tf("metadata: {name: good}\nspec:\n  tfReplicaSpecs:\n" + kOkWorker));
   CmdResult r = Tfjob({"validate", good, bad, (dir_ / "missing.yaml").string()});
   EXPECT_EQ(r.code, 2);  // a missing file is an environment error and wins
   EXPECT_EQ(r.out, good + ": TFJob good is valid\n");
-  EXPECT_THAT(r.err, ::testing::HasSubstr(bad + ": metadata.name: Invalid value: \"0bad\": should match: a DNS-1035 label"));
+  EXPECT_THAT(r.err,
+              ::testing::HasSubstr(bad + ": metadata.name: Invalid value: \"0bad\": should match: a DNS-1035 label"));
   EXPECT_THAT(r.err, ::testing::HasSubstr(bad + ": spec.tfReplicaSpecs[Worker].replicas: Invalid value: -1"));
-  EXPECT_THAT(r.err, ::testing::HasSubstr(bad + ": spec.tfReplicaSpecs[Worker].template.spec.containers[0].image: Required value"));
-  EXPECT_THAT(r.err, ::testing::HasSubstr((dir_ / "missing.yaml").string() + ": cannot read: No such file or directory\n"));
+  EXPECT_THAT(r.err, ::testing::HasSubstr(
+                         bad + ": spec.tfReplicaSpecs[Worker].template.spec.containers[0].image: Required value"));
+  EXPECT_THAT(r.err,
+              ::testing::HasSubstr((dir_ / "missing.yaml").string() + ": cannot read: No such file or directory\n"));
   EXPECT_EQ(Tfjob({"validate", dir_.string()}).err, dir_.string() + ": cannot read: is a directory\n");
 }
 
 TEST_F(TempFiles, MultiDocumentFilesPickTheTfJobs) {
-  std::string file = Write("multi.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n---\n" +
-                                             Tf("metadata: {name: one}\nspec:\n  tfReplicaSpecs:\n" + kOkWorker) + "---\n" +
-                                             Tf("metadata: {name: two}\nspec:\n  tfReplicaSpecs:\n" + kOkWorker));
+  std::string file =
+      Write("multi.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n---\n" +
+                              Tf("metadata: {name: one}\nspec:\n  tfReplicaSpecs:\n" + kOkWorker) + "---\n" +
+                              Tf("metadata: {name: two}\nspec:\n  tfReplicaSpecs:\n" + kOkWorker));
   CmdResult r = Tfjob({"validate", file});
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out, file + ": TFJob one is valid\n" + file + ": TFJob two is valid\n");

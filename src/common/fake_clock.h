@@ -11,15 +11,13 @@ namespace tfjob {
 class FakeClock final : public Clock {
  public:
   // Starts at 2026-01-01T00:00:00Z wall time unless told otherwise.
-  explicit FakeClock(WallTime start = WallTime(std::chrono::seconds(1767225600)))
-      : offset_ns_(0), wall_start_(start) {}
+  explicit FakeClock(WallTime start = WallTime(std::chrono::seconds(1767225600))) : offset_ns_(0), wall_start_(start) {}
 
   void Advance(std::chrono::nanoseconds d) { offset_ns_ += d.count(); }
 
   // Clock:
   WallTime Now() const override {
-    return wall_start_ + std::chrono::duration_cast<WallTime::duration>(
-                             std::chrono::nanoseconds(offset_ns_.load()));
+    return wall_start_ + std::chrono::duration_cast<WallTime::duration>(std::chrono::nanoseconds(offset_ns_.load()));
   }
   SteadyTime SteadyNow() const override {
     return SteadyTime(std::chrono::nanoseconds(offset_ns_.load()) + std::chrono::hours(1));

@@ -47,10 +47,8 @@ bool IsRetryable(const Status& s) {
     case StatusCode::kTooManyRequests:
     case StatusCode::kUnavailable:
     case StatusCode::kDeadlineExceeded:
-    case StatusCode::kInternal:
-      return true;
-    default:
-      return false;
+    case StatusCode::kInternal: return true;
+    default: return false;
   }
 }
 

@@ -53,9 +53,7 @@ class [[nodiscard]] Status {
   // Returns a copy whose message is "context: message" (absl StatusBuilder-like).
   Status WithContext(std::string_view context) const;
 
-  friend bool operator==(const Status& a, const Status& b) {
-    return a.code_ == b.code_ && a.message_ == b.message_;
-  }
+  friend bool operator==(const Status& a, const Status& b) { return a.code_ == b.code_ && a.message_ == b.message_; }
 
  private:
   StatusCode code_ = StatusCode::kOk;
@@ -63,24 +61,56 @@ class [[nodiscard]] Status {
   std::optional<std::chrono::seconds> retry_after_;
 };
 
-inline Status OkStatus() { return Status(); }
-inline Status InvalidArgumentError(std::string m) { return {StatusCode::kInvalidArgument, std::move(m)}; }
-inline Status NotFoundError(std::string m) { return {StatusCode::kNotFound, std::move(m)}; }
-inline Status AlreadyExistsError(std::string m) { return {StatusCode::kAlreadyExists, std::move(m)}; }
-inline Status ConflictError(std::string m) { return {StatusCode::kConflict, std::move(m)}; }
-inline Status GoneError(std::string m) { return {StatusCode::kGone, std::move(m)}; }
-inline Status InvalidError(std::string m) { return {StatusCode::kInvalid, std::move(m)}; }
-inline Status UnavailableError(std::string m) { return {StatusCode::kUnavailable, std::move(m)}; }
-inline Status InternalError(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
-inline Status DataLossError(std::string m) { return {StatusCode::kDataLoss, std::move(m)}; }
-inline Status DeadlineExceededError(std::string m) { return {StatusCode::kDeadlineExceeded, std::move(m)}; }
-inline Status CancelledError(std::string m) { return {StatusCode::kCancelled, std::move(m)}; }
+inline Status OkStatus() {
+  return Status();
+}
+inline Status InvalidArgumentError(std::string m) {
+  return {StatusCode::kInvalidArgument, std::move(m)};
+}
+inline Status NotFoundError(std::string m) {
+  return {StatusCode::kNotFound, std::move(m)};
+}
+inline Status AlreadyExistsError(std::string m) {
+  return {StatusCode::kAlreadyExists, std::move(m)};
+}
+inline Status ConflictError(std::string m) {
+  return {StatusCode::kConflict, std::move(m)};
+}
+inline Status GoneError(std::string m) {
+  return {StatusCode::kGone, std::move(m)};
+}
+inline Status InvalidError(std::string m) {
+  return {StatusCode::kInvalid, std::move(m)};
+}
+inline Status UnavailableError(std::string m) {
+  return {StatusCode::kUnavailable, std::move(m)};
+}
+inline Status InternalError(std::string m) {
+  return {StatusCode::kInternal, std::move(m)};
+}
+inline Status DataLossError(std::string m) {
+  return {StatusCode::kDataLoss, std::move(m)};
+}
+inline Status DeadlineExceededError(std::string m) {
+  return {StatusCode::kDeadlineExceeded, std::move(m)};
+}
+inline Status CancelledError(std::string m) {
+  return {StatusCode::kCancelled, std::move(m)};
+}
 
 // Predicates mirroring k8s.io/apimachinery/pkg/api/errors.
-inline bool IsNotFound(const Status& s) { return s.code() == StatusCode::kNotFound; }
-inline bool IsAlreadyExists(const Status& s) { return s.code() == StatusCode::kAlreadyExists; }
-inline bool IsConflict(const Status& s) { return s.code() == StatusCode::kConflict; }
-inline bool IsGone(const Status& s) { return s.code() == StatusCode::kGone; }
+inline bool IsNotFound(const Status& s) {
+  return s.code() == StatusCode::kNotFound;
+}
+inline bool IsAlreadyExists(const Status& s) {
+  return s.code() == StatusCode::kAlreadyExists;
+}
+inline bool IsConflict(const Status& s) {
+  return s.code() == StatusCode::kConflict;
+}
+inline bool IsGone(const Status& s) {
+  return s.code() == StatusCode::kGone;
+}
 // Worth retrying later without any change on our side.
 bool IsRetryable(const Status& s);
 
@@ -110,7 +140,9 @@ class [[nodiscard]] StatusOr {
 };
 
 namespace internal {
-inline Status AsStatus(const Status& s) { return s; }
+inline Status AsStatus(const Status& s) {
+  return s;
+}
 template <typename T>
 Status AsStatus(const StatusOr<T>& s) {
   return s.status();
@@ -123,11 +155,9 @@ Status AsStatus(const StatusOr<T>& s) {
 #define TFJOB_STATUS_CONCAT(a, b) TFJOB_STATUS_CONCAT_INNER(a, b)
 
 // Returns the status of `expr` from the enclosing function when it is not OK.
-#define TFJOB_RETURN_IF_ERROR(expr)                                              \
-  do {                                                                           \
-    if (::tfjob::Status tfjob_status_ = ::tfjob::internal::AsStatus(expr);       \
-        !tfjob_status_.ok())                                                     \
-      return tfjob_status_;                                                      \
+#define TFJOB_RETURN_IF_ERROR(expr)                                                                                   \
+  do {                                                                                                                \
+    if (::tfjob::Status tfjob_status_ = ::tfjob::internal::AsStatus(expr); !tfjob_status_.ok()) return tfjob_status_; \
   } while (false)
 
 // `lhs = value of expr`, or returns its error status.
@@ -139,8 +169,8 @@ Status AsStatus(const StatusOr<T>& s) {
   lhs = std::move(tmp).value()
 
 // Crash on a broken invariant of our own code (never on something the outside world controls).
-#define TFJOB_CHECK(cond)                                        \
-  do {                                                           \
+#define TFJOB_CHECK(cond)                                                   \
+  do {                                                                      \
     if (!(cond)) ::tfjob::internal::CheckFailed(#cond, __FILE__, __LINE__); \
   } while (false)
 

@@ -50,7 +50,8 @@ class Cluster : public ::testing::Test {
     return json{{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", name}}}, {"data", {{"k", "v"}}}};
   }
   static void RunScript(const std::string& command) {
-    std::string cmd = std::string(TFJOB_SOURCE_DIR) + "/scripts/test-cluster " + command + " " + ClusterDir() + " >/dev/null";
+    std::string cmd =
+        std::string(TFJOB_SOURCE_DIR) + "/scripts/test-cluster " + command + " " + ClusterDir() + " >/dev/null";
     ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
   }
   template <typename F>
@@ -74,7 +75,9 @@ class Cluster : public ::testing::Test {
 kube::CurlGlobal g_curl;
 
 TEST_F(Cluster, CrudOfPodsAndServicesWithTheirErrors) {
-  json pod = {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", {{"name", "p"}}},
+  json pod = {{"apiVersion", "v1"},
+              {"kind", "Pod"},
+              {"metadata", {{"name", "p"}}},
               {"spec", {{"containers", json::array({{{"name", "tensorflow"}, {"image", "tf"}}})}}}};
   auto created = client_->Create(kube::kPods, ns_, pod);
   ASSERT_TRUE(created.ok()) << created.status().ToString();
@@ -82,8 +85,13 @@ TEST_F(Cluster, CrudOfPodsAndServicesWithTheirErrors) {
   auto got = client_->Get(kube::kPods, ns_, "p");
   ASSERT_TRUE(got.ok());
   EXPECT_EQ((*got)["metadata"]["uid"], (*created)["metadata"]["uid"]);
-  json svc = {{"apiVersion", "v1"}, {"kind", "Service"}, {"metadata", {{"name", "p"}}},
-              {"spec", {{"clusterIP", "None"}, {"selector", {{"a", "b"}}}, {"ports", json::array({{{"name", "tfjob-port"}, {"port", 2222}}})}}}};
+  json svc = {{"apiVersion", "v1"},
+              {"kind", "Service"},
+              {"metadata", {{"name", "p"}}},
+              {"spec",
+               {{"clusterIP", "None"},
+                {"selector", {{"a", "b"}}},
+                {"ports", json::array({{{"name", "tfjob-port"}, {"port", 2222}}})}}}};
   auto s = client_->Create(kube::kServices, ns_, svc);
   ASSERT_TRUE(s.ok()) << s.status().ToString();
   EXPECT_EQ((*s)["spec"]["clusterIP"], "None");
@@ -116,16 +124,24 @@ TEST_F(Cluster, TfJobStatusSubresourceByMergePatch) {
       if (cond.value("type", "") == "Established" && cond.value("status", "") == "True") return true;
     return false;
   }));
-  json job = {{"apiVersion", "kubeflow.org/v1"}, {"kind", "TFJob"}, {"metadata", {{"name", "j"}}},
-              {"spec", {{"tfReplicaSpecs", {{"Worker", {{"template", {{"spec", {{"containers", json::array({{{"name", "tensorflow"}, {"image", "tf"}}})}}}}}}}}}}}};
+  json job = {
+      {"apiVersion", "kubeflow.org/v1"},
+      {"kind", "TFJob"},
+      {"metadata", {{"name", "j"}}},
+      {"spec",
+       {{"tfReplicaSpecs",
+         {{"Worker",
+           {{"template", {{"spec", {{"containers", json::array({{{"name", "tensorflow"}, {"image", "tf"}}})}}}}}}}}}}}};
   ASSERT_TRUE(Eventually([&] { return client_->Create(kTfJobs, ns_, job).ok(); }));
-  json patch = {{"status", {{"conditions", json::array({{{"type", "Created"}, {"status", "True"}, {"reason", "TFJobCreated"}}})},
-                            {"replicaStatuses", {{"Worker", {{"active", 1}, {"restarts", 2}}}}}}}};
+  json patch = {{"status",
+                 {{"conditions", json::array({{{"type", "Created"}, {"status", "True"}, {"reason", "TFJobCreated"}}})},
+                  {"replicaStatuses", {{"Worker", {{"active", 1}, {"restarts", 2}}}}}}}};
   auto patched = client_->Patch(kTfJobs, ns_, "j", kube::PatchType::kMerge, patch, "status");
   ASSERT_TRUE(patched.ok()) << patched.status().ToString();
   EXPECT_EQ((*patched)["status"]["replicaStatuses"]["Worker"]["restarts"], 2);  // our field is in the schema
   // Writes to the main resource do not touch status, and vice versa.
-  auto spec_patch = client_->Patch(kTfJobs, ns_, "j", kube::PatchType::kMerge, json{{"status", {{"startTime", "2026-01-01T00:00:00Z"}}}});
+  auto spec_patch = client_->Patch(kTfJobs, ns_, "j", kube::PatchType::kMerge,
+                                   json{{"status", {{"startTime", "2026-01-01T00:00:00Z"}}}});
   ASSERT_TRUE(spec_patch.ok());
   EXPECT_FALSE((*spec_patch)["status"].contains("startTime"));
   // Deleted explicitly: a namespace deleted right after its CRD appeared can leave custom
@@ -134,7 +150,8 @@ TEST_F(Cluster, TfJobStatusSubresourceByMergePatch) {
 }
 
 TEST_F(Cluster, ListAllPagesThroughMoreObjectsThanThePageSize) {
-  for (int i = 0; i < 25; ++i) ASSERT_TRUE(client_->Create(kube::kConfigMaps, ns_, ConfigMap("c" + std::to_string(i))).ok());
+  for (int i = 0; i < 25; ++i)
+    ASSERT_TRUE(client_->Create(kube::kConfigMaps, ns_, ConfigMap("c" + std::to_string(i))).ok());
   std::string rv;
   auto items = client_->ListAll(kube::kConfigMaps, ns_, {.limit = 10}, &rv);
   ASSERT_TRUE(items.ok());
@@ -166,7 +183,8 @@ TEST_F(Cluster, InformerResumesAcrossAnApiServerRestartAndRelistsOnGone) {
   RunScript("stop-apiserver");
   std::this_thread::sleep_for(std::chrono::seconds(2));
   RunScript("start-apiserver");
-  ASSERT_TRUE(Eventually([&] { return client_->Create(kube::kConfigMaps, ns_, ConfigMap("c")).ok(); }, std::chrono::seconds(60)));
+  ASSERT_TRUE(Eventually([&] { return client_->Create(kube::kConfigMaps, ns_, ConfigMap("c")).ok(); },
+                         std::chrono::seconds(60)));
   ASSERT_TRUE(client_->Delete(kube::kConfigMaps, ns_, "a").ok());
   ASSERT_TRUE(Eventually([&] { return informer.store().Get("c") != nullptr && informer.store().Get("a") == nullptr; },
                          std::chrono::seconds(90)));

@@ -12,11 +12,14 @@ EventRecorder::EventRecorder(kube::RestClient& client, Clock& clock, Logger log,
                              EventRecorderOptions options)
     : client_(client), clock_(clock), log_(log), options_(options), bucket_(clock, options.qps, options.burst) {
   if (registry != nullptr)
-    dropped_ = &registry->AddCounter("tfjob_events_dropped_total", "Events not written (queue full or rate limited)").With({});
+    dropped_ =
+        &registry->AddCounter("tfjob_events_dropped_total", "Events not written (queue full or rate limited)").With({});
   thread_ = std::jthread([this](std::stop_token stop) { Loop(stop); });
 }
 
-EventRecorder::~EventRecorder() { Stop(); }
+EventRecorder::~EventRecorder() {
+  Stop();
+}
 
 void EventRecorder::Stop() {
   if (thread_.joinable()) {
@@ -85,14 +88,18 @@ void EventRecorder::Write(const Pending& e) {
   }
   char suffix[32];
   std::snprintf(suffix, sizeof suffix, "%llx",
-                static_cast<unsigned long long>(std::chrono::duration_cast<std::chrono::nanoseconds>(e.at.time_since_epoch()).count()));
+                static_cast<unsigned long long>(
+                    std::chrono::duration_cast<std::chrono::nanoseconds>(e.at.time_since_epoch()).count()));
   std::string name = e.object.name + "." + suffix;
   json event = {{"apiVersion", "v1"},
                 {"kind", "Event"},
                 {"metadata", {{"name", name}, {"namespace", e.object.ns}}},
                 {"involvedObject",
-                 {{"apiVersion", e.object.api_version}, {"kind", e.object.kind}, {"name", e.object.name},
-                  {"namespace", e.object.ns}, {"uid", e.object.uid}}},
+                 {{"apiVersion", e.object.api_version},
+                  {"kind", e.object.kind},
+                  {"name", e.object.name},
+                  {"namespace", e.object.ns},
+                  {"uid", e.object.uid}}},
                 {"type", e.type},
                 {"reason", e.reason},
                 {"message", e.message},

@@ -6,7 +6,9 @@ namespace tfjob::controller {
 
 HttpEndpoint::HttpEndpoint() : server_(std::make_unique<httplib::Server>()) {}
 
-HttpEndpoint::~HttpEndpoint() { Stop(); }
+HttpEndpoint::~HttpEndpoint() {
+  Stop();
+}
 
 void HttpEndpoint::AddLivenessCheck(const std::string& name, HealthCheck check) {
   std::lock_guard lock(mu_);

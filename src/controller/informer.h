@@ -37,7 +37,9 @@ class Informer final : public ReflectorSink {
   using KeyOf = std::function<std::string(const T&)>;
 
   Informer(kube::RestClient& client, ListWatchSpec spec, Decode decode, KeyOf key_of, Logger log)
-      : decode_(std::move(decode)), key_of_(std::move(key_of)), log_(log),
+      : decode_(std::move(decode)),
+        key_of_(std::move(key_of)),
+        log_(log),
         reflector_(client, std::move(spec), *this, log) {}
   ~Informer() override { Stop(); }
 
@@ -91,9 +93,12 @@ class Informer final : public ReflectorSink {
   }
   void Notify(const Ptr& old_obj, const Ptr& new_obj) {
     for (const auto& h : handlers_) {
-      if (old_obj && new_obj) { if (h.on_update) h.on_update(old_obj, new_obj); }
-      else if (new_obj) { if (h.on_add) h.on_add(new_obj); }
-      else if (old_obj && h.on_delete) h.on_delete(old_obj);
+      if (old_obj && new_obj) {
+        if (h.on_update) h.on_update(old_obj, new_obj);
+      } else if (new_obj) {
+        if (h.on_add) h.on_add(new_obj);
+      } else if (old_obj && h.on_delete)
+        h.on_delete(old_obj);
     }
   }
 

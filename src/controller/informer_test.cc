@@ -15,7 +15,10 @@ using nlohmann::json;
 json PodJson(const std::string& name, const std::string& rv, const std::string& phase = "Running",
              const std::string& job = "j") {
   return json{{"metadata",
-               {{"name", name}, {"namespace", "ns"}, {"resourceVersion", rv}, {"uid", name + "-uid"},
+               {{"name", name},
+                {"namespace", "ns"},
+                {"resourceVersion", rv},
+                {"uid", name + "-uid"},
                 {"labels", {{"training.kubeflow.org/job-name", job}, {"app", "ignored"}}},
                 {"managedFields", json::array({json{{"manager", "kubelet"}}})}}},
               {"status", {{"phase", phase}}}};
@@ -25,7 +28,9 @@ struct Recorder {
   std::vector<std::string> log;
   InformerHandlers<api::Pod> Handlers() {
     return {[this](const auto& p) { log.push_back("add " + p->meta.name); },
-            [this](const auto& o, const auto& n) { log.push_back("update " + o->meta.name + " " + std::string(api::PodPhaseName(n->phase))); },
+            [this](const auto& o, const auto& n) {
+              log.push_back("update " + o->meta.name + " " + std::string(api::PodPhaseName(n->phase)));
+            },
             [this](const auto& p) { log.push_back("delete " + p->meta.name); }};
   }
 };
@@ -35,7 +40,8 @@ std::unique_ptr<Informer<api::Pod>> MakeInformer(kube::RestClient& client) {
       client, ListWatchSpec{kube::kPods, "", "training.kubeflow.org/operator-name=tfjob-controller"}, api::DecodePod,
       [](const api::Pod& p) { return p.meta.ns + "/" + p.meta.name; }, Logger());
   inf->AddIndex("job", [](const api::Pod& p) {
-    return p.meta.job_name.empty() ? std::vector<std::string>{} : std::vector<std::string>{p.meta.ns + "/" + p.meta.job_name};
+    return p.meta.job_name.empty() ? std::vector<std::string>{}
+                                   : std::vector<std::string>{p.meta.ns + "/" + p.meta.job_name};
   });
   return inf;
 }
@@ -83,7 +89,8 @@ TEST(Informer, ListsThenWatchesAndRelistsOnGone) {
     int n = ++watches;
     if (n == 1) {
       sink(R"({"type":"ADDED","object":)" + PodJson("c", "11").dump() + "}\n");
-      sink(R"({"type":"ERROR","object":{"kind":"Status","code":410,"reason":"Expired","message":"too old"}})" "\n");
+      sink(R"({"type":"ERROR","object":{"kind":"Status","code":410,"reason":"Expired","message":"too old"}})"
+           "\n");
       return OkStatus();
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));

@@ -8,8 +8,9 @@ namespace tfjob::controller {
 LeaderElector::LeaderElector(LeaseLock& lock, Clock& clock, LeaderElectionConfig config, Logger log, Registry* registry)
     : lock_(lock), clock_(clock), config_(std::move(config)), log_(log.With({{"lease", lock.Describe()}})) {
   if (registry != nullptr)
-    master_status_ = &registry->AddGauge("leader_election_master_status",
-                                         "1 while this process leads, 0 otherwise", {"name"}).With({lock.Describe()});
+    master_status_ =
+        &registry->AddGauge("leader_election_master_status", "1 while this process leads, 0 otherwise", {"name"})
+             .With({lock.Describe()});
 }
 
 void LeaderElector::SetLeading(bool leading) {
@@ -44,8 +45,8 @@ bool LeaderElector::TryOnce() {
     observed_at_ = steady;
   }
   bool held_by_us = current->holder_identity == config_.identity;
-  bool expired = current->holder_identity.empty() ||
-                 steady - observed_at_ > std::chrono::seconds(current->lease_duration_seconds);
+  bool expired =
+      current->holder_identity.empty() || steady - observed_at_ > std::chrono::seconds(current->lease_duration_seconds);
   if (!held_by_us && !expired) return false;
   if (held_by_us) {
     desired.acquire_time = current->acquire_time;
@@ -100,8 +101,10 @@ void LeaderElector::Release() {
   released.holder_identity = "";
   released.lease_duration_seconds = 1;
   released.renew_time = clock_.Now();
-  if (Status s = lock_.Update(released); !s.ok()) log_.Warning("releasing the lease failed", {{"error", s.message()}});
-  else log_.Info("released the lease", {});
+  if (Status s = lock_.Update(released); !s.ok())
+    log_.Warning("releasing the lease failed", {{"error", s.message()}});
+  else
+    log_.Info("released the lease", {});
 }
 
 }  // namespace tfjob::controller

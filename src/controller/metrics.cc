@@ -19,10 +19,14 @@ std::string FormatValue(double v) {
 std::string Escape(const std::string& s) {
   std::string out;
   for (char c : s) {
-    if (c == '\\') out += "\\\\";
-    else if (c == '"') out += "\\\"";
-    else if (c == '\n') out += "\\n";
-    else out += c;
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '"')
+      out += "\\\"";
+    else if (c == '\n')
+      out += "\\n";
+    else
+      out += c;
   }
   return out;
 }
@@ -30,7 +34,8 @@ std::string Escape(const std::string& s) {
 std::string LabelText(const std::vector<std::string>& names, const std::vector<std::string>& values,
                       const std::string& extra = "") {
   std::string out;
-  for (size_t i = 0; i < names.size(); ++i) out += (out.empty() ? "" : ",") + names[i] + "=\"" + Escape(values[i]) + "\"";
+  for (size_t i = 0; i < names.size(); ++i)
+    out += (out.empty() ? "" : ",") + names[i] + "=\"" + Escape(values[i]) + "\"";
   if (!extra.empty()) out += (out.empty() ? "" : ",") + extra;
   return out.empty() ? "" : "{" + out + "}";
 }
@@ -75,7 +80,8 @@ std::vector<double> ExponentialBuckets(double start, double factor, int count) {
   return out;
 }
 
-Family<Counter>& Registry::AddCounter(const std::string& name, const std::string& help, std::vector<std::string> labels) {
+Family<Counter>& Registry::AddCounter(const std::string& name, const std::string& help,
+                                      std::vector<std::string> labels) {
   std::lock_guard lock(mu_);
   auto& f = counters_[name];
   if (!f) f = std::make_unique<Family<Counter>>(name, help, std::move(labels));
@@ -103,13 +109,15 @@ std::string Registry::Expose() const {
   for (const auto& [name, f] : counters_) {
     std::ostringstream out;
     Header(out, *f, "counter");
-    for (const auto& [values, c] : f->Children()) out << name << LabelText(f->labels(), values) << " " << FormatValue(c->value()) << "\n";
+    for (const auto& [values, c] : f->Children())
+      out << name << LabelText(f->labels(), values) << " " << FormatValue(c->value()) << "\n";
     blocks[name] = out.str();
   }
   for (const auto& [name, f] : gauges_) {
     std::ostringstream out;
     Header(out, *f, "gauge");
-    for (const auto& [values, g] : f->Children()) out << name << LabelText(f->labels(), values) << " " << FormatValue(g->value()) << "\n";
+    for (const auto& [values, g] : f->Children())
+      out << name << LabelText(f->labels(), values) << " " << FormatValue(g->value()) << "\n";
     blocks[name] = out.str();
   }
   for (const auto& [name, f] : histograms_) {

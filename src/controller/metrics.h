@@ -70,8 +70,10 @@ class Family {
     auto it = children_.find(values);
     if (it == children_.end()) {
       std::unique_ptr<M> m;
-      if constexpr (std::is_same_v<M, Histogram>) m = std::make_unique<M>(buckets_);
-      else m = std::make_unique<M>();
+      if constexpr (std::is_same_v<M, Histogram>)
+        m = std::make_unique<M>(buckets_);
+      else
+        m = std::make_unique<M>();
       it = children_.emplace(values, std::move(m)).first;
     }
     return *it->second;

@@ -15,8 +15,9 @@ std::chrono::nanoseconds RateLimiter::When(const std::string& key) {
     failures = failures_[key]++;
   }
   double exp = static_cast<double>(options_.base_delay.count()) * std::pow(2.0, std::min(failures, 62));
-  auto per_key = exp > static_cast<double>(options_.max_delay.count()) ? options_.max_delay
-                                                                       : std::chrono::nanoseconds(static_cast<long long>(exp));
+  auto per_key = exp > static_cast<double>(options_.max_delay.count())
+                     ? options_.max_delay
+                     : std::chrono::nanoseconds(static_cast<long long>(exp));
   return std::max(per_key, bucket_.Reserve());
 }
 

@@ -29,8 +29,8 @@ void Reflector::SetVersion(const std::string& rv) {
 }
 
 Status Reflector::ListOnce() {
-  kube::ListOptions options{.label_selector = spec_.label_selector, .field_selector = spec_.field_selector,
-                            .limit = spec_.page_size};
+  kube::ListOptions options{
+      .label_selector = spec_.label_selector, .field_selector = spec_.field_selector, .limit = spec_.page_size};
   std::string rv;
   TFJOB_ASSIGN_OR_RETURN(std::vector<json> items, client_.ListAll(spec_.gvr, spec_.ns, options, &rv));
   ++lists_;
@@ -44,8 +44,10 @@ Status Reflector::WatchOnce(std::stop_token stop) {
   static thread_local std::mt19937 rng{std::random_device{}()};
   // Like client-go: the server ends each watch after 5-10 minutes, spreading reconnects.
   std::uniform_int_distribution<int> seconds(300, 600);
-  kube::ListOptions options{.label_selector = spec_.label_selector, .field_selector = spec_.field_selector,
-                            .resource_version = last_resource_version(), .allow_watch_bookmarks = true,
+  kube::ListOptions options{.label_selector = spec_.label_selector,
+                            .field_selector = spec_.field_selector,
+                            .resource_version = last_resource_version(),
+                            .allow_watch_bookmarks = true,
                             .timeout = std::chrono::seconds(seconds(rng))};
   kube::WatchDecoder decoder;
   Status event_error = OkStatus();
@@ -84,7 +86,8 @@ void Reflector::Run(std::stop_token stop) {
     if (need_list) {
       Status s = ListOnce();
       if (!s.ok()) {
-        log_.Warning("list failed; retrying", {{"error", s.message()}, {"backoff", std::to_string(backoff.count()) + "ms"}});
+        log_.Warning("list failed; retrying",
+                     {{"error", s.message()}, {"backoff", std::to_string(backoff.count()) + "ms"}});
         sleep(backoff);
         backoff = std::min(backoff * 2, kMaxBackoff);
         continue;
@@ -103,7 +106,8 @@ void Reflector::Run(std::stop_token stop) {
       need_list = true;
       continue;
     }
-    log_.Warning("watch failed; retrying", {{"error", s.message()}, {"backoff", std::to_string(backoff.count()) + "ms"}});
+    log_.Warning("watch failed; retrying",
+                 {{"error", s.message()}, {"backoff", std::to_string(backoff.count()) + "ms"}});
     sleep(backoff);
     backoff = std::min(backoff * 2, kMaxBackoff);
   }

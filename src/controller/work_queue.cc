@@ -6,15 +6,22 @@ WorkQueue::WorkQueue(Clock& clock, std::string name, Registry* registry, RateLim
     : clock_(clock), limiter_(clock, limits) {
   if (registry != nullptr) {
     depth_ = &registry->AddGauge("workqueue_depth", "Current depth of workqueue", {"name"}).With({name});
-    adds_ = &registry->AddCounter("workqueue_adds_total", "Total number of adds handled by workqueue", {"name"}).With({name});
-    retries_ = &registry->AddCounter("workqueue_retries_total", "Total number of retries handled by workqueue", {"name"}).With({name});
+    adds_ = &registry->AddCounter("workqueue_adds_total", "Total number of adds handled by workqueue", {"name"})
+                 .With({name});
+    retries_ =
+        &registry->AddCounter("workqueue_retries_total", "Total number of retries handled by workqueue", {"name"})
+             .With({name});
     auto buckets = ExponentialBuckets(1e-8, 10, 10);
-    queue_duration_ = &registry->AddHistogram("workqueue_queue_duration_seconds",
-                                              "How long in seconds an item stays in workqueue before being requested.",
-                                              {"name"}, buckets).With({name});
-    work_duration_ = &registry->AddHistogram("workqueue_work_duration_seconds",
-                                             "How long in seconds processing an item from workqueue takes.", {"name"},
-                                             buckets).With({name});
+    queue_duration_ =
+        &registry
+             ->AddHistogram("workqueue_queue_duration_seconds",
+                            "How long in seconds an item stays in workqueue before being requested.", {"name"}, buckets)
+             .With({name});
+    work_duration_ =
+        &registry
+             ->AddHistogram("workqueue_work_duration_seconds",
+                            "How long in seconds processing an item from workqueue takes.", {"name"}, buckets)
+             .With({name});
   }
 }
 
@@ -62,7 +69,9 @@ void WorkQueue::AddRateLimited(const std::string& key) {
   AddAfter(key, limiter_.When(key));
 }
 
-void WorkQueue::Forget(const std::string& key) { limiter_.Forget(key); }
+void WorkQueue::Forget(const std::string& key) {
+  limiter_.Forget(key);
+}
 
 std::optional<std::string> WorkQueue::Get(std::stop_token stop) {
   std::unique_lock lock(mu_);

@@ -58,15 +58,15 @@ class WorkQueue {
 
   Clock& clock_;
   RateLimiter limiter_;
-  mutable std::mutex mu_;  // guards everything below
-  std::condition_variable_any cv_;      // a key became ready, or shutdown
+  mutable std::mutex mu_;                 // guards everything below
+  std::condition_variable_any cv_;        // a key became ready, or shutdown
   std::condition_variable_any delay_cv_;  // a new delayed key, or shutdown
   std::deque<std::string> queue_;
   std::set<std::string> dirty_;
   std::set<std::string> processing_;
-  std::map<std::string, Clock::SteadyTime> added_at_;      // for queue-duration metrics
-  std::map<std::string, Clock::SteadyTime> started_at_;    // for work-duration metrics
-  std::map<std::string, Clock::SteadyTime> delayed_;       // key -> earliest due time
+  std::map<std::string, Clock::SteadyTime> added_at_;    // for queue-duration metrics
+  std::map<std::string, Clock::SteadyTime> started_at_;  // for work-duration metrics
+  std::map<std::string, Clock::SteadyTime> delayed_;     // key -> earliest due time
   bool shutting_down_ = false;
   uint64_t delay_generation_ = 0;  // bumped when delayed_ changes, wakes the driver
   std::jthread driver_;

@@ -16,13 +16,14 @@ TEST(StatusFromHttp, MapsReasonsAndKeepsTheServerMessage) {
     const char* reason;
     StatusCode expected;
   };
-  for (const Case& c : {Case{404, "NotFound", StatusCode::kNotFound}, Case{409, "AlreadyExists", StatusCode::kAlreadyExists},
-                        Case{409, "Conflict", StatusCode::kConflict}, Case{410, "Expired", StatusCode::kGone},
-                        Case{422, "Invalid", StatusCode::kInvalid}, Case{403, "Forbidden", StatusCode::kForbidden},
-                        Case{401, "Unauthorized", StatusCode::kUnauthorized},
-                        Case{429, "TooManyRequests", StatusCode::kTooManyRequests},
-                        Case{500, "InternalError", StatusCode::kUnavailable},
-                        Case{503, "ServiceUnavailable", StatusCode::kUnavailable}}) {
+  for (const Case& c :
+       {Case{404, "NotFound", StatusCode::kNotFound}, Case{409, "AlreadyExists", StatusCode::kAlreadyExists},
+        Case{409, "Conflict", StatusCode::kConflict}, Case{410, "Expired", StatusCode::kGone},
+        Case{422, "Invalid", StatusCode::kInvalid}, Case{403, "Forbidden", StatusCode::kForbidden},
+        Case{401, "Unauthorized", StatusCode::kUnauthorized},
+        Case{429, "TooManyRequests", StatusCode::kTooManyRequests},
+        Case{500, "InternalError", StatusCode::kUnavailable},
+        Case{503, "ServiceUnavailable", StatusCode::kUnavailable}}) {
     Status s = StatusFromHttp(c.code, Body(c.reason, "the message", static_cast<int>(c.code)));
     EXPECT_EQ(s.code(), c.expected) << c.reason;
     EXPECT_EQ(s.message(), "the message") << c.reason;

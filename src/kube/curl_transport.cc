@@ -25,7 +25,8 @@ size_t ReadHeader(char* data, size_t size, size_t n, void* user) {
   if (line.size() > kRetry.size()) {
     std::string lower(line.substr(0, kRetry.size()));
     for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (lower == kRetry) static_cast<Collect*>(user)->retry_after = std::atoi(std::string(line.substr(kRetry.size())).c_str());
+    if (lower == kRetry)
+      static_cast<Collect*>(user)->retry_after = std::atoi(std::string(line.substr(kRetry.size())).c_str());
   }
   return size * n;
 }
@@ -65,8 +66,12 @@ Status NetworkError(CURLcode code, const char* errbuf, const std::string& what) 
 
 }  // namespace
 
-CurlGlobal::CurlGlobal() { curl_global_init(CURL_GLOBAL_DEFAULT); }
-CurlGlobal::~CurlGlobal() { curl_global_cleanup(); }
+CurlGlobal::CurlGlobal() {
+  curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+CurlGlobal::~CurlGlobal() {
+  curl_global_cleanup();
+}
 
 CurlTransport::CurlTransport(KubeConfig config, Clock& clock) : config_(std::move(config)), tokens_(config_, clock) {}
 

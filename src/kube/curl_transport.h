@@ -33,8 +33,8 @@ class CurlTransport final : public HttpTransport {
   Status Stream(const HttpRequest& request, const ByteSink& on_bytes, std::stop_token stop) override;
 
  private:
-  void* Acquire();              // an easy handle from the pool (CURL*)
-  void Release(void* handle);   // back to the pool
+  void* Acquire();             // an easy handle from the pool (CURL*)
+  void Release(void* handle);  // back to the pool
   // Fills `handle` (CURL*) for `request`; `headers` receives the curl_slist* to free.
   void Prepare(void* handle, const HttpRequest& request, void** headers);
 

@@ -72,17 +72,21 @@ StatusOr<std::string> InlineOrFile(const json& obj, const std::string& field, co
 StatusOr<KubeConfig> ParseKubeconfig(std::string_view text, const std::string& base_dir, const std::string& context) {
   auto docs = api::ParseManifest(text);
   if (!docs.ok()) return InvalidArgumentError("kubeconfig: " + docs.status().message());
-  if (docs->size() != 1 || !(*docs)[0].object.is_object()) return InvalidArgumentError("kubeconfig: not a Config object");
+  if (docs->size() != 1 || !(*docs)[0].object.is_object())
+    return InvalidArgumentError("kubeconfig: not a Config object");
   const json& cfg = (*docs)[0].object;
   std::string ctx_name = context;
-  if (ctx_name.empty()) ctx_name = cfg.value("current-context", json("")).is_string() ? cfg.value("current-context", "") : "";
+  if (ctx_name.empty())
+    ctx_name = cfg.value("current-context", json("")).is_string() ? cfg.value("current-context", "") : "";
   if (ctx_name.empty()) return InvalidArgumentError("kubeconfig: no current-context (and no --context given)");
   const json* ctx = Named(cfg, "contexts", ctx_name, "context");
   if (ctx == nullptr) return InvalidArgumentError("kubeconfig: context \"" + ctx_name + "\" not found");
   std::string cluster_name = ctx->value("cluster", "");
   std::string user_name = ctx->value("user", "");
   const json* cluster = Named(cfg, "clusters", cluster_name, "cluster");
-  if (cluster == nullptr) return InvalidArgumentError("kubeconfig: cluster \"" + cluster_name + "\" of context \"" + ctx_name + "\" not found");
+  if (cluster == nullptr)
+    return InvalidArgumentError("kubeconfig: cluster \"" + cluster_name + "\" of context \"" + ctx_name +
+                                "\" not found");
   KubeConfig out;
   out.source = "context " + ctx_name;
   out.ns = ctx->value("namespace", "");
@@ -96,16 +100,22 @@ StatusOr<KubeConfig> ParseKubeconfig(std::string_view text, const std::string& b
   out.insecure_skip_tls_verify = insecure != cluster->end() && *insecure == true;
   if (!user_name.empty()) {
     const json* user = Named(cfg, "users", user_name, "user");
-    if (user == nullptr) return InvalidArgumentError("kubeconfig: user \"" + user_name + "\" of context \"" + ctx_name + "\" not found");
-    TFJOB_ASSIGN_OR_RETURN(out.client_cert_pem, InlineOrFile(*user, "client-certificate", base_dir, "client certificate"));
+    if (user == nullptr)
+      return InvalidArgumentError("kubeconfig: user \"" + user_name + "\" of context \"" + ctx_name + "\" not found");
+    TFJOB_ASSIGN_OR_RETURN(out.client_cert_pem,
+                           InlineOrFile(*user, "client-certificate", base_dir, "client certificate"));
     TFJOB_ASSIGN_OR_RETURN(out.client_key_pem, InlineOrFile(*user, "client-key", base_dir, "client key"));
     if (out.client_cert_pem.empty() != out.client_key_pem.empty())
-      return InvalidArgumentError("kubeconfig: user \"" + user_name + "\" has a client certificate without a key, or a key without a certificate");
+      return InvalidArgumentError("kubeconfig: user \"" + user_name +
+                                  "\" has a client certificate without a key, or a key without a certificate");
     out.token = user->value("token", "");
-    if (auto tf = user->find("tokenFile"); tf != user->end() && tf->is_string()) out.token_file = Resolve(base_dir, *tf);
+    if (auto tf = user->find("tokenFile"); tf != user->end() && tf->is_string())
+      out.token_file = Resolve(base_dir, *tf);
     if (user->contains("exec") || user->contains("auth-provider"))
       if (out.token.empty() && out.token_file.empty() && out.client_cert_pem.empty())
-        return InvalidArgumentError("kubeconfig: user \"" + user_name + "\" uses exec/auth-provider credentials, which tfjob does not run; use a token or client certificate");
+        return InvalidArgumentError(
+            "kubeconfig: user \"" + user_name +
+            "\" uses exec/auth-provider credentials, which tfjob does not run; use a token or client certificate");
   }
   return out;
 }
@@ -155,7 +165,8 @@ StatusOr<KubeConfig> ResolveConfig(const std::string& flag, const std::string& c
     std::string path = home->second + "/.kube/config";
     if (std::filesystem::exists(path)) return LoadKubeconfigFile(path, context);
   }
-  return NotFoundError("no Kubernetes configuration: not in a cluster, no --kubeconfig, no $KUBECONFIG, no ~/.kube/config");
+  return NotFoundError(
+      "no Kubernetes configuration: not in a cluster, no --kubeconfig, no $KUBECONFIG, no ~/.kube/config");
 }
 
 TokenSource::TokenSource(const KubeConfig& config, Clock& clock)

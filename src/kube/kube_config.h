@@ -20,8 +20,8 @@ struct KubeConfig {
   std::string ca_pem;
   std::string client_cert_pem;
   std::string client_key_pem;
-  std::string token;       // static bearer token
-  std::string token_file;  // re-read periodically (projected, rotating tokens)
+  std::string token;                      // static bearer token
+  std::string token_file;                 // re-read periodically (projected, rotating tokens)
   bool insecure_skip_tls_verify = false;  // honoured only when set explicitly
   std::string ns;                         // the context's (or the pod's) namespace
   std::string source;                     // "kubeconfig <path> context <name>" / "in-cluster"

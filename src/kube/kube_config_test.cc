@@ -90,22 +90,29 @@ TEST_F(KubeconfigTest, BrokenKubeconfigsNameTheProblem) {
   };
   std::vector<Case> cases = {
       {"", "", "kubeconfig: not a Config object"},
-      {"a: [1", "", "kubeconfig: invalid YAML: line 2, column 1: while parsing a flow sequence: did not find expected ',' or ']'"},
+      {"a: [1", "",
+       "kubeconfig: invalid YAML: line 2, column 1: while parsing a flow sequence: did not find expected ',' or ']'"},
       {"apiVersion: v1\nkind: Config\n", "", "kubeconfig: no current-context (and no --context given)"},
       {kInline, "nope", "kubeconfig: context \"nope\" not found"},
       {"current-context: x\ncontexts: [{name: x, context: {cluster: gone, user: u}}]\n", "",
        "kubeconfig: cluster \"gone\" of context \"x\" not found"},
-      {"current-context: x\ncontexts: [{name: x, context: {cluster: c}}]\nclusters: [{name: c, cluster: {server: ftp://x}}]\n", "",
-       "kubeconfig: server \"ftp://x\" is not an http(s) URL"},
-      {"current-context: x\ncontexts: [{name: x, context: {cluster: c, user: u}}]\nclusters: [{name: c, cluster: {server: 'https://x'}}]\n"
-       "users: [{name: u, user: {client-certificate-data: Q0VSVA==}}]\n", "",
-       "kubeconfig: user \"u\" has a client certificate without a key, or a key without a certificate"},
-      {"current-context: x\ncontexts: [{name: x, context: {cluster: c}}]\nclusters: [{name: c, cluster: {server: 'https://x', "
-       "certificate-authority: /nonexistent/ca.crt}}]\n", "",
-       "cluster CA: cannot read /nonexistent/ca.crt: No such file or directory"},
-      {"current-context: x\ncontexts: [{name: x, context: {cluster: c, user: u}}]\nclusters: [{name: c, cluster: {server: 'https://x'}}]\n"
-       "users: [{name: u, user: {exec: {command: aws}}}]\n", "",
-       "kubeconfig: user \"u\" uses exec/auth-provider credentials, which tfjob does not run; use a token or client certificate"},
+      {"current-context: x\ncontexts: [{name: x, context: {cluster: c}}]\nclusters: [{name: c, cluster: {server: "
+       "ftp://x}}]\n",
+       "", "kubeconfig: server \"ftp://x\" is not an http(s) URL"},
+      {"current-context: x\ncontexts: [{name: x, context: {cluster: c, user: u}}]\nclusters: [{name: c, cluster: "
+       "{server: 'https://x'}}]\n"
+       "users: [{name: u, user: {client-certificate-data: Q0VSVA==}}]\n",
+       "", "kubeconfig: user \"u\" has a client certificate without a key, or a key without a certificate"},
+      {"current-context: x\ncontexts: [{name: x, context: {cluster: c}}]\nclusters: [{name: c, cluster: {server: "
+       "'https://x', "
+       "certificate-authority: /nonexistent/ca.crt}}]\n",
+       "", "cluster CA: cannot read /nonexistent/ca.crt: No such file or directory"},
+      {"current-context: x\ncontexts: [{name: x, context: {cluster: c, user: u}}]\nclusters: [{name: c, cluster: "
+       "{server: 'https://x'}}]\n"
+       "users: [{name: u, user: {exec: {command: aws}}}]\n",
+       "",
+       "kubeconfig: user \"u\" uses exec/auth-provider credentials, which tfjob does not run; use a token or client "
+       "certificate"},
   };
   for (const auto& c : cases) {
     auto cfg = ParseKubeconfig(c.text, "", c.context);
@@ -114,7 +121,8 @@ TEST_F(KubeconfigTest, BrokenKubeconfigsNameTheProblem) {
     EXPECT_EQ(cfg.status().message(), c.error);
   }
   auto missing = LoadKubeconfigFile((dir_ / "absent").string(), "");
-  EXPECT_EQ(missing.status().message(), "kubeconfig: cannot read " + (dir_ / "absent").string() + ": No such file or directory");
+  EXPECT_EQ(missing.status().message(),
+            "kubeconfig: cannot read " + (dir_ / "absent").string() + ": No such file or directory");
 }
 
 TEST_F(KubeconfigTest, InClusterFromEnvironmentAndServiceAccountFolder) {
@@ -122,13 +130,15 @@ TEST_F(KubeconfigTest, InClusterFromEnvironmentAndServiceAccountFolder) {
   Write("token", "sa-token");
   Write("ca.crt", "SA-CA");
   Write("namespace", "tfjob-system\n");
-  auto cfg = InClusterConfig({{"KUBERNETES_SERVICE_HOST", "10.0.0.1"}, {"KUBERNETES_SERVICE_PORT", "443"}}, dir_.string());
+  auto cfg =
+      InClusterConfig({{"KUBERNETES_SERVICE_HOST", "10.0.0.1"}, {"KUBERNETES_SERVICE_PORT", "443"}}, dir_.string());
   ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
   EXPECT_EQ(cfg->server, "https://10.0.0.1:443");
   EXPECT_EQ(cfg->ca_pem, "SA-CA");
   EXPECT_EQ(cfg->ns, "tfjob-system");
   EXPECT_EQ(cfg->token_file, (dir_ / "token").string());
-  auto v6 = InClusterConfig({{"KUBERNETES_SERVICE_HOST", "fd00::1"}, {"KUBERNETES_SERVICE_PORT", "443"}}, dir_.string());
+  auto v6 =
+      InClusterConfig({{"KUBERNETES_SERVICE_HOST", "fd00::1"}, {"KUBERNETES_SERVICE_PORT", "443"}}, dir_.string());
   EXPECT_EQ(v6->server, "https://[fd00::1]:443");
 }
 

@@ -17,8 +17,13 @@ TEST(ResourcePath, CoreGroupAndNamedGroups) {
 
 TEST(ListQuery, EncodesEveryOption) {
   EXPECT_EQ(ListQuery({}), "");
-  ListOptions o{.label_selector = "a=b,c in (d)", .resource_version = "42", .continue_token = "x/y=", .limit = 5,
-                .watch = true, .allow_watch_bookmarks = true, .timeout = std::chrono::seconds(300)};
+  ListOptions o{.label_selector = "a=b,c in (d)",
+                .resource_version = "42",
+                .continue_token = "x/y=",
+                .limit = 5,
+                .watch = true,
+                .allow_watch_bookmarks = true,
+                .timeout = std::chrono::seconds(300)};
   EXPECT_EQ(ListQuery(o),
             "?labelSelector=a%3Db%2Cc%20in%20%28d%29&resourceVersion=42&continue=x%2Fy%3D&limit=5&watch=true"
             "&allowWatchBookmarks=true&timeoutSeconds=300");

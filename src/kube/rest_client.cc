@@ -32,11 +32,13 @@ StatusOr<json> RestClient::Do(const std::string& verb, HttpRequest request, bool
     }
     // Retry: 429 always (the server did not act); network failures and 5xx only when repeating
     // the call cannot do anything twice.
-    bool retry = status.code() == StatusCode::kTooManyRequests ||
-                 (idempotent && (status.code() == StatusCode::kUnavailable || status.code() == StatusCode::kDeadlineExceeded)) ||
-                 (!response.ok() && status.message().find("Couldn't connect") != std::string::npos);
+    bool retry =
+        status.code() == StatusCode::kTooManyRequests ||
+        (idempotent && (status.code() == StatusCode::kUnavailable || status.code() == StatusCode::kDeadlineExceeded)) ||
+        (!response.ok() && status.message().find("Couldn't connect") != std::string::npos);
     if (!retry || attempt >= options_.max_retries) return status.WithContext(verb + " " + request.path);
-    auto wait = status.retry_after() ? std::chrono::duration_cast<std::chrono::milliseconds>(*status.retry_after()) : backoff;
+    auto wait =
+        status.retry_after() ? std::chrono::duration_cast<std::chrono::milliseconds>(*status.retry_after()) : backoff;
     std::this_thread::sleep_for(wait);
     backoff = std::min(backoff * 2, options_.max_backoff);
   }
@@ -85,9 +87,9 @@ StatusOr<json> RestClient::Update(const GroupVersionResource& gvr, const std::st
 StatusOr<json> RestClient::Patch(const GroupVersionResource& gvr, const std::string& ns, const std::string& name,
                                  PatchType type, const json& patch, const std::string& subresource) {
   HttpRequest r{"PATCH", ResourcePath(gvr, ns, name, subresource), patch.dump()};
-  r.content_type = type == PatchType::kMerge   ? "application/merge-patch+json"
-                   : type == PatchType::kJson  ? "application/json-patch+json"
-                                               : "application/strategic-merge-patch+json";
+  r.content_type = type == PatchType::kMerge  ? "application/merge-patch+json"
+                   : type == PatchType::kJson ? "application/json-patch+json"
+                                              : "application/strategic-merge-patch+json";
   return Do("patch", std::move(r), type != PatchType::kJson);
 }
 
@@ -109,7 +111,8 @@ Status RestClient::Watch(const GroupVersionResource& gvr, const std::string& ns,
   r.timeout = std::chrono::milliseconds(0);
   auto start = clock_.SteadyNow();
   Status s = transport_.Stream(r, on_bytes, stop);
-  if (observer_) observer_({"watch", s.ok() || s.code() == StatusCode::kCancelled ? 200L : 0L, clock_.SteadyNow() - start});
+  if (observer_)
+    observer_({"watch", s.ok() || s.code() == StatusCode::kCancelled ? 200L : 0L, clock_.SteadyNow() - start});
   return s;
 }
 

@@ -23,8 +23,8 @@ namespace tfjob::kube {
 struct RestClientOptions {
   double qps = 100;
   int burst = 200;
-  int max_retries = 5;                                   // for 429 and transient failures
-  std::chrono::milliseconds initial_backoff{200};        // doubles per retry
+  int max_retries = 5;                             // for 429 and transient failures
+  std::chrono::milliseconds initial_backoff{200};  // doubles per retry
   std::chrono::milliseconds max_backoff{10000};
 };
 

@@ -75,7 +75,8 @@ TEST(RestClient, WritesAreNotRetriedOnServerErrorsAndErrorsKeepTheirCode) {
 TEST(RestClient, ConflictAndAlreadyExistsSurface) {
   FakeTransport t;
   t.set_handler([](const HttpRequest& r) -> StatusOr<HttpResponse> {
-    if (r.method == "POST") return HttpResponse{409, R"({"kind":"Status","reason":"AlreadyExists","message":"exists"})"};
+    if (r.method == "POST")
+      return HttpResponse{409, R"({"kind":"Status","reason":"AlreadyExists","message":"exists"})"};
     return HttpResponse{409, R"({"kind":"Status","reason":"Conflict","message":"modified"})"};
   });
   FakeClock clock;
@@ -98,8 +99,10 @@ TEST(RestClient, PatchContentTypesAndDeleteOptions) {
   auto reqs = t.requests();
   EXPECT_EQ(reqs[0].content_type, "application/merge-patch+json");
   EXPECT_EQ(reqs[1].content_type, "application/json-patch+json");
-  EXPECT_EQ(json::parse(reqs[2].body),
-            json::parse(R"({"apiVersion":"v1","kind":"DeleteOptions","propagationPolicy":"Foreground","preconditions":{"uid":"u1"}})"));
+  EXPECT_EQ(
+      json::parse(reqs[2].body),
+      json::parse(
+          R"({"apiVersion":"v1","kind":"DeleteOptions","propagationPolicy":"Foreground","preconditions":{"uid":"u1"}})"));
 }
 
 TEST(RestClient, ObserverSeesEveryRequest) {

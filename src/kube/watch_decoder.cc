@@ -20,12 +20,18 @@ std::vector<WatchEvent> WatchDecoder::Feed(std::string_view chunk, std::vector<S
       auto j = nlohmann::json::parse(line);
       std::string type = api::StringField(j, "type");
       WatchEvent e;
-      if (type == "ADDED") e.type = WatchEventType::kAdded;
-      else if (type == "MODIFIED") e.type = WatchEventType::kModified;
-      else if (type == "DELETED") e.type = WatchEventType::kDeleted;
-      else if (type == "BOOKMARK") e.type = WatchEventType::kBookmark;
-      else if (type == "ERROR") e.type = WatchEventType::kError;
-      else throw std::invalid_argument("unknown event type \"" + type + "\"");
+      if (type == "ADDED")
+        e.type = WatchEventType::kAdded;
+      else if (type == "MODIFIED")
+        e.type = WatchEventType::kModified;
+      else if (type == "DELETED")
+        e.type = WatchEventType::kDeleted;
+      else if (type == "BOOKMARK")
+        e.type = WatchEventType::kBookmark;
+      else if (type == "ERROR")
+        e.type = WatchEventType::kError;
+      else
+        throw std::invalid_argument("unknown event type \"" + type + "\"");
       if (!j.contains("object") || !j["object"].is_object()) throw std::invalid_argument("event without an object");
       e.object = std::move(j["object"]);
       events.push_back(std::move(e));

@@ -7,11 +7,16 @@ namespace {
 
 // A recorded stream: events as the API server sends them, including a bookmark and a 410.
 const std::string kStream =
-    R"J({"type":"ADDED","object":{"kind":"Pod","metadata":{"name":"a","resourceVersion":"10"}}})J" "\n"
-    R"J({"type":"MODIFIED","object":{"kind":"Pod","metadata":{"name":"a","resourceVersion":"11"},"status":{"phase":"Running","message":"line\nbreak é"}}})J" "\n"
-    R"J({"type":"BOOKMARK","object":{"kind":"Pod","metadata":{"resourceVersion":"15"}}})J" "\n"
-    R"J({"type":"DELETED","object":{"kind":"Pod","metadata":{"name":"a","resourceVersion":"16"}}})J" "\n"
-    R"J({"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","status":"Failure","message":"too old resource version: 9 (16)","reason":"Expired","code":410}})J" "\n";
+    R"J({"type":"ADDED","object":{"kind":"Pod","metadata":{"name":"a","resourceVersion":"10"}}})J"
+    "\n"
+    R"J({"type":"MODIFIED","object":{"kind":"Pod","metadata":{"name":"a","resourceVersion":"11"},"status":{"phase":"Running","message":"line\nbreak é"}}})J"
+    "\n"
+    R"J({"type":"BOOKMARK","object":{"kind":"Pod","metadata":{"resourceVersion":"15"}}})J"
+    "\n"
+    R"J({"type":"DELETED","object":{"kind":"Pod","metadata":{"name":"a","resourceVersion":"16"}}})J"
+    "\n"
+    R"J({"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","status":"Failure","message":"too old resource version: 9 (16)","reason":"Expired","code":410}})J"
+    "\n";
 
 std::string Summary(const std::vector<WatchEvent>& events) {
   std::string out;

@@ -26,7 +26,8 @@ std::vector<std::pair<api::ReplicaType, int32_t>> AllReplicas(const api::TfJob& 
   return out;
 }
 
-StatusOr<LocalReplica> LocalReplicaFor(const api::TfJob& job, api::ReplicaType type, int32_t index, const PortMap& ports) {
+StatusOr<LocalReplica> LocalReplicaFor(const api::TfJob& job, api::ReplicaType type, int32_t index,
+                                       const PortMap& ports) {
   core::RenderOptions options;
   options.tf_config.endpoint = [&ports](api::ReplicaType t, int32_t i, int32_t) {
     auto it = ports.find({t, i});
@@ -60,7 +61,8 @@ StatusOr<LocalReplica> LocalReplicaFor(const api::TfJob& job, api::ReplicaType t
   };
   TFJOB_RETURN_IF_ERROR(strings("command", &r.argv));
   if (r.argv.empty())
-    return InvalidArgumentError(path + ".command: Required value: a local run executes the container's command "
+    return InvalidArgumentError(path +
+                                ".command: Required value: a local run executes the container's command "
                                 "(the image's entrypoint is not available here)");
   TFJOB_RETURN_IF_ERROR(strings("args", &r.argv));
   if (auto env = c.find("env"); env != c.end() && env->is_array()) {

@@ -17,7 +17,7 @@ struct LocalReplica {
   std::string name;  // "<job>-worker-0"
   api::ReplicaType type;
   int32_t index = 0;
-  std::vector<std::string> argv;  // command + args
+  std::vector<std::string> argv;                         // command + args
   std::vector<std::pair<std::string, std::string>> env;  // in order; TF_CONFIG included when distributed
   std::string working_dir;
   std::string image;  // ignored locally, reported once

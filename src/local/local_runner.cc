@@ -76,15 +76,17 @@ LocalRunner::LocalRunner(api::TfJob job, RunOptions options, Clock& clock, std::
   if (job_.metadata.uid.empty()) job_.metadata.uid = "local-" + std::to_string(getpid());
 }
 
-LocalRunner::~LocalRunner() { StopAll(); }
+LocalRunner::~LocalRunner() {
+  StopAll();
+}
 
 Status LocalRunner::Prepare() {
   for (const auto& [type, index] : AllReplicas(job_)) ports_[{type, index}] = FreePort();
   for (const auto& [type, index] : AllReplicas(job_)) {
     TFJOB_ASSIGN_OR_RETURN(LocalReplica r, LocalReplicaFor(job_, type, index, ports_));
     if (!Executable(r.argv[0]))
-      return InvalidArgumentError("spec.tfReplicaSpecs[" + std::string(api::ReplicaTypeName(type)) +
-                                  "]: command \"" + r.argv[0] + "\" not found (or not executable) on this machine");
+      return InvalidArgumentError("spec.tfReplicaSpecs[" + std::string(api::ReplicaTypeName(type)) + "]: command \"" +
+                                  r.argv[0] + "\" not found (or not executable) on this machine");
     outcomes_[r.name] = ReplicaOutcome{r.name, "Pending", 0, -1, {}};
     replicas_.emplace(r.name, std::move(r));
   }
@@ -95,7 +97,9 @@ Status LocalRunner::Prepare() {
   return OkStatus();
 }
 
-void LocalRunner::Print(const std::string& line) { out_ << line << "\n" << std::flush; }
+void LocalRunner::Print(const std::string& line) {
+  out_ << line << "\n" << std::flush;
+}
 
 void LocalRunner::Spawn(const std::string& name) {
   const LocalReplica& r = replicas_.at(name);
@@ -181,8 +185,10 @@ void LocalRunner::Output(Process& p, const std::string& line) {
   const std::string short_name = p.name.substr(job_.metadata.name.size() + 1);
   if (p.log) *p.log << line << "\n" << std::flush;
   if (options_.quiet) return;
-  if (options_.color) out_ << p.color << "[" << short_name << "]\033[0m " << line << "\n";
-  else out_ << "[" << short_name << "] " << line << "\n";
+  if (options_.color)
+    out_ << p.color << "[" << short_name << "]\033[0m " << line << "\n";
+  else
+    out_ << "[" << short_name << "] " << line << "\n";
   out_.flush();
 }
 
@@ -293,7 +299,8 @@ std::vector<std::string> LocalRunner::TableRows() const {
     if (auto it = processes_.find(n); it != processes_.end() && !it->second->exited)
       run_time = std::chrono::duration_cast<std::chrono::milliseconds>(now - it->second->started);
     std::snprintf(line, sizeof line, "%-28s %-10s %8d %9s %9.1fs", n.c_str(), o.state.c_str(), o.restarts,
-                  o.exit_code < 0 ? "-" : std::to_string(o.exit_code).c_str(), std::chrono::duration<double>(run_time).count());
+                  o.exit_code < 0 ? "-" : std::to_string(o.exit_code).c_str(),
+                  std::chrono::duration<double>(run_time).count());
     rows.emplace_back(line);
   }
   return rows;
@@ -351,7 +358,9 @@ int LocalRunner::Run(std::stop_token stop) {
       pod.meta.replica_type = std::string(api::ReplicaTypeLabel(r.type));
       pod.meta.replica_index = r.index;
       pod.meta.controller_uid = job_.metadata.uid;
-      pod.phase = !p->exited ? api::PodPhase::kRunning : p->exit_code == 0 ? api::PodPhase::kSucceeded : api::PodPhase::kFailed;
+      pod.phase = !p->exited          ? api::PodPhase::kRunning
+                  : p->exit_code == 0 ? api::PodPhase::kSucceeded
+                                      : api::PodPhase::kFailed;
       api::ContainerStatus cs;
       cs.name = std::string(api::kDefaultContainerName);
       cs.terminated = p->exited;
@@ -405,7 +414,8 @@ int LocalRunner::Run(std::stop_token stop) {
     for (const auto& c : plan.create_pods) Spawn(c.name);
     auto wait = std::chrono::milliseconds(200);
     if (plan.requeue_after)
-      wait = std::min(wait, std::chrono::duration_cast<std::chrono::milliseconds>(*plan.requeue_after) + std::chrono::milliseconds(1));
+      wait = std::min(wait, std::chrono::duration_cast<std::chrono::milliseconds>(*plan.requeue_after) +
+                                std::chrono::milliseconds(1));
     Pump(wait);
   }
 }

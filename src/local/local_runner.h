@@ -75,7 +75,7 @@ class LocalRunner {
   Clock& clock_;
   std::ostream& out_;
   PortMap ports_;
-  std::map<std::string, LocalReplica> replicas_;   // by name
+  std::map<std::string, LocalReplica> replicas_;               // by name
   std::map<std::string, std::unique_ptr<Process>> processes_;  // current process per replica name
   std::map<std::string, ReplicaOutcome> outcomes_;
   int spawned_ = 0;

@@ -35,7 +35,9 @@ int RunOperator(const OperatorOptions& options, const std::map<std::string, std:
     log.Error("no usable Kubernetes configuration", {{"error", config.status().message()}});
     return 2;
   }
-  log.Info("starting", {{"server", config->server}, {"config", config->source}, {"namespace", options.ns.empty() ? "(all)" : options.ns},
+  log.Info("starting", {{"server", config->server},
+                        {"config", config->source},
+                        {"namespace", options.ns.empty() ? "(all)" : options.ns},
                         {"workers", std::to_string(options.workers)}});
   RealClock clock;
   kube::CurlTransport transport(*config, clock);
@@ -46,7 +48,8 @@ int RunOperator(const OperatorOptions& options, const std::map<std::string, std:
   // A missing PodGroup CRD is a start-up error (spec 2.8), named clearly.
   auto gang = tfjob::core::GangSchedulerFor(options.gang_scheduler_name);
   if (gang != tfjob::core::GangScheduler::kNone) {
-    std::string crd = gang == tfjob::core::GangScheduler::kVolcano ? "podgroups.scheduling.volcano.sh" : "podgroups.scheduling.x-k8s.io";
+    std::string crd = gang == tfjob::core::GangScheduler::kVolcano ? "podgroups.scheduling.volcano.sh"
+                                                                   : "podgroups.scheduling.x-k8s.io";
     auto found = client.Get(kube::kCrds, "", crd);
     if (!found.ok()) {
       log.Error("gang scheduling needs the PodGroup CRD; crd might be missing, please install crd",
@@ -75,17 +78,18 @@ int RunOperator(const OperatorOptions& options, const std::map<std::string, std:
     log.Info("serving metrics", {{"address", options.metrics_bind_address}, {"port", std::to_string(metrics.port())}});
   }
   health.AddLivenessCheck("ping", [] { return OkStatus(); });
-  health.AddReadinessCheck("informers", [&] { return controller.HasSynced() ? OkStatus() : UnavailableError("caches not synced"); });
+  health.AddReadinessCheck("informers",
+                           [&] { return controller.HasSynced() ? OkStatus() : UnavailableError("caches not synced"); });
   if (leader_elect)
-    health.AddReadinessCheck("leader-election", [&] {
-      return elector && !lost ? OkStatus() : UnavailableError("leader election stopped");
-    });
+    health.AddReadinessCheck(
+        "leader-election", [&] { return elector && !lost ? OkStatus() : UnavailableError("leader election stopped"); });
   if (options.health_probe_bind_address != "0") {
     if (Status s = health.Start(options.health_probe_bind_address); !s.ok()) {
       log.Error("cannot serve health probes", {{"address", options.health_probe_bind_address}, {"error", s.message()}});
       return 2;
     }
-    log.Info("serving health probes", {{"address", options.health_probe_bind_address}, {"port", std::to_string(health.port())}});
+    log.Info("serving health probes",
+             {{"address", options.health_probe_bind_address}, {"port", std::to_string(health.port())}});
   }
 
   // Start-up order: informers, cache sync, leadership, workers. Shutdown runs in reverse.
@@ -100,7 +104,8 @@ int RunOperator(const OperatorOptions& options, const std::map<std::string, std:
     return 0;
   }
   log.Info("caches synced", {});
-  health.AddLivenessCheck("workers", [&] { return controller.WorkersAlive() ? OkStatus() : UnavailableError("a worker thread died"); });
+  health.AddLivenessCheck(
+      "workers", [&] { return controller.WorkersAlive() ? OkStatus() : UnavailableError("a worker thread died"); });
   std::jthread election;
   if (leader_elect) {
     std::string lease_ns = !options.leader_election_namespace.empty() ? options.leader_election_namespace

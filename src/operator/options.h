@@ -10,15 +10,15 @@
 namespace tfjob::operator_ {
 
 struct OperatorOptions {
-  std::string kubeconfig;                 // --kubeconfig (default: in-cluster, $KUBECONFIG, ~/.kube/config)
-  std::string context;                    // --context
-  std::string ns;                         // --namespace: watch one namespace; "" = all
-  int workers = 4;                        // --workers
-  double kube_api_qps = 100;              // --kube-api-qps
-  int kube_api_burst = 200;               // --kube-api-burst
+  std::string kubeconfig;                           // --kubeconfig (default: in-cluster, $KUBECONFIG, ~/.kube/config)
+  std::string context;                              // --context
+  std::string ns;                                   // --namespace: watch one namespace; "" = all
+  int workers = 4;                                  // --workers
+  double kube_api_qps = 100;                        // --kube-api-qps
+  int kube_api_burst = 200;                         // --kube-api-burst
   std::string metrics_bind_address = ":8080";       // --metrics-bind-address ("0" disables)
   std::string health_probe_bind_address = ":8081";  // --health-probe-bind-address
-  std::optional<bool> leader_elect;       // --leader-elect (default: true in-cluster)
+  std::optional<bool> leader_elect;                 // --leader-elect (default: true in-cluster)
   std::string leader_election_id = "tfjob-operator";
   std::string leader_election_namespace;  // default: the operator's namespace, else "default"
   std::string gang_scheduler_name;        // --gang-scheduler-name

@@ -33,8 +33,13 @@ json StatusPatch(const api::JobStatus& status) {
 
 TfJobController::TfJobController(kube::RestClient& client, Clock& clock, controller::Registry& registry,
                                  controller::EventRecorder& events, const OperatorOptions& options, Logger log)
-    : client_(client), clock_(clock), registry_(registry), events_(events), options_(options),
-      log_(log.With({{"controller", "tfjob-controller"}})), queue_(clock, "tfjob-controller", &registry),
+    : client_(client),
+      clock_(clock),
+      registry_(registry),
+      events_(events),
+      options_(options),
+      log_(log.With({{"controller", "tfjob-controller"}})),
+      queue_(clock, "tfjob-controller", &registry),
       expectations_(clock) {
   reconcile_options_.render.gang_scheduler_name = options.gang_scheduler_name;
   reconcile_options_.render.tf_config.cluster_domain = options.cluster_domain;
@@ -42,24 +47,34 @@ TfJobController::TfJobController(kube::RestClient& client, Clock& clock, control
   const std::vector<std::string> labels = {"job_namespace", "framework"};
   jobs_created_ = &registry.AddCounter("training_operator_jobs_created_total", "Counts number of jobs created", labels);
   jobs_deleted_ = &registry.AddCounter("training_operator_jobs_deleted_total", "Counts number of jobs deleted", labels);
-  jobs_successful_ = &registry.AddCounter("training_operator_jobs_successful_total", "Counts number of jobs successful", labels);
+  jobs_successful_ =
+      &registry.AddCounter("training_operator_jobs_successful_total", "Counts number of jobs successful", labels);
   jobs_failed_ = &registry.AddCounter("training_operator_jobs_failed_total", "Counts number of jobs failed", labels);
-  jobs_restarted_ = &registry.AddCounter("training_operator_jobs_restarted_total", "Counts number of jobs restarted", labels);
-  reconcile_total_ = &registry.AddCounter("controller_runtime_reconcile_total", "Total number of reconciliations per controller",
-                                          {"controller", "result"});
-  reconcile_errors_ = &registry.AddCounter("controller_runtime_reconcile_errors_total",
-                                           "Total number of reconciliation errors per controller", {"controller"}).With({"tfjob-controller"});
-  reconcile_time_ = &registry.AddHistogram("controller_runtime_reconcile_time_seconds",
-                                           "Length of time per reconciliation per controller", {"controller"}).With({"tfjob-controller"});
+  jobs_restarted_ =
+      &registry.AddCounter("training_operator_jobs_restarted_total", "Counts number of jobs restarted", labels);
+  reconcile_total_ = &registry.AddCounter("controller_runtime_reconcile_total",
+                                          "Total number of reconciliations per controller", {"controller", "result"});
+  reconcile_errors_ = &registry
+                           .AddCounter("controller_runtime_reconcile_errors_total",
+                                       "Total number of reconciliation errors per controller", {"controller"})
+                           .With({"tfjob-controller"});
+  reconcile_time_ = &registry
+                         .AddHistogram("controller_runtime_reconcile_time_seconds",
+                                       "Length of time per reconciliation per controller", {"controller"})
+                         .With({"tfjob-controller"});
   auto latency_buckets = controller::ExponentialBuckets(0.05, 2, 14);
-  pods_created_latency_ = &registry.AddHistogram("tfjob_job_pods_created_seconds",
-                                                 "Time from a TFJob's creation until all its pods exist", {},
-                                                 latency_buckets).With({});
-  pods_running_latency_ = &registry.AddHistogram("tfjob_job_pods_running_seconds",
-                                                 "Time from a TFJob's creation until all its pods run", {},
-                                                 latency_buckets).With({});
-  children_ = &registry.AddCounter("tfjob_children_total", "Pods and services created and deleted, by kind, action and result",
-                                   {"kind", "action", "result"});
+  pods_created_latency_ =
+      &registry
+           .AddHistogram("tfjob_job_pods_created_seconds", "Time from a TFJob's creation until all its pods exist", {},
+                         latency_buckets)
+           .With({});
+  pods_running_latency_ = &registry
+                               .AddHistogram("tfjob_job_pods_running_seconds",
+                                             "Time from a TFJob's creation until all its pods run", {}, latency_buckets)
+                               .With({});
+  children_ =
+      &registry.AddCounter("tfjob_children_total", "Pods and services created and deleted, by kind, action and result",
+                           {"kind", "action", "result"});
 
   const std::string selector = std::string(core::kLabelOperatorName) + "=" + std::string(core::kControllerName);
   jobs_ = std::make_unique<controller::Informer<api::TfJob>>(
@@ -108,7 +123,8 @@ TfJobController::TfJobController(kube::RestClient& client, Clock& clock, control
         [](const json& j) {
           const json& m = api::ObjectField(j, "metadata");
           return api::StringField(m, "namespace") + "/" + api::StringField(m, "name");
-        }, log_);
+        },
+        log_);
     auto enqueue = [this](const auto& pg) {
       const json& m = api::ObjectField(*pg, "metadata");
       Enqueue(api::StringField(m, "namespace") + "/" + api::StringField(m, "name"));
@@ -117,7 +133,9 @@ TfJobController::TfJobController(kube::RestClient& client, Clock& clock, control
   }
 }
 
-TfJobController::~TfJobController() { Stop(); }
+TfJobController::~TfJobController() {
+  Stop();
+}
 
 void TfJobController::OnChildEvent(const api::ChildMeta& meta, int created, int deleted) {
   std::string key = JobKeyOf(meta);
@@ -136,12 +154,12 @@ void TfJobController::StartInformers() {
 }
 
 bool TfJobController::HasSynced() const {
-  return jobs_->HasSynced() && pods_->HasSynced() && services_->HasSynced() && (!pod_groups_ || pod_groups_->HasSynced());
+  return jobs_->HasSynced() && pods_->HasSynced() && services_->HasSynced() &&
+         (!pod_groups_ || pod_groups_->HasSynced());
 }
 
 void TfJobController::StartWorkers() {
-  for (int i = 0; i < options_.workers; ++i)
-    workers_.emplace_back([this](std::stop_token stop) { Worker(stop); });
+  for (int i = 0; i < options_.workers; ++i) workers_.emplace_back([this](std::stop_token stop) { Worker(stop); });
 }
 
 bool TfJobController::WorkersAlive() const {
@@ -195,9 +213,9 @@ Status TfJobController::ReconcileKey(const std::string& key) {
   for (const auto& s : services_->store().ByIndex("job", key)) observed.services.push_back(*s);
   if (pod_groups_) {
     if (auto pg = pod_groups_->store().Get(key)) {
-      observed.pod_group = core::PodGroupState{api::StringField(api::ObjectField(*pg, "status"), "phase"),
-                                               api::StringField(api::ObjectField(*pg, "spec"), "queue"),
-                                               api::ObjectField(*pg, "spec")};
+      observed.pod_group =
+          core::PodGroupState{api::StringField(api::ObjectField(*pg, "status"), "phase"),
+                              api::StringField(api::ObjectField(*pg, "spec"), "queue"), api::ObjectField(*pg, "spec")};
     }
   }
   core::Plan plan = core::Reconcile(observed, reconcile_options_);
@@ -221,9 +239,11 @@ void TfJobController::ObserveLatencies(const api::TfJob& job, const std::vector<
   }
   double age = std::chrono::duration<double>(clock_.Now() - *job.metadata.creation_timestamp).count();
   std::lock_guard lock(latency_mu_);
-  if (total > 0 && existing + static_cast<int64_t>(created_now) >= total && created_observed_.insert(job.metadata.uid).second)
+  if (total > 0 && existing + static_cast<int64_t>(created_now) >= total &&
+      created_observed_.insert(job.metadata.uid).second)
     pods_created_latency_->Observe(age);
-  if (total > 0 && running >= total && running_observed_.insert(job.metadata.uid).second) pods_running_latency_->Observe(age);
+  if (total > 0 && running >= total && running_observed_.insert(job.metadata.uid).second)
+    pods_running_latency_->Observe(age);
 }
 
 Status TfJobController::CreateChildren(const api::TfJob& job, const core::Plan& plan, const Logger& log) {
@@ -262,7 +282,8 @@ Status TfJobController::CreateChildren(const api::TfJob& job, const core::Plan& 
       expectations_.CreationObserved(key);  // no watch event will come for this one
       if (IsAlreadyExists(s)) continue;     // deterministic name: it is ours already
       children_->With({kind, "create", "error"}).Inc();
-      events_.Record(Ref(job), "Warning", item.pod ? "FailedCreatePod" : "FailedCreateService", "Error creating: " + s.message());
+      events_.Record(Ref(job), "Warning", item.pod ? "FailedCreatePod" : "FailedCreateService",
+                     "Error creating: " + s.message());
       log.Warning("create failed", {{"name", item.name}, {"error", s.message()}});
       if (first_error.ok()) first_error = s;
     }
@@ -293,7 +314,8 @@ Status TfJobController::Apply(const api::TfJob& job, const core::Plan& plan, con
     expectations_.DeletionObserved(key);
     if (IsNotFound(s) || IsConflict(s)) return;  // already gone, or a namesake that is not ours
     children_->With({kind, "delete", "error"}).Inc();
-    events_.Record(Ref(job), "Warning", pod ? "FailedDeletePod" : "FailedDeleteService", "Error deleting: " + s.message());
+    events_.Record(Ref(job), "Warning", pod ? "FailedDeletePod" : "FailedDeleteService",
+                   "Error deleting: " + s.message());
     keep_first(s);
   };
   for (const auto& d : plan.delete_pods) remove(kube::kPods, d, true);
@@ -306,7 +328,8 @@ Status TfJobController::Apply(const api::TfJob& job, const core::Plan& plan, con
     if (!r.ok() && !IsAlreadyExists(r.status())) keep_first(r.status());
   }
   if (plan.update_pod_group) {
-    auto r = client_.Patch(pg_gvr, ns, job.metadata.name, kube::PatchType::kMerge, json{{"spec", (*plan.update_pod_group)["spec"]}});
+    auto r = client_.Patch(pg_gvr, ns, job.metadata.name, kube::PatchType::kMerge,
+                           json{{"spec", (*plan.update_pod_group)["spec"]}});
     keep_first(r.status());
   }
   if (plan.delete_pod_group) {
@@ -323,7 +346,8 @@ Status TfJobController::Apply(const api::TfJob& job, const core::Plan& plan, con
   // Events of the plan, then the status (merge patch on /status, D14).
   for (const auto& e : plan.events) events_.Record(Ref(job), e.type, e.reason, e.message);
   if (plan.status) {
-    auto r = client_.Patch(kTfJobs, ns, job.metadata.name, kube::PatchType::kMerge, StatusPatch(*plan.status), "status");
+    auto r =
+        client_.Patch(kTfJobs, ns, job.metadata.name, kube::PatchType::kMerge, StatusPatch(*plan.status), "status");
     if (!r.ok() && !IsNotFound(r.status())) keep_first(r.status().WithContext("writing status"));
   }
   const std::vector<std::string> labels = {ns, "tensorflow"};

@@ -18,8 +18,8 @@ bool HasConditionTrue(const api::JobStatus& status, std::string_view type) {
 bool SetCondition(api::JobStatus& status, std::string_view type, std::string_view condition_status,
                   std::string_view reason, std::string_view message, api::Time now) {
   if (IsFailed(status)) return false;
-  api::JobCondition next{std::string(type), std::string(condition_status), std::string(reason),
-                         std::string(message), now, now};
+  api::JobCondition next{
+      std::string(type), std::string(condition_status), std::string(reason), std::string(message), now, now};
   if (const api::JobCondition* existing = FindCondition(status, type)) {
     if (existing->status == next.status && existing->reason == next.reason) return false;
     if (existing->status == next.status) next.last_transition_time = existing->last_transition_time;
@@ -38,6 +38,8 @@ bool SetCondition(api::JobStatus& status, std::string_view type, std::string_vie
   return true;
 }
 
-bool IsJobSuspended(const api::TfJob& job) { return job.spec.run_policy.suspend.value_or(false); }
+bool IsJobSuspended(const api::TfJob& job) {
+  return job.spec.run_policy.suspend.value_or(false);
+}
 
 }  // namespace tfjob::tfjob::core

@@ -24,11 +24,21 @@ bool SetCondition(api::JobStatus& status, std::string_view type, std::string_vie
 
 const api::JobCondition* FindCondition(const api::JobStatus& status, std::string_view type);
 bool HasConditionTrue(const api::JobStatus& status, std::string_view type);
-inline bool IsSucceeded(const api::JobStatus& s) { return HasConditionTrue(s, kConditionSucceeded); }
-inline bool IsFailed(const api::JobStatus& s) { return HasConditionTrue(s, kConditionFailed); }
-inline bool IsRunning(const api::JobStatus& s) { return HasConditionTrue(s, kConditionRunning); }
-inline bool IsSuspendedCondition(const api::JobStatus& s) { return HasConditionTrue(s, kConditionSuspended); }
-inline bool IsFinished(const api::JobStatus& s) { return IsSucceeded(s) || IsFailed(s); }
+inline bool IsSucceeded(const api::JobStatus& s) {
+  return HasConditionTrue(s, kConditionSucceeded);
+}
+inline bool IsFailed(const api::JobStatus& s) {
+  return HasConditionTrue(s, kConditionFailed);
+}
+inline bool IsRunning(const api::JobStatus& s) {
+  return HasConditionTrue(s, kConditionRunning);
+}
+inline bool IsSuspendedCondition(const api::JobStatus& s) {
+  return HasConditionTrue(s, kConditionSuspended);
+}
+inline bool IsFinished(const api::JobStatus& s) {
+  return IsSucceeded(s) || IsFailed(s);
+}
 
 // runPolicy.suspend == true.
 bool IsJobSuspended(const api::TfJob& job);

@@ -47,8 +47,8 @@ bool IsMasterRole(const api::TfJob& job, api::ReplicaType type, int64_t index) {
 }
 
 api::OwnerReference GenOwnerReference(const api::TfJob& job) {
-  return api::OwnerReference{std::string(api::kApiVersion), std::string(api::kKind), job.metadata.name,
-                             job.metadata.uid, true, true};
+  return api::OwnerReference{
+      std::string(api::kApiVersion), std::string(api::kKind), job.metadata.name, job.metadata.uid, true, true};
 }
 
 }  // namespace tfjob::tfjob::core

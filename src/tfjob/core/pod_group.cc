@@ -52,7 +52,8 @@ std::map<std::string, std::string> ComputeMinResources(const api::TfJob& job,
     }
     entries.push_back({priority, &*spec});
   }
-  std::stable_sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.priority > b.priority; });
+  std::stable_sort(entries.begin(), entries.end(),
+                   [](const Entry& a, const Entry& b) { return a.priority > b.priority; });
   std::map<std::string, api::Quantity> total;
   int32_t remaining = PodGroupMinMember(job);
   for (const Entry& e : entries) {
@@ -66,8 +67,10 @@ std::map<std::string, std::string> ComputeMinResources(const api::TfJob& job,
       for (const json& c : *containers) {
         if (!c.is_object() || !c.contains("resources") || !c["resources"].is_object()) continue;
         const json& res = c["resources"];
-        if (res.contains("requests") && !res["requests"].is_null()) AddResources(res["requests"], &total);
-        else if (res.contains("limits")) AddResources(res["limits"], &total);
+        if (res.contains("requests") && !res["requests"].is_null())
+          AddResources(res["requests"], &total);
+        else if (res.contains("limits"))
+          AddResources(res["limits"], &total);
       }
     }
   }
@@ -76,7 +79,8 @@ std::map<std::string, std::string> ComputeMinResources(const api::TfJob& job,
   return out;
 }
 
-std::optional<json> RenderPodGroup(const api::TfJob& job, const RenderOptions& options, const std::string& existing_queue) {
+std::optional<json> RenderPodGroup(const api::TfJob& job, const RenderOptions& options,
+                                   const std::string& existing_queue) {
   GangScheduler gang = GangSchedulerFor(options.gang_scheduler_name);
   if (gang == GangScheduler::kNone) return std::nullopt;
   const auto& sp = job.spec.run_policy.scheduling_policy;
@@ -92,7 +96,8 @@ std::optional<json> RenderPodGroup(const api::TfJob& job, const RenderOptions& o
     spec["queue"] = queue;
     if (sp && !sp->priority_class.empty()) spec["priorityClassName"] = sp->priority_class;
     if (!min_resources.empty()) spec["minResources"] = min_resources;
-    return json{{"apiVersion", "scheduling.volcano.sh/v1beta1"}, {"kind", "PodGroup"}, {"metadata", meta}, {"spec", spec}};
+    return json{
+        {"apiVersion", "scheduling.volcano.sh/v1beta1"}, {"kind", "PodGroup"}, {"metadata", meta}, {"spec", spec}};
   }
   if (!min_resources.empty()) spec["minResources"] = min_resources;
   if (sp && sp->schedule_timeout_seconds) spec["scheduleTimeoutSeconds"] = *sp->schedule_timeout_seconds;

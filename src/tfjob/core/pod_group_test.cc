@@ -12,11 +12,16 @@ using nlohmann::json;
 api::TfJob GangJob(const std::string& run_policy = "") {
   return testing::DefaultedJobFromYaml(
       "apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata: {name: g, namespace: ns, uid: u, annotations: {a: b}}\n"
-      "spec:\n" + run_policy + "  tfReplicaSpecs:\n"
-      "    PS:\n      replicas: 1\n      template: {spec: {priorityClassName: low, containers: [{name: tensorflow, image: x,"
+      "spec:\n" +
+      run_policy +
+      "  tfReplicaSpecs:\n"
+      "    PS:\n      replicas: 1\n      template: {spec: {priorityClassName: low, containers: [{name: tensorflow, "
+      "image: x,"
       " resources: {requests: {cpu: 500m, memory: 1Gi}}}]}}\n"
-      "    Worker:\n      replicas: 3\n      template: {spec: {priorityClassName: high, containers: [{name: tensorflow, image: x,"
-      " resources: {limits: {cpu: '2', memory: 2Gi}}}, {name: side, image: y, resources: {requests: {cpu: 100m}}}]}}\n");
+      "    Worker:\n      replicas: 3\n      template: {spec: {priorityClassName: high, containers: [{name: "
+      "tensorflow, image: x,"
+      " resources: {limits: {cpu: '2', memory: 2Gi}}}, {name: side, image: y, resources: {requests: {cpu: "
+      "100m}}}]}}\n");
 }
 
 TEST(PodGroupMinMember, MinAvailableOrSum) {
@@ -27,7 +32,8 @@ TEST(PodGroupMinMember, MinAvailableOrSum) {
 TEST(ComputeMinResources, OrdersByPriorityAndStopsAtMinMember) {
   std::map<std::string, int32_t> prio = {{"high", 1000}, {"low", 10}};
   // All 4 pods: 3 workers (limits 2 cpu, 2Gi + sidecar 100m) + 1 PS (500m, 1Gi).
-  EXPECT_EQ(ComputeMinResources(GangJob(), prio), (std::map<std::string, std::string>{{"cpu", "6800m"}, {"memory", "7Gi"}}));
+  EXPECT_EQ(ComputeMinResources(GangJob(), prio),
+            (std::map<std::string, std::string>{{"cpu", "6800m"}, {"memory", "7Gi"}}));
   // minAvailable 2: two workers first because their class is higher.
   EXPECT_EQ(ComputeMinResources(GangJob("  runPolicy: {schedulingPolicy: {minAvailable: 2}}\n"), prio),
             (std::map<std::string, std::string>{{"cpu", "4200m"}, {"memory", "4Gi"}}));
@@ -41,11 +47,13 @@ TEST(RenderPodGroup, VolcanoAndSchedulerPlugins) {
   EXPECT_FALSE(RenderPodGroup(GangJob(), off));
   RenderOptions volcano;
   volcano.gang_scheduler_name = "volcano";
-  json v = *RenderPodGroup(GangJob("  runPolicy: {schedulingPolicy: {priorityClass: pc, minResources: {cpu: '8'}}}\n"), volcano);
+  json v = *RenderPodGroup(GangJob("  runPolicy: {schedulingPolicy: {priorityClass: pc, minResources: {cpu: '8'}}}\n"),
+                           volcano);
   EXPECT_EQ(v["apiVersion"], "scheduling.volcano.sh/v1beta1");
   EXPECT_EQ(v["metadata"]["name"], "g");
   EXPECT_EQ(v["metadata"]["annotations"], json::parse(R"({"a":"b"})"));
-  EXPECT_EQ(v["spec"], json::parse(R"({"minMember":4,"queue":"default","priorityClassName":"pc","minResources":{"cpu":"8"}})"));
+  EXPECT_EQ(v["spec"],
+            json::parse(R"({"minMember":4,"queue":"default","priorityClassName":"pc","minResources":{"cpu":"8"}})"));
   EXPECT_EQ(RenderPodGroup(GangJob(), volcano, "team-a")->at("spec")["queue"], "team-a");
   RenderOptions plugins;
   plugins.gang_scheduler_name = "sp";

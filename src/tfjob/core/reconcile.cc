@@ -20,16 +20,18 @@ using std::chrono::seconds;
 constexpr const char* kNormal = "Normal";
 constexpr const char* kWarning = "Warning";
 
-std::string Key(const api::TfJob& job) { return job.metadata.ns + "/" + job.metadata.name; }
+std::string Key(const api::TfJob& job) {
+  return job.metadata.ns + "/" + job.metadata.name;
+}
 
 // State threaded through one reconcile pass.
 struct Pass {
   const ObservedState& observed;
   const ReconcileOptions& options;
-  api::TfJob job;              // defaulted
-  api::JobStatus status;       // being computed
+  api::TfJob job;         // defaulted
+  api::JobStatus status;  // being computed
   Plan plan;
-  std::vector<const api::Pod*> pods;  // controlled by this job
+  std::vector<const api::Pod*> pods;                    // controlled by this job
   std::map<std::string, const api::Service*> services;  // controlled, by name
   api::Time now;
 
@@ -70,8 +72,10 @@ void HandleTtl(Pass& p) {
   const auto& ttl = p.job.spec.run_policy.ttl_seconds_after_finished;
   if (!ttl || !p.status.completion_time) return;
   api::Time due = *p.status.completion_time + seconds(*ttl);
-  if (p.now >= due) p.plan.delete_job = true;
-  else p.plan.requeue_after = std::chrono::duration_cast<std::chrono::nanoseconds>(due - p.now);
+  if (p.now >= due)
+    p.plan.delete_job = true;
+  else
+    p.plan.requeue_after = std::chrono::duration_cast<std::chrono::nanoseconds>(due - p.now);
 }
 
 void MinRequeue(Plan& plan, std::chrono::nanoseconds d) {
@@ -86,7 +90,9 @@ void Finish(Pass& p, const char* condition, std::string reason, std::string mess
 
 // The exit code that decides a restart under ExitCode: the tensorflow container's, or the
 // retryable sentinel when it has none.
-int32_t RestartExitCode(const api::Pod& pod) { return TensorflowExitCode(pod).value_or(kExitCodeUnknown); }
+int32_t RestartExitCode(const api::Pod& pod) {
+  return TensorflowExitCode(pod).value_or(kExitCodeUnknown);
+}
 
 int32_t InPlaceRestarts(const api::Pod& pod) {
   int32_t n = 0;
@@ -96,7 +102,8 @@ int32_t InPlaceRestarts(const api::Pod& pod) {
 }
 
 void AbnormalPodEvents(Pass& p, const api::Pod& pod) {
-  if (pod.phase == api::PodPhase::kSucceeded || pod.phase == api::PodPhase::kFailed || pod.meta.deletion_timestamp) return;
+  if (pod.phase == api::PodPhase::kSucceeded || pod.phase == api::PodPhase::kFailed || pod.meta.deletion_timestamp)
+    return;
   const auto& statuses = !pod.container_statuses.empty() ? pod.container_statuses : pod.init_container_statuses;
   if (!statuses.empty()) {
     for (const auto& c : statuses) {
@@ -113,7 +120,8 @@ void AbnormalPodEvents(Pass& p, const api::Pod& pod) {
   // No container statuses yet: the latest condition that is not True (e.g. Unschedulable).
   const api::PodCondition* latest = nullptr;
   for (const auto& c : pod.conditions)
-    if (!latest || (c.last_transition_time && (!latest->last_transition_time || *c.last_transition_time > *latest->last_transition_time)))
+    if (!latest || (c.last_transition_time &&
+                    (!latest->last_transition_time || *c.last_transition_time > *latest->last_transition_time)))
       latest = &c;
   if (latest != nullptr && latest->status != "True" && !latest->message.empty())
     p.Event(kWarning, latest->reason.empty() ? latest->type : latest->reason,
@@ -122,8 +130,12 @@ void AbnormalPodEvents(Pass& p, const api::Pod& pod) {
 
 }  // namespace
 
-std::string RunningMessage(const api::TfJob& job) { return "TFJob " + Key(job) + " is running."; }
-std::string SucceededMessage(const api::TfJob& job) { return "TFJob " + Key(job) + " successfully completed."; }
+std::string RunningMessage(const api::TfJob& job) {
+  return "TFJob " + Key(job) + " is running.";
+}
+std::string SucceededMessage(const api::TfJob& job) {
+  return "TFJob " + Key(job) + " successfully completed.";
+}
 
 Plan Reconcile(const ObservedState& observed, const ReconcileOptions& options) {
   const api::TfJob& raw = observed.job;
@@ -248,8 +260,10 @@ Plan Reconcile(const ObservedState& observed, const ReconcileOptions& options) {
   // D3: the deadline, requeued at its due time.
   if (limit_message.empty() && job.spec.run_policy.active_deadline_seconds && p.status.start_time) {
     api::Time due = *p.status.start_time + seconds(*job.spec.run_policy.active_deadline_seconds);
-    if (p.now >= due) limit_message = "Job " + name + " has failed because it was active longer than specified deadline";
-    else MinRequeue(p.plan, std::chrono::duration_cast<std::chrono::nanoseconds>(due - p.now));
+    if (p.now >= due)
+      limit_message = "Job " + name + " has failed because it was active longer than specified deadline";
+    else
+      MinRequeue(p.plan, std::chrono::duration_cast<std::chrono::nanoseconds>(due - p.now));
   }
   if (!limit_message.empty()) {  // 3.3 step 7 (v1.9.4 order, D4, D7)
     p.plan.requeue_after.reset();
@@ -265,9 +279,11 @@ Plan Reconcile(const ObservedState& observed, const ReconcileOptions& options) {
   std::string exit_code_failure;
   for (const auto& [t, pod] : exit_code_failures) {
     if (auto code = TensorflowExitCode(*pod))
-      p.Event(kNormal, "ExitedWithCode", "Pod: " + job.metadata.ns + "." + pod->meta.name + " exited with code " + std::to_string(*code));
+      p.Event(kNormal, "ExitedWithCode",
+              "Pod: " + job.metadata.ns + "." + pod->meta.name + " exited with code " + std::to_string(*code));
     if (exit_code_failure.empty())
-      exit_code_failure = "job \"" + name + "\" is failing because \"" + std::string(api::ReplicaTypeName(t->type)) + "\" replica(s) failed.";
+      exit_code_failure = "job \"" + name + "\" is failing because \"" + std::string(api::ReplicaTypeName(t->type)) +
+                          "\" replica(s) failed.";
   }
 
   // Restarts: delete the failed pods; the next pass recreates them (3.4 c).
@@ -280,7 +296,8 @@ Plan Reconcile(const ObservedState& observed, const ReconcileOptions& options) {
   for (const api::Pod* pod : to_restart) {
     p.plan.delete_pods.push_back({pod->meta.name, pod->meta.uid});
     if (auto code = TensorflowExitCode(*pod))
-      p.Event(kNormal, "ExitedWithCode", "Pod: " + job.metadata.ns + "." + pod->meta.name + " exited with code " + std::to_string(*code));
+      p.Event(kNormal, "ExitedWithCode",
+              "Pod: " + job.metadata.ns + "." + pod->meta.name + " exited with code " + std::to_string(*code));
   }
   if (!restarting_types.empty()) {  // D10: fixed order
     std::string list;
@@ -326,7 +343,8 @@ Plan Reconcile(const ObservedState& observed, const ReconcileOptions& options) {
       if (slice.empty() && !wait_for_gang) {
         RenderedPod rendered = RenderPod(job, t.type, i, options.render, tf_config);
         for (auto& e : rendered.events) p.plan.events.push_back(std::move(e));
-        p.plan.create_pods.push_back({ReplicaName(job.metadata.name, t.type, i), t.type, i, std::move(rendered.object)});
+        p.plan.create_pods.push_back(
+            {ReplicaName(job.metadata.name, t.type, i), t.type, i, std::move(rendered.object)});
       }
       if (slice.size() == 1) AbnormalPodEvents(p, *slice[0]);
     }
@@ -371,11 +389,14 @@ Plan Reconcile(const ObservedState& observed, const ReconcileOptions& options) {
         if (expected <= 0) succeeded = true;
       }
     } else if (t.type == ReplicaType::kWorker) {
-      if (expected <= 0 || (worker0 && job.spec.success_policy != api::kSuccessPolicyAllWorkers)) succeeded = true;
-      else if (counts.active > 0) running = true;
+      if (expected <= 0 || (worker0 && job.spec.success_policy != api::kSuccessPolicyAllWorkers))
+        succeeded = true;
+      else if (counts.active > 0)
+        running = true;
     }
     // D6: only failures nobody restarts fail the job; dynamic workers may fail (spec 1.2).
-    if (t.permanent_failures > 0 && failure.empty() && !(job.spec.enable_dynamic_worker && t.type == ReplicaType::kWorker))
+    if (t.permanent_failures > 0 && failure.empty() &&
+        !(job.spec.enable_dynamic_worker && t.type == ReplicaType::kWorker))
       failure = "TFJob " + Key(job) + " has failed because " + std::to_string(t.permanent_failures) + " " + key +
                 " replica(s) failed.";
   }

@@ -13,9 +13,9 @@ namespace {
 using api::PodPhase;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
-using ::testing::UnorderedElementsAreArray;
 using testing::MakePod;
 using testing::MakeService;
+using ::testing::UnorderedElementsAreArray;
 
 const api::Time kNow = api::Time(std::chrono::seconds(1767225600));
 
@@ -28,7 +28,7 @@ void AddServices(std::vector<api::Service>& svcs, std::string_view type, int n) 
 }
 
 Plan Decide(const api::TfJob& job, std::vector<api::Pod> pods = {}, std::vector<api::Service> svcs = {},
-         api::Time now = kNow, ReconcileOptions options = {}) {
+            api::Time now = kNow, ReconcileOptions options = {}) {
   ObservedState o{job, std::move(pods), std::move(svcs), std::nullopt, now};
   return Reconcile(o, options);
 }
@@ -186,7 +186,8 @@ TEST(Reconcile, NeverFailsTheJobWithTheCount) {
   AddPods(pods, "worker", 1, 2, PodPhase::kFailed);
   Plan plan = Decide(testing::NewTfJob(3, 0), pods);
   ASSERT_TRUE(plan.status);
-  EXPECT_EQ(plan.status->conditions.back().message, "TFJob default/test-tfjob has failed because 2 Worker replica(s) failed.");
+  EXPECT_EQ(plan.status->conditions.back().message,
+            "TFJob default/test-tfjob has failed because 2 Worker replica(s) failed.");
   EXPECT_THAT(Reasons(plan), ElementsAre("Warning TFJobFailed"));  // D7: Warning
   EXPECT_EQ(plan.counters.failed, 1);
 }
@@ -199,9 +200,10 @@ TEST(Reconcile, CleanPodPolicyOnFinishedJob) {
     PodPhase phase;
     size_t deleted;
   };
-  for (const Case& c : {Case{"CP1", "All", PodPhase::kRunning, 6}, Case{"CP2", "Running", PodPhase::kRunning, 6},
-                        Case{"CP3", "Running", PodPhase::kSucceeded, 0}, Case{"CP4", "None", PodPhase::kSucceeded, 0},
-                        Case{"None-running", "None", PodPhase::kRunning, 0}, Case{"Pending", "Running", PodPhase::kPending, 6}}) {
+  for (const Case& c :
+       {Case{"CP1", "All", PodPhase::kRunning, 6}, Case{"CP2", "Running", PodPhase::kRunning, 6},
+        Case{"CP3", "Running", PodPhase::kSucceeded, 0}, Case{"CP4", "None", PodPhase::kSucceeded, 0},
+        Case{"None-running", "None", PodPhase::kRunning, 0}, Case{"Pending", "Running", PodPhase::kPending, 6}}) {
     api::TfJob job = WithStatus(testing::NewTfJob(4, 2), "Succeeded");
     job.spec.run_policy.clean_pod_policy = c.policy;
     std::vector<api::Pod> pods;
@@ -251,7 +253,8 @@ TEST(Reconcile, ActiveDeadline) {
   Plan late = Decide(job, pods, {}, kNow + std::chrono::seconds(2));
   EXPECT_EQ(late.delete_pods.size(), 6u);
   ASSERT_TRUE(late.status);
-  EXPECT_EQ(late.status->conditions.back().message, "Job test-ads-1 has failed because it was active longer than specified deadline");
+  EXPECT_EQ(late.status->conditions.back().message,
+            "Job test-ads-1 has failed because it was active longer than specified deadline");
   EXPECT_EQ(late.status->conditions.back().type, "Failed");
   api::TfJob none = job;
   none.spec.run_policy.active_deadline_seconds.reset();
@@ -274,7 +277,8 @@ TEST(Reconcile, BackoffLimitCountsInPlaceRestarts) {
   Plan plan = Decide(job, pods);
   EXPECT_EQ(plan.delete_pods.size(), 6u);
   ASSERT_TRUE(plan.status);
-  EXPECT_EQ(plan.status->conditions.back().message, "Job test-bof-0 has failed because it has reached the specified backoff limit");
+  EXPECT_EQ(plan.status->conditions.back().message,
+            "Job test-bof-0 has failed because it has reached the specified backoff limit");
   job.spec.run_policy.backoff_limit = 5;
   EXPECT_THAT(Decide(job, pods).delete_pods, IsEmpty());
 }
@@ -298,7 +302,8 @@ TEST(Reconcile, BackoffLimitCountsRecreations) {
   Plan plan = Decide(job, pods);
   ASSERT_TRUE(plan.status);
   EXPECT_EQ(plan.status->conditions.back().type, "Failed");
-  EXPECT_EQ(plan.status->conditions.back().message, "Job test-tfjob has failed because it has reached the specified backoff limit");
+  EXPECT_EQ(plan.status->conditions.back().message,
+            "Job test-tfjob has failed because it has reached the specified backoff limit");
   EXPECT_THAT(plan.delete_pods, IsEmpty());  // cleanPodPolicy None (D4)
   api::TfJob zero = job;
   zero.spec.run_policy.backoff_limit = 0;
@@ -337,7 +342,8 @@ TEST(Reconcile, SuspendAndResume) {
 
   api::TfJob running = job;  // SU2 then SU3
   running.spec.run_policy.suspend = false;
-  std::vector<api::Pod> pods = {MakePod("test-job", "chief", 0, PodPhase::kRunning), MakePod("test-job", "worker", 0, PodPhase::kRunning)};
+  std::vector<api::Pod> pods = {MakePod("test-job", "chief", 0, PodPhase::kRunning),
+                                MakePod("test-job", "worker", 0, PodPhase::kRunning)};
   std::vector<api::Service> svcs = {MakeService("test-job", "chief", 0), MakeService("test-job", "worker", 0)};
   Plan run = Decide(running, pods, svcs);
   ASSERT_TRUE(run.status);
@@ -366,8 +372,8 @@ TEST(Reconcile, SuspendAndResume) {
   EXPECT_EQ(resume.create_pods.size(), 2u);
   ASSERT_TRUE(resume.status);
   EXPECT_EQ(resume.status->start_time, kNow + std::chrono::seconds(30));
-  EXPECT_THAT(Conditions(*resume.status), ElementsAre("Created True TFJobCreated", "Running False TFJobSuspended",
-                                                      "Suspended False TFJobResumed"));
+  EXPECT_THAT(Conditions(*resume.status),
+              ElementsAre("Created True TFJobCreated", "Running False TFJobSuspended", "Suspended False TFJobResumed"));
   EXPECT_THAT(Reasons(resume), ElementsAre("Normal TFJobResumed"));
 }
 
@@ -425,10 +431,9 @@ TEST(Reconcile, PodsOfAnotherOwnerAreIgnored) {
 TEST(Reconcile, SuccessWinsOverFailureInOnePass) {
   api::TfJob job = testing::NewTfJob(2, 1, true);
   job.spec.run_policy.clean_pod_policy = "Running";
-  std::vector<api::Pod> pods = {MakePod("test-tfjob", "chief", 0, PodPhase::kSucceeded),
-                                MakePod("test-tfjob", "worker", 0, PodPhase::kFailed),
-                                MakePod("test-tfjob", "worker", 1, PodPhase::kRunning),
-                                MakePod("test-tfjob", "ps", 0, PodPhase::kRunning)};
+  std::vector<api::Pod> pods = {
+      MakePod("test-tfjob", "chief", 0, PodPhase::kSucceeded), MakePod("test-tfjob", "worker", 0, PodPhase::kFailed),
+      MakePod("test-tfjob", "worker", 1, PodPhase::kRunning), MakePod("test-tfjob", "ps", 0, PodPhase::kRunning)};
   Plan plan = Decide(job, pods);
   ASSERT_TRUE(plan.status);
   EXPECT_THAT(Conditions(*plan.status), ElementsAre("Created True TFJobCreated", "Succeeded True TFJobSucceeded"));
@@ -447,7 +452,8 @@ TEST(Reconcile, RestartingDoesNotMaskAPermanentFailure) {
   Plan plan = Decide(job, pods);
   ASSERT_TRUE(plan.status);
   EXPECT_EQ(plan.status->conditions.back().type, "Failed");
-  EXPECT_EQ(plan.status->conditions.back().message, "TFJob default/test-tfjob has failed because 1 PS replica(s) failed.");
+  EXPECT_EQ(plan.status->conditions.back().message,
+            "TFJob default/test-tfjob has failed because 1 PS replica(s) failed.");
 }
 
 // D10: several types restart in one pass: a deterministic message.
@@ -455,15 +461,18 @@ TEST(Reconcile, RestartMessageListsTypesInFixedOrder) {
   api::TfJob job = testing::NewTfJob(1, 1);
   job.spec.replica_specs["Worker"]->restart_policy = "OnFailure";
   job.spec.replica_specs["PS"]->restart_policy = "Always";
-  std::vector<api::Pod> pods = {MakePod("test-tfjob", "worker", 0, PodPhase::kFailed), MakePod("test-tfjob", "ps", 0, PodPhase::kFailed)};
+  std::vector<api::Pod> pods = {MakePod("test-tfjob", "worker", 0, PodPhase::kFailed),
+                                MakePod("test-tfjob", "ps", 0, PodPhase::kFailed)};
   Plan plan = Decide(job, pods);
   ASSERT_TRUE(plan.status);
-  EXPECT_EQ(plan.status->conditions.back().message, "job test-tfjob is restarting because PS, Worker replica(s) failed.");
+  EXPECT_EQ(plan.status->conditions.back().message,
+            "job test-tfjob is restarting because PS, Worker replica(s) failed.");
 }
 
 // Success rules of 3.6: worker 0 by default, every worker with AllWorkers.
 TEST(Reconcile, SuccessPolicies) {
-  std::vector<api::Pod> pods = {MakePod("test-tfjob", "worker", 0, PodPhase::kSucceeded), MakePod("test-tfjob", "worker", 1, PodPhase::kRunning)};
+  std::vector<api::Pod> pods = {MakePod("test-tfjob", "worker", 0, PodPhase::kSucceeded),
+                                MakePod("test-tfjob", "worker", 1, PodPhase::kRunning)};
   testing::WithExitCode(pods[0], 0);
   EXPECT_EQ(Decide(testing::NewTfJob(2, 0), pods).status->conditions.back().type, "Succeeded");
   api::TfJob all = testing::NewTfJob(2, 0);
@@ -474,11 +483,13 @@ TEST(Reconcile, SuccessPolicies) {
 // R12: a pending, unschedulable pod is reported with the scheduler's reason.
 TEST(Reconcile, UnschedulablePodIsReported) {
   std::vector<api::Pod> pods = {MakePod("test-tfjob", "worker", 0, PodPhase::kPending)};
-  pods[0].conditions.push_back({"PodScheduled", "False", "Unschedulable", "0/4 nodes are available: 4 Insufficient cpu.", kNow});
+  pods[0].conditions.push_back(
+      {"PodScheduled", "False", "Unschedulable", "0/4 nodes are available: 4 Insufficient cpu.", kNow});
   Plan plan = Decide(testing::NewTfJob(1, 0), pods, {MakeService("test-tfjob", "worker", 0)});
   ASSERT_EQ(plan.events.size(), 1u);
   EXPECT_EQ(plan.events[0].reason, "Unschedulable");
-  EXPECT_EQ(plan.events[0].message, "Error pod test-tfjob-worker-0 condition message: 0/4 nodes are available: 4 Insufficient cpu.");
+  EXPECT_EQ(plan.events[0].message,
+            "Error pod test-tfjob-worker-0 condition message: 0/4 nodes are available: 4 Insufficient cpu.");
 }
 
 // Gang scheduling: the PodGroup first; Volcano holds pods back while it is Pending.

@@ -33,7 +33,8 @@ json OwnerRefs(const api::TfJob& job) {
 GangScheduler GangSchedulerFor(const std::string& name) {
   if (name.empty() || name == "None") return GangScheduler::kNone;
   std::string lower = name;
-  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return lower == "volcano" ? GangScheduler::kVolcano : GangScheduler::kSchedulerPlugins;
 }
 
@@ -58,7 +59,8 @@ RenderedPod RenderPod(const api::TfJob& job, api::ReplicaType type, int32_t inde
   if (gang == GangScheduler::kSchedulerPlugins) labels["scheduling.x-k8s.io/pod-group"] = job.metadata.name;
   meta["labels"] = std::move(labels);
   if (gang == GangScheduler::kVolcano) {
-    json annotations = meta.contains("annotations") && meta["annotations"].is_object() ? meta["annotations"] : json::object();
+    json annotations =
+        meta.contains("annotations") && meta["annotations"].is_object() ? meta["annotations"] : json::object();
     annotations["scheduling.k8s.io/group-name"] = job.metadata.name;
     annotations["volcano.sh/task-spec"] = std::string(api::ReplicaTypeLabel(type));
     meta["annotations"] = std::move(annotations);
@@ -75,9 +77,11 @@ RenderedPod RenderPod(const api::TfJob& job, api::ReplicaType type, int32_t inde
     }
   }
   pod_spec = std::move(pod_tmpl["spec"]);
-  if (auto rp = pod_spec.find("restartPolicy"); rp != pod_spec.end() && rp->is_string() && !rp->get<std::string>().empty())
+  if (auto rp = pod_spec.find("restartPolicy");
+      rp != pod_spec.end() && rp->is_string() && !rp->get<std::string>().empty())
     out.events.push_back({"Warning", "SetPodTemplateRestartPolicy", std::string(kRestartPolicyWarning)});
-  pod_spec["restartPolicy"] = spec.restart_policy == api::kRestartExitCode ? std::string(api::kRestartNever) : spec.restart_policy;
+  pod_spec["restartPolicy"] =
+      spec.restart_policy == api::kRestartExitCode ? std::string(api::kRestartNever) : spec.restart_policy;
 
   if (gang != GangScheduler::kNone) {
     const std::string scheduler = EffectiveSchedulerName(options.gang_scheduler_name);
@@ -92,7 +96,8 @@ RenderedPod RenderPod(const api::TfJob& job, api::ReplicaType type, int32_t inde
       }
     }
     auto sn = pod_spec.find("schedulerName");
-    if (sn == pod_spec.end() || !sn->is_string() || sn->get<std::string>().empty()) pod_spec["schedulerName"] = scheduler;
+    if (sn == pod_spec.end() || !sn->is_string() || sn->get<std::string>().empty())
+      pod_spec["schedulerName"] = scheduler;
   }
   out.object = {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", std::move(meta)}, {"spec", std::move(pod_spec)}};
   return out;
@@ -114,8 +119,8 @@ StatusOr<json> RenderService(const api::TfJob& job, api::ReplicaType type, int32
                {"namespace", job.metadata.ns},
                {"labels", labels},
                {"ownerReferences", OwnerRefs(job)}};
-  json svc_spec = {{"clusterIP", "None"}, {"selector", labels}, {"ports", std::move(ports)},
-                   {"publishNotReadyAddresses", true}};
+  json svc_spec = {
+      {"clusterIP", "None"}, {"selector", labels}, {"ports", std::move(ports)}, {"publishNotReadyAddresses", true}};
   return json{{"apiVersion", "v1"}, {"kind", "Service"}, {"metadata", std::move(meta)}, {"spec", std::move(svc_spec)}};
 }
 

@@ -15,7 +15,8 @@ using nlohmann::json;
 api::TfJob JobWith(const std::string& replica_yaml, const std::string& extra_spec = "") {
   return testing::DefaultedJobFromYaml(
       "apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata: {name: test-tfjob, namespace: default, uid: test-uid}\n"
-      "spec:\n" + extra_spec + "  tfReplicaSpecs:\n" + replica_yaml);
+      "spec:\n" +
+      extra_spec + "  tfReplicaSpecs:\n" + replica_yaml);
 }
 
 TEST(RenderPod, NameLabelsOwnerAndTfConfig) {
@@ -41,12 +42,21 @@ TEST(RenderPod, NameLabelsOwnerAndTfConfig) {
 
 TEST(RenderPod, JobRoleMasterOnChiefOrWorkerZero) {
   api::TfJob plain = testing::NewTfJob(2, 1);
-  EXPECT_EQ(RenderPod(plain, ReplicaType::kWorker, 0, {}).object["metadata"]["labels"]["training.kubeflow.org/job-role"], "master");
-  EXPECT_FALSE(RenderPod(plain, ReplicaType::kWorker, 1, {}).object["metadata"]["labels"].contains("training.kubeflow.org/job-role"));
-  EXPECT_FALSE(RenderPod(plain, ReplicaType::kPS, 0, {}).object["metadata"]["labels"].contains("training.kubeflow.org/job-role"));
+  EXPECT_EQ(
+      RenderPod(plain, ReplicaType::kWorker, 0, {}).object["metadata"]["labels"]["training.kubeflow.org/job-role"],
+      "master");
+  EXPECT_FALSE(RenderPod(plain, ReplicaType::kWorker, 1, {})
+                   .object["metadata"]["labels"]
+                   .contains("training.kubeflow.org/job-role"));
+  EXPECT_FALSE(RenderPod(plain, ReplicaType::kPS, 0, {})
+                   .object["metadata"]["labels"]
+                   .contains("training.kubeflow.org/job-role"));
   api::TfJob chief = testing::NewTfJob(2, 1, true);
-  EXPECT_EQ(RenderPod(chief, ReplicaType::kChief, 0, {}).object["metadata"]["labels"]["training.kubeflow.org/job-role"], "master");
-  EXPECT_FALSE(RenderPod(chief, ReplicaType::kWorker, 0, {}).object["metadata"]["labels"].contains("training.kubeflow.org/job-role"));
+  EXPECT_EQ(RenderPod(chief, ReplicaType::kChief, 0, {}).object["metadata"]["labels"]["training.kubeflow.org/job-role"],
+            "master");
+  EXPECT_FALSE(RenderPod(chief, ReplicaType::kWorker, 0, {})
+                   .object["metadata"]["labels"]
+                   .contains("training.kubeflow.org/job-role"));
 }
 
 // Cases R1-R4 of tfjob-v1-spec.md 4.4, plus the template-policy warning.
@@ -55,11 +65,12 @@ TEST(RenderPod, RestartPolicyMapping) {
     const char* replica_policy;
     const char* pod_policy;
   };
-  for (const Case& c : {Case{"ExitCode", "Never"}, Case{"Never", "Never"}, Case{"Always", "Always"},
-                        Case{"OnFailure", "OnFailure"}}) {
+  for (const Case& c :
+       {Case{"ExitCode", "Never"}, Case{"Never", "Never"}, Case{"Always", "Always"}, Case{"OnFailure", "OnFailure"}}) {
     api::TfJob job = JobWith(std::string("    Worker:\n      restartPolicy: ") + c.replica_policy +
                              "\n      template: {spec: {containers: [{name: tensorflow, image: x}]}}\n");
-    EXPECT_EQ(RenderPod(job, ReplicaType::kWorker, 0, {}).object["spec"]["restartPolicy"], c.pod_policy) << c.replica_policy;
+    EXPECT_EQ(RenderPod(job, ReplicaType::kWorker, 0, {}).object["spec"]["restartPolicy"], c.pod_policy)
+        << c.replica_policy;
   }
   api::TfJob overridden = JobWith(
       "    Worker:\n      restartPolicy: OnFailure\n"
@@ -78,7 +89,8 @@ TEST(RenderPod, TemplateFieldsPassThroughAndOperatorLabelsWin) {
       "          annotations: {annotation1: '1'}\n        spec:\n"
       "          futureField: {nested: [1, 2]}\n          affinity: {nodeAffinity: {x: y}}\n"
       "          volumes: [{name: data, emptyDir: {}}]\n          containers:\n"
-      "          - {name: tensorflow, image: x, env: [{name: A, value: b}], volumeMounts: [{name: data, mountPath: /d}]}\n"
+      "          - {name: tensorflow, image: x, env: [{name: A, value: b}], volumeMounts: [{name: data, mountPath: "
+      "/d}]}\n"
       "          - {name: sidecar, image: y}\n");
   const json o = RenderPod(job, ReplicaType::kWorker, 0, {}).object;
   EXPECT_EQ(o["metadata"]["labels"]["label1"], "1");  // P5
@@ -97,7 +109,8 @@ TEST(RenderPod, GangSchedulingVolcanoAndSchedulerPlugins) {
   volcano.gang_scheduler_name = "Volcano";
   json v = RenderPod(job, ReplicaType::kWorker, 1, volcano).object;
   EXPECT_EQ(v["spec"]["schedulerName"], "volcano");
-  EXPECT_EQ(v["metadata"]["annotations"], json::parse(R"({"scheduling.k8s.io/group-name":"test-tfjob","volcano.sh/task-spec":"worker"})"));
+  EXPECT_EQ(v["metadata"]["annotations"],
+            json::parse(R"({"scheduling.k8s.io/group-name":"test-tfjob","volcano.sh/task-spec":"worker"})"));
   RenderOptions plugins;
   plugins.gang_scheduler_name = "scheduler-plugins-scheduler";
   json p = RenderPod(job, ReplicaType::kWorker, 1, plugins).object;
@@ -141,7 +154,8 @@ TEST(RenderService, HeadlessWithTensorflowPorts) {
 // Found by the fuzzer: a port with `name: null` crashed the renderer.
 TEST(RenderService, PortsWithoutAStringNameGetAnEmptyName) {
   api::TfJob job = JobWith(
-      "    Worker: {template: {spec: {containers: [{name: tensorflow, image: x, ports: [{name: null, containerPort: 5}]}]}}}\n");
+      "    Worker: {template: {spec: {containers: [{name: tensorflow, image: x, ports: [{name: null, containerPort: "
+      "5}]}]}}}\n");
   auto svc = RenderService(job, ReplicaType::kWorker, 0);
   ASSERT_TRUE(svc.ok());
   EXPECT_EQ((*svc)["spec"]["ports"][0], json::parse(R"({"name":"","port":5})"));
@@ -169,7 +183,8 @@ TEST(RenderJob, StableOrderPodsThenServicesPerType) {
   auto rendered = RenderJob(testing::NewTfJob(2, 1), RenderOptions{});
   ASSERT_TRUE(rendered.ok());
   std::vector<std::string> names;
-  for (const auto& o : rendered->objects) names.push_back(o["kind"].get<std::string>() + "/" + o["metadata"]["name"].get<std::string>());
+  for (const auto& o : rendered->objects)
+    names.push_back(o["kind"].get<std::string>() + "/" + o["metadata"]["name"].get<std::string>());
   EXPECT_THAT(names, ::testing::ElementsAre("Pod/test-tfjob-ps-0", "Service/test-tfjob-ps-0", "Pod/test-tfjob-worker-0",
                                             "Pod/test-tfjob-worker-1", "Service/test-tfjob-worker-0",
                                             "Service/test-tfjob-worker-1"));

@@ -38,8 +38,10 @@ std::vector<std::vector<const api::Pod*>> SlicePodsByIndex(const std::vector<con
 void CountPod(const api::Pod& pod, api::ReplicaStatus* status) {
   switch (pod.phase) {
     case api::PodPhase::kRunning:
-      if (pod.meta.deletion_timestamp) ++status->failed;
-      else ++status->active;
+      if (pod.meta.deletion_timestamp)
+        ++status->failed;
+      else
+        ++status->active;
       break;
     case api::PodPhase::kSucceeded: ++status->succeeded; break;
     case api::PodPhase::kFailed: ++status->failed; break;

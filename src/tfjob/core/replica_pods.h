@@ -16,7 +16,9 @@ namespace tfjob::tfjob::core {
 inline constexpr int32_t kExitCodeUnknown = 0xbeef;
 
 // Exit codes >= 128 (killed by a signal) are retried under restartPolicy ExitCode.
-inline bool IsRetryableExitCode(int32_t code) { return code >= 128; }
+inline bool IsRetryableExitCode(int32_t code) {
+  return code >= 128;
+}
 
 // Pods whose replica-type label equals `replica_type_label` (e.g. "worker").
 std::vector<const api::Pod*> FilterPodsForReplicaType(const std::vector<const api::Pod*>& pods,

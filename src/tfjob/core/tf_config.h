@@ -16,8 +16,8 @@ namespace tfjob::tfjob::core {
 using EndpointFn = std::function<std::string(api::ReplicaType type, int32_t index, int32_t port)>;
 
 struct TfConfigOptions {
-  std::string cluster_domain;         // appended as ".<domain>" after ".svc" when non-empty
-  bool evaluator_in_cluster = true;   // D16: --tf-config-evaluator-in-cluster
+  std::string cluster_domain;        // appended as ".<domain>" after ".svc" when non-empty
+  bool evaluator_in_cluster = true;  // D16: --tf-config-evaluator-in-cluster
   // When set, replaces the service DNS endpoints (the local runtime uses 127.0.0.1 ports).
   EndpointFn endpoint;
 };
@@ -46,8 +46,8 @@ class TfConfigGenerator {
   const api::TfJob& job_;
   const TfConfigOptions& options_;
   bool distributed_;
-  std::string cluster_;     // standard form: the whole "cluster" object
-  std::string ps_list_;     // sparse form: the "ps" value of workers (a list or null)
+  std::string cluster_;  // standard form: the whole "cluster" object
+  std::string ps_list_;  // sparse form: the "ps" value of workers (a list or null)
 };
 
 }  // namespace tfjob::tfjob::core

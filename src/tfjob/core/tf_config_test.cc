@@ -11,7 +11,8 @@ using api::ReplicaType;
 
 // Job `dist-mnist` in `kubeflow` with the given replica lines (type: count[, port]).
 api::TfJob DistMnist(std::vector<std::tuple<std::string, int, int>> replicas, bool dynamic = false) {
-  std::string yaml = "apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata: {name: dist-mnist, namespace: kubeflow}\nspec:\n";
+  std::string yaml =
+      "apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata: {name: dist-mnist, namespace: kubeflow}\nspec:\n";
   if (dynamic) yaml += "  enableDynamicWorker: true\n";
   yaml += "  tfReplicaSpecs:\n";
   for (const auto& [type, n, port] : replicas) {
@@ -74,8 +75,9 @@ TEST(GenTfConfig, EvaluatorCanBeLeftOutOfTheCluster) {
   auto job = DistMnist({{"Worker", 1, 0}, {"Evaluator", 1, 0}});
   TfConfigOptions options;
   options.evaluator_in_cluster = false;
-  EXPECT_EQ(GenTfConfig(job, ReplicaType::kEvaluator, 0, options),
-            R"({"cluster":{"worker":["dist-mnist-worker-0.kubeflow.svc:2222"]},"task":{"type":"evaluator","index":0},"environment":"cloud"})");
+  EXPECT_EQ(
+      GenTfConfig(job, ReplicaType::kEvaluator, 0, options),
+      R"({"cluster":{"worker":["dist-mnist-worker-0.kubeflow.svc:2222"]},"task":{"type":"evaluator","index":0},"environment":"cloud"})");
 }
 
 TEST(GenTfConfig, EndpointFunctionReplacesServiceNames) {
@@ -84,17 +86,18 @@ TEST(GenTfConfig, EndpointFunctionReplacesServiceNames) {
   options.endpoint = [](api::ReplicaType t, int32_t i, int32_t) {
     return "127.0.0.1:" + std::to_string(20000 + 10 * static_cast<int>(t) + i);
   };
-  EXPECT_EQ(GenTfConfig(job, ReplicaType::kWorker, 0, options),
-            R"({"cluster":{"ps":["127.0.0.1:20030"],"worker":["127.0.0.1:20040"]},"task":{"type":"worker","index":0},"environment":"cloud"})");
+  EXPECT_EQ(
+      GenTfConfig(job, ReplicaType::kWorker, 0, options),
+      R"({"cluster":{"ps":["127.0.0.1:20030"],"worker":["127.0.0.1:20040"]},"task":{"type":"worker","index":0},"environment":"cloud"})");
 }
 
 // Cases I1-I4 of tfjob-v1-spec.md 4.4.
 TEST(IsDistributed, SpecCases) {
-  EXPECT_FALSE(IsDistributed(DistMnist({{"Worker", 1, 0}})));                 // I1
-  EXPECT_TRUE(IsDistributed(DistMnist({{"Worker", 1, 0}, {"PS", 1, 0}})));    // I2
-  EXPECT_FALSE(IsDistributed(DistMnist({{"PS", 1, 0}})));                     // I3
-  EXPECT_TRUE(IsDistributed(DistMnist({{"Worker", 1, 0}, {"Chief", 1, 0}}))); // I4
-  EXPECT_TRUE(IsDistributed(DistMnist({{"Worker", 0, 0}})));                  // sum 0 counts as distributed
+  EXPECT_FALSE(IsDistributed(DistMnist({{"Worker", 1, 0}})));                  // I1
+  EXPECT_TRUE(IsDistributed(DistMnist({{"Worker", 1, 0}, {"PS", 1, 0}})));     // I2
+  EXPECT_FALSE(IsDistributed(DistMnist({{"PS", 1, 0}})));                      // I3
+  EXPECT_TRUE(IsDistributed(DistMnist({{"Worker", 1, 0}, {"Chief", 1, 0}})));  // I4
+  EXPECT_TRUE(IsDistributed(DistMnist({{"Worker", 0, 0}})));                   // sum 0 counts as distributed
 }
 
 }  // namespace
