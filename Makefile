@@ -43,10 +43,12 @@ test-tsan: deps build/tsan/build.ninja
 	cmake --build build/tsan -j $(JOBS) --target controller_test common_test
 	ctest --test-dir build/tsan -L unit --output-on-failure -j $(JOBS) -R '^(WorkQueue|Informer|EventRecorder|LeaderElector|Expectations|TokenBucket|HttpEndpoint|Registry)\.'
 
-# libFuzzer on file -> TFJob -> render, $(FUZZ_SECONDS) s under ASan/UBSan. A crash fails.
+# libFuzzer under ASan/UBSan, $(FUZZ_SECONDS) s each: file -> TFJob -> render, the watch-stream
+# decoder (split-invariance checked), the kubeconfig reader, the API object decoders. A crash fails.
+FUZZERS := render watch_decoder kubeconfig object_decoder
 test-fuzz: deps build/asan/build.ninja
-	cmake --build build/asan -j $(JOBS) --target render_fuzzer
-	scripts/run-fuzzer build/asan/src/render_fuzzer tests/fuzz/render $(FUZZ_SECONDS)
+	cmake --build build/asan -j $(JOBS) --target $(addsuffix _fuzzer,$(FUZZERS))
+	for f in $(FUZZERS); do scripts/run-fuzzer build/asan/src/$${f}_fuzzer tests/fuzz/$$f $(FUZZ_SECONDS) || exit 1; done
 
 fuzz: FUZZ_SECONDS = 600
 fuzz: test-fuzz

@@ -66,8 +66,13 @@ std::optional<Time> ParseTime(std::string_view s) {
   std::chrono::year_month_day ymd{std::chrono::year(y), std::chrono::month(static_cast<unsigned>(mo)),
                                   std::chrono::day(static_cast<unsigned>(d))};
   if (!ymd.ok()) return std::nullopt;
-  Time t = std::chrono::sys_days(ymd) + std::chrono::hours(h) + std::chrono::minutes(mi) + std::chrono::seconds(se) -
-           std::chrono::minutes(offset_min);
+  auto secs = std::chrono::sys_days(ymd).time_since_epoch() + std::chrono::hours(h) + std::chrono::minutes(mi) +
+              std::chrono::seconds(se) - std::chrono::minutes(offset_min);
+  // Time counts nanoseconds in 64 bits: about 1678..2262. Anything outside is not a real
+  // timestamp of a cluster object, and converting it would overflow.
+  if (std::chrono::abs(std::chrono::duration_cast<std::chrono::seconds>(secs)) > std::chrono::seconds(9'000'000'000LL))
+    return std::nullopt;
+  Time t = Time(std::chrono::duration_cast<Time::duration>(secs));
   return t + std::chrono::duration_cast<Time::duration>(frac);
 }
 

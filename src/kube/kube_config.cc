@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "api/json_fields.h"
 #include "api/manifest.h"
 
 namespace tfjob::kube {
@@ -77,20 +78,20 @@ StatusOr<KubeConfig> ParseKubeconfig(std::string_view text, const std::string& b
   const json& cfg = (*docs)[0].object;
   std::string ctx_name = context;
   if (ctx_name.empty())
-    ctx_name = cfg.value("current-context", json("")).is_string() ? cfg.value("current-context", "") : "";
+    ctx_name = api::StringField(cfg, "current-context");
   if (ctx_name.empty()) return InvalidArgumentError("kubeconfig: no current-context (and no --context given)");
   const json* ctx = Named(cfg, "contexts", ctx_name, "context");
   if (ctx == nullptr) return InvalidArgumentError("kubeconfig: context \"" + ctx_name + "\" not found");
-  std::string cluster_name = ctx->value("cluster", "");
-  std::string user_name = ctx->value("user", "");
+  std::string cluster_name = api::StringField(*ctx, "cluster");
+  std::string user_name = api::StringField(*ctx, "user");
   const json* cluster = Named(cfg, "clusters", cluster_name, "cluster");
   if (cluster == nullptr)
     return InvalidArgumentError("kubeconfig: cluster \"" + cluster_name + "\" of context \"" + ctx_name +
                                 "\" not found");
   KubeConfig out;
   out.source = "context " + ctx_name;
-  out.ns = ctx->value("namespace", "");
-  out.server = cluster->value("server", "");
+  out.ns = api::StringField(*ctx, "namespace");
+  out.server = api::StringField(*cluster, "server");
   if (out.server.empty()) return InvalidArgumentError("kubeconfig: cluster \"" + cluster_name + "\" has no server");
   if (!out.server.starts_with("https://") && !out.server.starts_with("http://"))
     return InvalidArgumentError("kubeconfig: server \"" + out.server + "\" is not an http(s) URL");
@@ -108,7 +109,7 @@ StatusOr<KubeConfig> ParseKubeconfig(std::string_view text, const std::string& b
     if (out.client_cert_pem.empty() != out.client_key_pem.empty())
       return InvalidArgumentError("kubeconfig: user \"" + user_name +
                                   "\" has a client certificate without a key, or a key without a certificate");
-    out.token = user->value("token", "");
+    out.token = api::StringField(*user, "token");
     if (auto tf = user->find("tokenFile"); tf != user->end() && tf->is_string())
       out.token_file = Resolve(base_dir, *tf);
     if (user->contains("exec") || user->contains("auth-provider"))
