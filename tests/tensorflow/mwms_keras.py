@@ -1,21 +1,12 @@
 """MultiWorkerMirroredStrategy Keras training on synthetic data, run by `tfjob run`.
 Prints the cluster TensorFlow's own TFConfigClusterResolver resolved from TF_CONFIG and checks it."""
-import json
 import os
 import sys
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-os.environ["TF_USE_LEGACY_KERAS"] = "1"  # Keras 2 (tf-keras): full tf.distribute support
-import tensorflow as tf  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tf_config_check import resolve  # noqa: E402
 
-tf_config = json.loads(os.environ["TF_CONFIG"])
-resolver = tf.distribute.cluster_resolver.TFConfigClusterResolver()
-cluster = resolver.cluster_spec().as_dict()
-me = f"{resolver.task_type}-{resolver.task_id}"
-print(f"{me}: TFConfigClusterResolver cluster={json.dumps(cluster, sort_keys=True)}", flush=True)
-if cluster != tf_config["cluster"] or resolver.task_type != tf_config["task"]["type"]:
-    print(f"{me}: resolved cluster differs from TF_CONFIG", flush=True)
-    sys.exit(3)
+tf, resolver, me = resolve(check_task_type=True)
 
 strategy = tf.distribute.MultiWorkerMirroredStrategy()
 with strategy.scope():

@@ -1,21 +1,12 @@
 """ParameterServerStrategy: the chief coordinates, workers and the PS run tf.distribute.Server.
 Every replica prints the cluster TFConfigClusterResolver resolved from TF_CONFIG and checks it."""
-import json
 import os
 import sys
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-os.environ["TF_USE_LEGACY_KERAS"] = "1"  # Keras 2 (tf-keras): full tf.distribute support
-import tensorflow as tf  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tf_config_check import resolve  # noqa: E402
 
-tf_config = json.loads(os.environ["TF_CONFIG"])
-resolver = tf.distribute.cluster_resolver.TFConfigClusterResolver()
-cluster = resolver.cluster_spec().as_dict()
-me = f"{resolver.task_type}-{resolver.task_id}"
-print(f"{me}: TFConfigClusterResolver cluster={json.dumps(cluster, sort_keys=True)}", flush=True)
-if cluster != tf_config["cluster"]:
-    print(f"{me}: resolved cluster differs from TF_CONFIG", flush=True)
-    sys.exit(3)
+tf, resolver, me = resolve()
 
 if resolver.task_type in ("worker", "ps"):
     server = tf.distribute.Server(resolver.cluster_spec(), job_name=resolver.task_type, task_index=resolver.task_id,
