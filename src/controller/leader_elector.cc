@@ -32,10 +32,7 @@ bool LeaderElector::TryOnce() {
       if (!IsAlreadyExists(s)) log_.Warning("creating the lease failed", {{"error", s.message()}});
       return false;
     }
-    observed_ = desired;
-    observed_at_ = steady;
-    last_renew_ = steady;
-    return true;
+    return Held(desired, steady);
   }
   // A changed record restarts our view of its expiry, measured on our own clock (clocks of
   // different machines are not compared).
@@ -59,7 +56,11 @@ bool LeaderElector::TryOnce() {
     if (!IsConflict(s)) log_.Warning("updating the lease failed", {{"error", s.message()}});
     return false;
   }
-  observed_ = desired;
+  return Held(desired, steady);
+}
+
+bool LeaderElector::Held(const LeaderRecord& written, Clock::SteadyTime steady) {
+  observed_ = written;
   observed_at_ = steady;
   last_renew_ = steady;
   return true;

@@ -47,6 +47,8 @@ class LeaderElector {
   LeaderElectionConfig config_;
   Logger log_;
   void SetLeading(bool leading);
+  // Records that `written` is now the lease, held by us since `steady`; returns true.
+  bool Held(const LeaderRecord& written, Clock::SteadyTime steady);
 
   std::atomic<bool> leading_{false};
   Gauge* master_status_ = nullptr;

@@ -367,19 +367,16 @@ int LocalRunner::Run(std::stop_token stop) {
       cs.exit_code = p->exit_code;
       pod.container_statuses.push_back(cs);
       observed.pods.push_back(std::move(pod));
-      api::Service svc;  // ports are ours already: nothing to create
-      svc.meta = observed.pods.back().meta;
+    }
+    // Every replica's "service" exists already: its port was allocated up front.
+    for (const auto& [n, r] : replicas_) {
+      api::Service svc;
+      svc.meta.name = n;
+      svc.meta.controller_uid = job_.metadata.uid;
+      svc.meta.replica_type = std::string(api::ReplicaTypeLabel(r.type));
+      svc.meta.replica_index = r.index;
       observed.services.push_back(svc);
     }
-    for (const auto& [n, r] : replicas_)
-      if (!processes_.contains(n)) {
-        api::Service svc;
-        svc.meta.name = n;
-        svc.meta.controller_uid = job_.metadata.uid;
-        svc.meta.replica_type = std::string(api::ReplicaTypeLabel(r.type));
-        svc.meta.replica_index = r.index;
-        observed.services.push_back(svc);
-      }
     core::Plan plan = core::Reconcile(observed, options);
     for (const auto& d : plan.delete_pods) {
       auto it = processes_.find(d.name);
