@@ -20,7 +20,9 @@ def test_leader_failover(kube, namespace, tfjob_crd):
         assert leader.metric("leader_election_master_status") == 1
         assert standby.metric("leader_election_master_status") == 0
         kube.apply(tfjob("lead", {"Worker": {"replicas": 3, "template": container()}}), namespace)
-        wait_for(lambda: has_condition(kube, namespace, "lead", "Running"), what="Running")
+        # Generous: earlier suites restart the API server, and KWOK (our kubelet) and the scheduler
+        # take up to 30 s to reconnect after that.
+        wait_for(lambda: has_condition(kube, namespace, "lead", "Running"), timeout=90, what="Running")
         leader.kill()
         start = time.time()
         wait_for(lambda: standby.metric("leader_election_master_status") == 1, timeout=30, what="the takeover")
