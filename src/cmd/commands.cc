@@ -247,6 +247,13 @@ int Main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
   oper->add_option("--tf-config-evaluator-in-cluster", op.tf_config_evaluator_in_cluster,
                    "List evaluators in TF_CONFIG")
       ->capture_default_str();
+  oper->add_option("--webhook-port,--webhook-server-port", op.webhook_port,
+                   "Port of the validating admission webhook (HTTPS); 0: no webhook")
+      ->check(CLI::Range(0, 65535))
+      ->capture_default_str();
+  oper->add_option("--webhook-host", op.webhook_host, "Address the webhook listens on (default: all)");
+  oper->add_option("--webhook-cert-dir", op.webhook_cert_dir, "Folder holding the webhook's tls.crt and tls.key")
+      ->capture_default_str();
   oper->add_option("--log-format", log_format, "text or json")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();

@@ -22,6 +22,10 @@ namespace tfjob::controller {
 
 using HealthCheck = std::function<Status()>;
 
+// Binds `server` to "host:port" (empty host: all interfaces; port 0: a free one) and sets *port.
+// kInvalidArgument for a malformed address, kUnavailable when the port cannot be bound.
+Status BindHttpServer(httplib::Server& server, const std::string& address, int* port);
+
 class HttpEndpoint {
  public:
   HttpEndpoint();

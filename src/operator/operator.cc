@@ -11,8 +11,10 @@
 #include "controller/health_server.h"
 #include "controller/kube_lease_lock.h"
 #include "controller/leader_elector.h"
+#include "controller/webhook_server.h"
 #include "kube/curl_transport.h"
 #include "kube/kube_config.h"
+#include "operator/admission.h"
 #include "operator/tfjob_controller.h"
 #include "tfjob/core/render.h"
 
@@ -92,6 +94,19 @@ int RunOperator(const OperatorOptions& options, const std::map<std::string, std:
              {{"address", options.health_probe_bind_address}, {"port", std::to_string(health.port())}});
   }
 
+  // The webhook is stateless: it serves before the caches sync, and on every replica (leader or not).
+  controller::WebhookServer webhook(options.webhook_cert_dir, log, &registry);
+  if (options.webhook_port > 0) {
+    webhook.Handle(kValidatePath, ServeTfJobReview);
+    std::string address = options.webhook_host + ":" + std::to_string(options.webhook_port);
+    if (Status s = webhook.Start(address); !s.ok()) {
+      log.Error("cannot serve the webhook", {{"address", address}, {"error", s.message()}});
+      return 2;
+    }
+    log.Info("serving webhook",
+             {{"address", address}, {"path", kValidatePath}, {"port", std::to_string(webhook.port())}});
+  }
+
   // Start-up order: informers, cache sync, leadership, workers. Shutdown runs in reverse.
   controller.StartInformers();
   {
@@ -136,6 +151,7 @@ int RunOperator(const OperatorOptions& options, const std::map<std::string, std:
   }
   events.Flush();
   events.Stop();
+  webhook.Stop();
   health.Stop();
   metrics.Stop();
   log.Info("stopped", {});

@@ -24,6 +24,11 @@ struct OperatorOptions {
   std::string gang_scheduler_name;        // --gang-scheduler-name
   std::string cluster_domain;             // --cluster-domain (or CUSTOM_CLUSTER_DOMAIN)
   bool tf_config_evaluator_in_cluster = true;
+  // Validating admission webhook (spec 1.8): off unless a port is given. TLS from
+  // <cert dir>/tls.crt and tls.key (controller-runtime's default directory).
+  int webhook_port = 0;                                                    // --webhook-port (0: off)
+  std::string webhook_host;                                                // --webhook-host ("": all interfaces)
+  std::string webhook_cert_dir = "/tmp/k8s-webhook-server/serving-certs";  // --webhook-cert-dir
   std::chrono::seconds shutdown_timeout{10};
 };
 

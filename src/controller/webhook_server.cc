@@ -1,0 +1,180 @@
+#include "controller/webhook_server.h"
+
+#include <httplib.h>
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
+#include <sys/stat.h>
+
+#include <mutex>
+#include <vector>
+
+#include "controller/health_server.h"
+
+namespace tfjob::controller {
+namespace {
+
+std::string OpenSslError() {
+  unsigned long e = ERR_get_error();
+  if (e == 0) return "unknown OpenSSL error";
+  char buf[256];
+  ERR_error_string_n(e, buf, sizeof buf);
+  ERR_clear_error();
+  return buf;
+}
+
+struct FileStamp {
+  timespec mtime{};
+  off_t size = -1;
+  ino_t inode = 0;
+  bool operator==(const FileStamp& o) const {
+    return mtime.tv_sec == o.mtime.tv_sec && mtime.tv_nsec == o.mtime.tv_nsec && size == o.size && inode == o.inode;
+  }
+};
+
+FileStamp Stamp(const std::string& path) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) return {};
+  return {st.st_mtim, st.st_size, st.st_ino};
+}
+
+}  // namespace
+
+// The current certificate chain and key, reloaded when the files change. OpenSSL asks for them
+// on every handshake (SSL_CTX_set_cert_cb), which is where a change is noticed.
+class ServingCertificate {
+ public:
+  ServingCertificate(std::string dir, Logger log)
+      : cert_path_(std::move(dir) + "/tls.crt"),
+        key_path_(cert_path_.substr(0, cert_path_.size() - 7) + "tls.key"),
+        log_(std::move(log)) {}
+  ~ServingCertificate() { Clear(); }
+
+  Status Load() {
+    FileStamp cert_stamp = Stamp(cert_path_), key_stamp = Stamp(key_path_);
+    std::vector<X509*> chain;
+    EVP_PKEY* key = nullptr;
+    auto cleanup = [&] {
+      for (X509* x : chain) X509_free(x);
+      EVP_PKEY_free(key);
+    };
+    BIO* bio = BIO_new_file(cert_path_.c_str(), "r");
+    if (bio == nullptr) return InvalidArgumentError("cannot read the webhook certificate " + cert_path_);
+    while (X509* x = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr)) chain.push_back(x);
+    BIO_free(bio);
+    ERR_clear_error();  // the loop ends on "no start line"
+    if (chain.empty()) return InvalidArgumentError(cert_path_ + " holds no PEM certificate");
+    bio = BIO_new_file(key_path_.c_str(), "r");
+    if (bio == nullptr) {
+      cleanup();
+      return InvalidArgumentError("cannot read the webhook key " + key_path_);
+    }
+    key = PEM_read_bio_PrivateKey(bio, nullptr, nullptr, nullptr);
+    BIO_free(bio);
+    if (key == nullptr) {
+      cleanup();
+      return InvalidArgumentError(key_path_ + " holds no PEM private key: " + OpenSslError());
+    }
+    if (X509_check_private_key(chain.front(), key) != 1) {
+      ERR_clear_error();
+      cleanup();
+      return InvalidArgumentError(key_path_ + " does not match the certificate " + cert_path_);
+    }
+    std::lock_guard lock(mu_);
+    Clear();
+    chain_ = std::move(chain);
+    key_ = key;
+    cert_stamp_ = cert_stamp;
+    key_stamp_ = key_stamp;
+    return OkStatus();
+  }
+
+  // Called by OpenSSL for each handshake: reload when the files changed, then install.
+  int Install(SSL* ssl) {
+    MaybeReload();
+    std::lock_guard lock(mu_);
+    if (chain_.empty() || key_ == nullptr) return 0;
+    if (SSL_use_certificate(ssl, chain_.front()) != 1 || SSL_use_PrivateKey(ssl, key_) != 1) return 0;
+    for (size_t i = 1; i < chain_.size(); ++i)
+      if (SSL_add1_chain_cert(ssl, chain_[i]) != 1) return 0;
+    return 1;
+  }
+
+ private:
+  void MaybeReload() {
+    FileStamp cert_stamp = Stamp(cert_path_), key_stamp = Stamp(key_path_);
+    {
+      std::lock_guard lock(mu_);
+      if (cert_stamp == cert_stamp_ && key_stamp == key_stamp_) return;
+    }
+    // A rotation writes two files: until both are in place the pair may not match; keep serving
+    // the old one and try again on the next handshake.
+    if (Status s = Load(); !s.ok())
+      log_.Warning("webhook certificate changed but cannot be loaded yet", {{"error", s.message()}});
+    else
+      log_.Info("webhook certificate reloaded", {{"file", cert_path_}});
+  }
+
+  void Clear() {
+    for (X509* x : chain_) X509_free(x);
+    chain_.clear();
+    EVP_PKEY_free(key_);
+    key_ = nullptr;
+  }
+
+  const std::string cert_path_, key_path_;
+  Logger log_;
+  std::mutex mu_;  // guards the fields below
+  std::vector<X509*> chain_;
+  EVP_PKEY* key_ = nullptr;
+  FileStamp cert_stamp_, key_stamp_;
+};
+
+WebhookServer::WebhookServer(std::string cert_dir, Logger log, Registry* registry)
+    : cert_dir_(std::move(cert_dir)),
+      log_(std::move(log)),
+      registry_(registry),
+      cert_(std::make_unique<ServingCertificate>(cert_dir_, log_)) {
+  ServingCertificate* cert = cert_.get();  // outlives server_
+  server_ = std::make_unique<httplib::SSLServer>([cert](SSL_CTX& ctx) {
+    SSL_CTX_set_min_proto_version(&ctx, TLS1_2_VERSION);
+    SSL_CTX_set_options(&ctx, SSL_OP_NO_COMPRESSION | SSL_OP_NO_SESSION_RESUMPTION_ON_RENEGOTIATION);
+    SSL_CTX_set_cert_cb(
+        &ctx, [](SSL* ssl, void* arg) { return static_cast<ServingCertificate*>(arg)->Install(ssl); }, cert);
+    return true;
+  });
+}
+
+WebhookServer::~WebhookServer() {
+  Stop();
+}
+
+void WebhookServer::Handle(const std::string& path, Handler handler) {
+  Family<Counter>* requests =
+      registry_ != nullptr
+          ? &registry_->AddCounter("controller_runtime_webhook_requests_total",
+                                   "Admission requests served, by HTTP status code.", {"webhook", "code"})
+          : nullptr;
+  server_->Post(path,
+                [path, handler = std::move(handler), requests](const httplib::Request& req, httplib::Response& res) {
+                  auto [code, body] = handler(req.body);
+                  res.status = code;
+                  res.set_content(body, "application/json");
+                  if (requests != nullptr) requests->With({path, std::to_string(code)}).Inc();
+                });
+}
+
+Status WebhookServer::Start(const std::string& address) {
+  TFJOB_RETURN_IF_ERROR(cert_->Load());
+  if (!server_->is_valid()) return InternalError("cannot set up TLS for the webhook server: " + OpenSslError());
+  TFJOB_RETURN_IF_ERROR(BindHttpServer(*server_, address, &port_));
+  thread_ = std::jthread([this](std::stop_token) { server_->listen_after_bind(); });
+  return OkStatus();
+}
+
+void WebhookServer::Stop() {
+  if (server_) server_->stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+}  // namespace tfjob::controller

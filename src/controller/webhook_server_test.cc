@@ -1,0 +1,98 @@
+#include "controller/webhook_server.h"
+
+#include <httplib.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace tfjob::controller {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+class WebhookServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("webhook-test-" + std::to_string(getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // A self-signed pair for 127.0.0.1, written the way a Secret volume update lands: new files
+  // first, then renamed over the old ones.
+  void WritePair(const std::string& cn) {
+    std::string cmd = "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=" + cn +
+                      " -addext subjectAltName=IP:127.0.0.1 -keyout " + (dir_ / "new.key").string() + " -out " +
+                      (dir_ / "new.crt").string() + " 2>/dev/null";
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    fs::copy_file(dir_ / "new.crt", dir_ / (cn + ".crt"), fs::copy_options::overwrite_existing);
+    fs::rename(dir_ / "new.key", dir_ / "tls.key");
+    fs::rename(dir_ / "new.crt", dir_ / "tls.crt");
+  }
+
+  // POSTs through TLS, trusting only the certificate saved under `cn`.
+  httplib::Result Post(int port, const std::string& cn, const std::string& body) {
+    httplib::SSLClient client("127.0.0.1", port);
+    client.set_ca_cert_path((dir_ / (cn + ".crt")).c_str());
+    client.enable_server_certificate_verification(true);
+    client.set_connection_timeout(5);
+    return client.Post("/echo", body, "application/json");
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(WebhookServerTest, ServesHandlersOverVerifiedTls) {
+  WritePair("first");
+  Registry registry;
+  WebhookServer server(dir_.string(), Logger(), &registry);
+  server.Handle("/echo", [](const std::string& body) { return std::make_pair(200, "{\"got\":" + body + "}"); });
+  ASSERT_TRUE(server.Start("127.0.0.1:0").ok());
+  auto r = Post(server.port(), "first", "42");
+  ASSERT_TRUE(r) << httplib::to_string(r.error());
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->body, "{\"got\":42}");
+  EXPECT_EQ(r->get_header_value("Content-Type"), "application/json");
+  EXPECT_THAT(registry.Expose(),
+              HasSubstr("controller_runtime_webhook_requests_total{webhook=\"/echo\",code=\"200\"} 1"));
+  server.Stop();
+}
+
+TEST_F(WebhookServerTest, ARotatedCertificateIsServedWithoutARestart) {
+  WritePair("first");
+  WebhookServer server(dir_.string(), Logger());
+  server.Handle("/echo", [](const std::string&) { return std::make_pair(200, std::string("{}")); });
+  ASSERT_TRUE(server.Start("127.0.0.1:0").ok());
+  ASSERT_TRUE(Post(server.port(), "first", "{}"));
+  WritePair("second");
+  auto r = Post(server.port(), "second", "{}");
+  ASSERT_TRUE(r) << httplib::to_string(r.error());
+  EXPECT_EQ(r->status, 200);
+  EXPECT_FALSE(Post(server.port(), "first", "{}")) << "still serving the old certificate";
+  server.Stop();
+}
+
+TEST_F(WebhookServerTest, MissingOrMismatchedFilesAreNamed) {
+  WebhookServer none(dir_.string(), Logger());
+  Status s = none.Start("127.0.0.1:0");
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr((dir_ / "tls.crt").string()));
+
+  WritePair("first");
+  fs::copy_file(dir_ / "tls.key", dir_ / "first.key");
+  WritePair("second");
+  fs::copy_file(dir_ / "first.key", dir_ / "tls.key", fs::copy_options::overwrite_existing);
+  WebhookServer mismatched(dir_.string(), Logger());
+  s = mismatched.Start("127.0.0.1:0");
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("does not match the certificate"));
+}
+
+}  // namespace
+}  // namespace tfjob::controller

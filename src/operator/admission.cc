@@ -1,0 +1,58 @@
+#include "operator/admission.h"
+
+#include "api/tfjob_json.h"
+#include "api/validation.h"
+
+namespace tfjob::operator_ {
+namespace {
+
+using nlohmann::json;
+
+json Answer(const json& review, const std::string& uid, const api::FieldErrors& errors) {
+  json response = {{"uid", uid}, {"allowed", errors.empty()}};
+  if (!errors.empty())
+    response["status"] = {{"code", 403}, {"reason", "Forbidden"}, {"message", api::AggregateMessage(errors)}};
+  return {{"apiVersion", review.value("apiVersion", "admission.k8s.io/v1")},
+          {"kind", "AdmissionReview"},
+          {"response", std::move(response)}};
+}
+
+}  // namespace
+
+StatusOr<json> ReviewTfJob(const json& review) {
+  if (!review.is_object() || review.value("kind", "") != "AdmissionReview")
+    return InvalidArgumentError("body is not an AdmissionReview");
+  auto request = review.find("request");
+  if (request == review.end() || !request->is_object()) return InvalidArgumentError("AdmissionReview has no request");
+  auto uid = request->find("uid");
+  if (uid == request->end() || !uid->is_string() || uid->get<std::string>().empty())
+    return InvalidArgumentError("AdmissionReview request has no uid");
+
+  const std::string operation = request->value("operation", "");
+  if (operation != "CREATE" && operation != "UPDATE") return Answer(review, *uid, {});  // DELETE is not validated
+  auto object = request->find("object");
+  if (object == request->end() || !object->is_object())
+    return Answer(review, *uid, {api::Required("object", "the request carries no object")});
+
+  api::FieldErrors errors;
+  api::TfJob job = api::DecodeTfJob(*object, &errors);
+  api::FieldErrors checks;
+  if (auto old = request->find("oldObject"); operation == "UPDATE" && old != request->end() && old->is_object()) {
+    api::FieldErrors ignored;  // the stored object was admitted before; what decodes is enough to compare
+    checks = api::ValidateTfJobUpdate(api::DecodeTfJob(*old, &ignored), job);
+  } else {
+    checks = api::ValidateTfJob(job);
+  }
+  errors.insert(errors.end(), checks.begin(), checks.end());
+  return Answer(review, *uid, errors);
+}
+
+std::pair<int, std::string> ServeTfJobReview(const std::string& body) {
+  json review = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (review.is_discarded()) return {400, json{{"error", "request body is not JSON"}}.dump()};
+  auto answer = ReviewTfJob(review);
+  if (!answer.ok()) return {400, json{{"error", answer.status().message()}}.dump()};
+  return {200, answer->dump(-1, ' ', false, json::error_handler_t::replace)};
+}
+
+}  // namespace tfjob::operator_

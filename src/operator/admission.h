@@ -1,0 +1,26 @@
+#pragma once
+// The validating admission webhook's decision (spec 1.8): an AdmissionReview (admission.k8s.io/v1)
+// in, the AdmissionReview answer out. CREATE runs the same checks as `tfjob validate` (shape
+// errors from decoding, then ValidateTfJob); UPDATE adds the immutability rules (managedBy,
+// schedulingPolicy.queue). A denial carries every error, aggregated exactly as upstream's
+// webhook renders them, with code 403 (what controller-runtime's Denied answers). Pure: no I/O.
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+
+#include "common/status.h"
+
+namespace tfjob::operator_ {
+
+inline constexpr char kValidatePath[] = "/validate-kubeflow-org-v1-tfjob";
+
+// kInvalidArgument when `review` is not an AdmissionReview with a request and a uid (the
+// server answers HTTP 400); otherwise the review to send back, allowed or denied.
+StatusOr<nlohmann::json> ReviewTfJob(const nlohmann::json& review);
+
+// The HTTP exchange around ReviewTfJob: a request body in, (status, JSON body) out. A body that
+// is not JSON or not an AdmissionReview gets 400 with {"error": "..."}.
+std::pair<int, std::string> ServeTfJobReview(const std::string& body);
+
+}  // namespace tfjob::operator_

@@ -1,0 +1,123 @@
+#include "operator/admission.h"
+
+#include <gtest/gtest.h>
+
+namespace tfjob::operator_ {
+namespace {
+
+using nlohmann::json;
+
+json Worker(json containers) {
+  return {{"replicas", 2}, {"template", {{"spec", {{"containers", std::move(containers)}}}}}};
+}
+
+json Job(const std::string& name, json specs, json run_policy = nullptr) {
+  json job = {{"apiVersion", "kubeflow.org/v1"},
+              {"kind", "TFJob"},
+              {"metadata", {{"name", name}, {"namespace", "default"}}},
+              {"spec", {{"tfReplicaSpecs", std::move(specs)}}}};
+  if (!run_policy.is_null()) job["spec"]["runPolicy"] = std::move(run_policy);
+  return job;
+}
+
+const json kGoodSpecs = {{"Worker", Worker(json::array({{{"name", "tensorflow"}, {"image", "tf"}}}))}};
+
+json Review(const std::string& operation, json object, json old_object = nullptr) {
+  json request = {{"uid", "705ab4f5-6393-11e8-b7cc-42010a800002"},
+                  {"kind", {{"group", "kubeflow.org"}, {"version", "v1"}, {"kind", "TFJob"}}},
+                  {"operation", operation},
+                  {"object", std::move(object)}};
+  if (!old_object.is_null()) request["oldObject"] = std::move(old_object);
+  return {{"apiVersion", "admission.k8s.io/v1"}, {"kind", "AdmissionReview"}, {"request", std::move(request)}};
+}
+
+json Answer(const json& review) {
+  auto answer = ReviewTfJob(review);
+  EXPECT_TRUE(answer.ok()) << answer.status().ToString();
+  EXPECT_EQ((*answer)["apiVersion"], "admission.k8s.io/v1");
+  EXPECT_EQ((*answer)["kind"], "AdmissionReview");
+  EXPECT_EQ((*answer)["response"]["uid"], "705ab4f5-6393-11e8-b7cc-42010a800002");
+  return (*answer)["response"];
+}
+
+TEST(ReviewTfJob, ValidJobIsAllowedWithoutStatus) {
+  json r = Answer(Review("CREATE", Job("test", kGoodSpecs, {{"managedBy", "kubeflow.org/training-operator"}})));
+  EXPECT_EQ(r["allowed"], true);
+  EXPECT_FALSE(r.contains("status"));
+}
+
+// The webhook renders spec 4.2's cases as upstream's Denied answer: 403, every error, aggregated.
+TEST(ReviewTfJob, DenialListsEveryErrorAggregated) {
+  struct Case {
+    std::string name;
+    json job;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {"W3 no containers", Job("test", {{"Worker", Worker(json::array())}}),
+       "[spec.tfReplicaSpecs[Worker].template.spec.containers: Required value: must be specified, "
+       "spec.tfReplicaSpecs[Worker].template.spec.containers: Required value: must have at least one container "
+       "with name tensorflow]"},
+      {"W4 empty image", Job("test", {{"Worker", Worker(json::array({{{"name", "tensorflow"}, {"image", ""}}}))}}),
+       "spec.tfReplicaSpecs[Worker].template.spec.containers[0].image: Required value: must be required"},
+      {"W6 chief and master", Job("test", {{"Chief", kGoodSpecs["Worker"]}, {"Master", kGoodSpecs["Worker"]}}),
+       "spec.tfReplicaSpecs: Forbidden: must not have more than 1 Chief or Master role"},
+      {"W7 managedBy", Job("test", kGoodSpecs, {{"managedBy", "other-job-controller"}}),
+       "spec.runPolicy.managedBy: Unsupported value: \"other-job-controller\": supported values: "
+       "\"kubeflow.org/training-operator\", \"kueue.x-k8s.io/multikueue\""},
+      {"wrong type", Job("test", {{"Worker", {{"replicas", "two"}, {"template", kGoodSpecs["Worker"]["template"]}}}}),
+       "spec.tfReplicaSpecs[Worker].replicas: Invalid value: \"two\": must be an integer"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    json r = Answer(Review("CREATE", c.job));
+    EXPECT_EQ(r["allowed"], false);
+    EXPECT_EQ(r["status"]["code"], 403);
+    EXPECT_EQ(r["status"]["reason"], "Forbidden");
+    EXPECT_EQ(r["status"]["message"], c.message);
+  }
+}
+
+TEST(ReviewTfJob, UpdateMayNotChangeManagedByOrQueue) {
+  json old_job = Job("test", kGoodSpecs, {{"schedulingPolicy", {{"queue", "a"}}}});
+  json same = old_job;
+  same["metadata"]["labels"] = {{"x", "y"}};
+  EXPECT_EQ(Answer(Review("UPDATE", same, old_job))["allowed"], true);
+
+  json changed =
+      Job("test", kGoodSpecs, {{"managedBy", "kueue.x-k8s.io/multikueue"}, {"schedulingPolicy", {{"queue", "b"}}}});
+  json r = Answer(Review("UPDATE", changed, old_job));
+  EXPECT_EQ(r["allowed"], false);
+  EXPECT_EQ(r["status"]["message"],
+            "[spec.runPolicy.managedBy: Invalid value: \"kueue.x-k8s.io/multikueue\": field is immutable, "
+            "spec.runPolicy.schedulingPolicy.queue: Invalid value: \"b\": spec.runPolicy.schedulingPolicy.queue is "
+            "immutable]");
+}
+
+TEST(ReviewTfJob, CreateIgnoresImmutabilityAndDeleteIsNotValidated) {
+  EXPECT_EQ(Answer(Review("CREATE", Job("test", kGoodSpecs, {{"managedBy", "kueue.x-k8s.io/multikueue"}})))["allowed"],
+            true);
+  EXPECT_EQ(Answer(Review("DELETE", nullptr))["allowed"], true);
+}
+
+TEST(ReviewTfJob, MalformedReviewsAreRejected) {
+  EXPECT_FALSE(ReviewTfJob(json::array()).ok());
+  EXPECT_FALSE(ReviewTfJob({{"kind", "AdmissionReview"}}).ok());
+  EXPECT_FALSE(ReviewTfJob({{"kind", "AdmissionReview"}, {"request", {{"operation", "CREATE"}}}}).ok());
+  json no_object = Review("CREATE", nullptr);
+  EXPECT_EQ(Answer(no_object)["allowed"], false);
+}
+
+TEST(ServeTfJobReview, AnswersHttp) {
+  auto [code, body] = ServeTfJobReview("{not json");
+  EXPECT_EQ(code, 400);
+  EXPECT_EQ(json::parse(body)["error"], "request body is not JSON");
+  std::tie(code, body) = ServeTfJobReview(Review("CREATE", Job("00test", kGoodSpecs)).dump());
+  EXPECT_EQ(code, 200);
+  json r = json::parse(body)["response"];
+  EXPECT_EQ(r["allowed"], false);
+  EXPECT_EQ(r["status"]["message"].get<std::string>().rfind("metadata.name: Invalid value: \"00test\"", 0), 0u);
+}
+
+}  // namespace
+}  // namespace tfjob::operator_
