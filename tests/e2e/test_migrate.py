@@ -1,0 +1,115 @@
+"""Switching from training-operator to tfjob on a running cluster (docs/migrate.md): the TFJob CRD
+stays, the old controller stops, ours starts and adopts the running jobs. Two cases: the pods and
+services were made by a previous `tfjob operator` process (stopped while its job ran), and by the
+upstream controller (made here with kubectl exactly as it would: `tfjob render` gives the same
+names, labels and TF_CONFIG, owned by the job, with the status it had written). Either way
+nothing is created twice and the job finishes with its status continued, not restarted."""
+import json
+import os
+import subprocess
+import threading
+
+from conftest import ROOT, OperatorProcess, wait_for
+from test_operator import conditions, container, ends, job_status, pods, tfjob
+
+
+class CreationWatch:
+    """Every pod and service uid seen in the namespace while the test runs (a poll every 100 ms:
+    a duplicate would be a second uid for a name)."""
+
+    def __init__(self, kube, ns):
+        self.kube, self.ns, self.seen, self.stop = kube, ns, {}, threading.Event()
+        self.thread = threading.Thread(target=self.run)
+
+    def run(self):
+        while not self.stop.is_set():
+            for kind in ("pods", "services"):
+                for o in (self.kube.get(kind, None, self.ns, check=False) or {"items": []})["items"]:
+                    self.seen.setdefault((kind, o["metadata"]["name"]), set()).add(o["metadata"]["uid"])
+            self.stop.wait(0.1)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.thread.join()
+
+    def duplicates(self):
+        return {k: v for k, v in self.seen.items() if len(v) > 1}
+
+
+def uids(kube, ns):
+    return {(kind, o["metadata"]["name"]): o["metadata"]["uid"]
+            for kind in ("pods", "services") for o in kube.get(kind, None, ns)["items"]}
+
+
+def test_adopts_the_children_of_a_previous_operator_process(kube, namespace, tfjob_crd):
+    job = tfjob("handover", {"PS": {"template": container()},
+                             "Worker": {"replicas": 3, "template": container(ends(0, "10s"))}})
+    old = OperatorProcess(kube, "--namespace", namespace, name="old-operator").start()
+    try:
+        kube.apply(job, namespace)
+        wait_for(lambda: ("Running", "True") in conditions(kube, namespace, "handover"), timeout=60, what="Running")
+    finally:
+        assert old.stop() == 0
+    before = uids(kube, namespace)
+    assert len(before) == 8
+    start_time = job_status(kube, namespace, "handover")["startTime"]
+    with CreationWatch(kube, namespace) as watch:
+        new = OperatorProcess(kube, "--namespace", namespace, name="new-operator").start()
+        try:
+            wait_for(lambda: ("Succeeded", "True") in conditions(kube, namespace, "handover"), timeout=90,
+                     what="Succeeded under the new operator")
+        finally:
+            assert new.stop() == 0
+    assert watch.duplicates() == {}
+    assert {k: v for k, v in watch.seen.items()} == {k: {v} for k, v in before.items()}, "a child was recreated"
+    st = job_status(kube, namespace, "handover")
+    assert st["startTime"] == start_time
+    assert [c for c, s in conditions(kube, namespace, "handover") if s == "True"][-1] == "Succeeded"
+    assert st["replicaStatuses"]["Worker"]["succeeded"] == 3
+
+
+def test_adopts_children_made_by_the_upstream_controller(kube, namespace, tfjob_crd, tmp_path):
+    job = tfjob("upstream", {"PS": {"template": container()},
+                             "Worker": {"replicas": 2, "template": container(ends(0, "8s"))}})
+    job["metadata"]["namespace"] = namespace
+    kube.apply(job)  # no operator of ours is running for this namespace
+    created = kube.get("tfjob", "upstream", namespace)
+    # What training-operator left behind: the children it made, owned by the job...
+    path = tmp_path / "job.json"
+    path.write_text(json.dumps(job))
+    rendered = json.loads(subprocess.run([os.path.join(ROOT, "build", "tfjob"), "render", str(path), "-o", "json"],
+                                         check=True, stdout=subprocess.PIPE, text=True).stdout)
+    for obj in rendered["items"]:
+        obj["metadata"]["ownerReferences"][0]["uid"] = created["metadata"]["uid"]
+    kube("create", "-f", "-", stdin=json.dumps(rendered))
+    wait_for(lambda: all(p["status"].get("phase") == "Running" for p in pods(kube, namespace, "upstream").values())
+             and len(pods(kube, namespace, "upstream")) == 3, what="the upstream-made pods Running")
+    # ...and the status it wrote.
+    start = "2026-01-01T00:00:00Z"
+    status = {"status": {"startTime": start, "conditions": [
+        {"type": "Created", "status": "True", "reason": "TFJobCreated", "message": "TFJob upstream is created.",
+         "lastUpdateTime": start, "lastTransitionTime": start},
+        {"type": "Running", "status": "True", "reason": "TFJobRunning", "message": "TFJob upstream is running.",
+         "lastUpdateTime": start, "lastTransitionTime": start}],
+        "replicaStatuses": {"PS": {"active": 1}, "Worker": {"active": 2}}}}
+    kube("patch", "tfjob", "upstream", "-n", namespace, "--subresource=status", "--type=merge", "-p", json.dumps(status))
+    before = uids(kube, namespace)
+    assert len(before) == 6
+    with CreationWatch(kube, namespace) as watch:
+        op = OperatorProcess(kube, "--namespace", namespace, name="tfjob-takes-over").start()
+        try:
+            wait_for(lambda: ("Succeeded", "True") in conditions(kube, namespace, "upstream"), timeout=90,
+                     what="Succeeded under our operator")
+        finally:
+            assert op.stop() == 0
+    assert watch.duplicates() == {}
+    assert set(watch.seen) == set(before), "our operator created children of its own"
+    st = job_status(kube, namespace, "upstream")
+    assert st["startTime"] == start
+    assert [c["type"] for c in st["conditions"]] == ["Created", "Running", "Succeeded"]
+    assert st["conditions"][0]["lastTransitionTime"] == start
+    assert st["replicaStatuses"]["Worker"]["succeeded"] == 2
