@@ -9,7 +9,7 @@ export PATH := /usr/local/go/bin:$(PATH)
 JOBS ?= $(shell nproc)
 FUZZ_SECONDS ?= 60
 
-.PHONY: all deps build test test-unit test-local test-tensorflow test-asan test-tsan test-fuzz test-e2e demo bench fuzz check-headers format tidy clean control-plane
+.PHONY: all deps build test test-unit test-local test-tensorflow test-asan test-tsan test-fuzz test-e2e demo bench fuzz check-headers format tidy clean control-plane sdk-venv
 
 all: build
 
@@ -64,8 +64,13 @@ test-tensorflow: build
 control-plane: deps
 	scripts/build-k8s >/dev/null
 
+# Kubeflow's Python SDK (kubeflow-training, pinned) in a venv cached outside the clone, for
+# tests/e2e/test_sdk.py (which calls the script too: a no-op once installed).
+sdk-venv: deps
+	scripts/sdk-venv >/dev/null
+
 # End-to-end: a real control plane (etcd, kube-apiserver, controller-manager, scheduler, KWOK).
-test-e2e: build control-plane
+test-e2e: build control-plane sdk-venv
 	tests/e2e/run
 
 test: build test-unit test-local test-tensorflow test-asan test-tsan test-fuzz test-e2e
