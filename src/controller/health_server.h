@@ -1,8 +1,8 @@
 #pragma once
 // HttpEndpoint: serves /metrics (the Registry), /healthz and /readyz on one address. Checks
-// are functions returning Status; /readyz fails while any check fails (caches not synced, not
-// leading when leadership is required). "host:0" picks a free port; port() tells which.
-// cpp-httplib underneath, on its own thread.
+// are functions returning Status; /readyz fails while any check fails (caches not synced, leader
+// election stopped). A standby replica is ready: it serves the webhook and waits for the lease. "host:0" picks a free
+// port; port() tells which. cpp-httplib underneath, on its own thread.
 
 #include <functional>
 #include <map>

@@ -53,9 +53,12 @@ int RunOperator(const OperatorOptions& options, const std::map<std::string, std:
     std::string crd = gang == tfjob::core::GangScheduler::kVolcano ? "podgroups.scheduling.volcano.sh"
                                                                    : "podgroups.scheduling.x-k8s.io";
     auto found = client.Get(kube::kCrds, "", crd);
+    if (!found.ok() && IsNotFound(found.status())) {
+      log.Error("gang scheduling needs the PodGroup CRD; crd might be missing, please install crd", {{"crd", crd}});
+      return 2;
+    }
     if (!found.ok()) {
-      log.Error("gang scheduling needs the PodGroup CRD; crd might be missing, please install crd",
-                {{"crd", crd}, {"error", found.status().message()}});
+      log.Error("cannot check for the PodGroup CRD", {{"crd", crd}, {"error", found.status().message()}});
       return 2;
     }
   }

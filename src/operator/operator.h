@@ -12,8 +12,9 @@
 
 namespace tfjob::operator_ {
 
-// 0 after a clean stop; 1 when the leader lease was lost or the controller failed; 2 for
-// configuration errors (no cluster, a missing PodGroup CRD, an address in use).
+// 0 after a clean stop; 1 when the leader lease was lost (a standby takes over); 2 for
+// configuration errors (no cluster, a missing PodGroup CRD, an address in use, no webhook
+// certificate). A dead worker thread is reported by /healthz (the kubelet restarts the pod).
 int RunOperator(const OperatorOptions& options, const std::map<std::string, std::string>& env, std::stop_token stop);
 
 }  // namespace tfjob::operator_

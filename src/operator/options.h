@@ -1,7 +1,6 @@
 #pragma once
 // Flags of `tfjob operator` (spec 3.17 and section 6): upstream names where they exist.
 
-#include <chrono>
 #include <optional>
 #include <string>
 
@@ -29,7 +28,6 @@ struct OperatorOptions {
   int webhook_port = 0;                                                    // --webhook-port (0: off)
   std::string webhook_host;                                                // --webhook-host ("": all interfaces)
   std::string webhook_cert_dir = "/tmp/k8s-webhook-server/serving-certs";  // --webhook-cert-dir
-  std::chrono::seconds shutdown_timeout{10};
 };
 
 }  // namespace tfjob::operator_

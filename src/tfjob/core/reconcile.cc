@@ -63,8 +63,11 @@ void CleanUp(Pass& p, bool finished) {
     if (auto s = p.services.find(pod->meta.name); s != p.services.end())
       p.plan.delete_services.push_back({s->second->meta.name, s->second->meta.uid});
   }
-  if (GangSchedulerFor(p.options.render.gang_scheduler_name) != GangScheduler::kNone && p.observed.pod_group)
+  if (GangSchedulerFor(p.options.render.gang_scheduler_name) != GangScheduler::kNone && p.observed.pod_group) {
     p.plan.delete_pod_group = true;
+    // D9: once, while the PodGroup still exists (upstream repeats it on every reconcile).
+    if (finished) p.Event(kNormal, "JobTerminated", "Job has been terminated. Deleting PodGroup");
+  }
 }
 
 // TTL after finishing (3.10): delete the job when due, else look again then.
@@ -150,13 +153,12 @@ Plan Reconcile(const ObservedState& observed, const ReconcileOptions& options) {
   if (!FindCondition(p.status, kConditionCreated))
     p.Condition(kConditionCreated, "True", "TFJobCreated", "TFJob " + name + " is created.");
 
-  // D13: an invalid job fails with every error listed; nothing is created.
-  if (api::FieldErrors errors = api::ValidateTfJob(raw); !errors.empty()) {
-    if (!IsFailed(p.status)) {
-      std::string message = FailedValidationMessage(raw, errors);
-      Finish(p, kConditionFailed.data(), "TFJobFailedValidation", message);
-      p.Event(kWarning, "TFJobFailedValidation", message);
-    }
+  // D13: an invalid job fails with every error listed; nothing is created. A finished job keeps
+  // its outcome (D5) even if its spec is edited into an invalid one later: it only gets cleaned up.
+  if (api::FieldErrors errors = api::ValidateTfJob(raw); !errors.empty() && !IsFinished(p.status)) {
+    std::string message = FailedValidationMessage(raw, errors);
+    Finish(p, kConditionFailed.data(), "TFJobFailedValidation", message);
+    p.Event(kWarning, "TFJobFailedValidation", message);
     if (!(p.status == raw.status)) p.plan.status = p.status;
     return p.plan;
   }

@@ -514,6 +514,33 @@ TEST(Reconcile, VolcanoWaitsForThePodGroup) {
   EXPECT_EQ(sp.create_pods.size(), 2u);  // scheduler-plugins never waits
 }
 
+// D9: a finished gang job's PodGroup is deleted with one JobTerminated event, none once it is gone.
+TEST(Reconcile, FinishedGangJobDeletesItsPodGroupOnce) {
+  ReconcileOptions options;
+  options.render.gang_scheduler_name = "volcano";
+  ObservedState o{WithStatus(testing::NewTfJob(2, 0), "Succeeded"), {}, {}, std::nullopt, kNow};
+  o.pod_group = PodGroupState{"Running", "default", nlohmann::json::object()};
+  Plan plan = Reconcile(o, options);
+  EXPECT_TRUE(plan.delete_pod_group);
+  EXPECT_THAT(Reasons(plan), ElementsAre("Normal JobTerminated"));
+  o.pod_group.reset();
+  Plan after = Reconcile(o, options);
+  EXPECT_FALSE(after.delete_pod_group);
+  EXPECT_THAT(after.events, IsEmpty());
+}
+
+// D5: a finished job edited into an invalid spec keeps its outcome; it is not failed again.
+TEST(Reconcile, FinishedJobIsNotFailedByALaterInvalidEdit) {
+  api::TfJob job = WithStatus(testing::NewTfJob(1, 0), "Succeeded");
+  job.spec.replica_specs["Worker"]->replicas = -1;
+  Plan plan = Decide(job);
+  const api::JobStatus& status = plan.status ? *plan.status : job.status;
+  EXPECT_TRUE(IsSucceeded(status));
+  EXPECT_FALSE(IsFailed(status));
+  EXPECT_THAT(Reasons(plan), ::testing::Not(::testing::Contains("Warning TFJobFailedValidation")));
+  EXPECT_THAT(plan.create_pods, IsEmpty());
+}
+
 TEST(Reconcile, UnchangedStatusIsNotWritten) {
   std::vector<api::Pod> pods;
   AddPods(pods, "worker", 0, 2, PodPhase::kRunning);
