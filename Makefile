@@ -79,9 +79,11 @@ test: build test-unit test-local test-tensorflow test-asan test-tsan test-fuzz t
 demo: build
 	@scripts/demo
 
-bench: build
+# BENCH_ARGS picks operator scenarios, e.g. BENCH_ARGS='--scenarios burst --workers 4 --qps 200'.
+bench: build control-plane
 	build/release/bench/render_benchmark
 	build/release/bench/client_benchmark
+	bench/operator_bench.py $(BENCH_ARGS) | tee build/bench-operator.md
 
 check-headers: build/release/build.ninja
 	cmake --build build/release --target tfjob_header_check

@@ -79,12 +79,18 @@ class Cluster:
             return int(f.read().strip())
 
     def request(self, path, method="GET", body=None):
-        req = urllib.request.Request(self.server + path, method=method,
-                                     data=json.dumps(body).encode() if body is not None else None,
-                                     headers={"Content-Type": "application/merge-patch+json" if method == "PATCH"
-                                              else "application/json"})
-        with urllib.request.urlopen(req, context=self.ctx, timeout=60) as r:
-            return json.loads(r.read())
+        """One API call; 429 (the API server's in-flight limit) is retried after Retry-After."""
+        for attempt in range(30):
+            req = urllib.request.Request(self.server + path, method=method,
+                                         data=json.dumps(body).encode() if body is not None else None,
+                                         headers={"Content-Type": "application/json"})
+            try:
+                with urllib.request.urlopen(req, context=self.ctx, timeout=60) as r:
+                    return json.loads(r.read())
+            except urllib.error.HTTPError as e:
+                if e.code != 429 or attempt == 29:
+                    raise
+                time.sleep(float(e.headers.get("Retry-After") or 1))
 
     def down(self):
         subprocess.run([os.path.join(ROOT, "scripts", "test-cluster"), "down", self.dir], stdout=subprocess.DEVNULL)
