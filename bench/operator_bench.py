@@ -47,10 +47,18 @@ def log(msg):
 
 class Cluster:
     def __init__(self, nodes):
+        self.operators = []  # stopped by down(), whatever happened
         self.dir = tempfile.mkdtemp(prefix="tfjob-bench.")
         shutil.rmtree(self.dir)
         subprocess.run([os.path.join(ROOT, "scripts", "test-cluster"), "up", self.dir, "--nodes", str(nodes)],
                        check=True, stdout=subprocess.DEVNULL)
+        try:
+            self.connect()
+        except BaseException:
+            self.down()
+            raise
+
+    def connect(self):
         self.kubeconfig = os.path.join(self.dir, "kubeconfig")
         with open(self.kubeconfig) as f:
             self.server = json.load(f)["clusters"][0]["cluster"]["server"]
@@ -92,7 +100,15 @@ class Cluster:
                     raise
                 time.sleep(float(e.headers.get("Retry-After") or 1))
 
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.down()
+
     def down(self):
+        for op in self.operators:
+            op.stop()
         subprocess.run([os.path.join(ROOT, "scripts", "test-cluster"), "down", self.dir], stdout=subprocess.DEVNULL)
         shutil.rmtree(self.dir, ignore_errors=True)
 
@@ -214,6 +230,7 @@ class Operator:
         if ns:
             args += ["--namespace", ns]
         self.proc = subprocess.Popen(args, stdout=self.logf, stderr=subprocess.STDOUT)
+        cluster.operators.append(self)
         self.port = None
         deadline = time.time() + 60
         while time.time() < deadline:
@@ -246,11 +263,12 @@ class Operator:
             return total
 
     def stop(self):
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
         self.logf.close()
 
 
@@ -320,8 +338,7 @@ def control_plane_cpu(cluster):
 
 
 def scenario_burst(workers, qps, rows, limit_rows):
-    cluster = Cluster(nodes=20)
-    try:
+    with Cluster(nodes=20) as cluster:
         # 3. The limit first, in its own namespace, with the very objects the operator will create.
         lns = cluster.namespace("limit")
         objs = rendered_children(burst_jobs("limit"), "limit")
@@ -355,13 +372,10 @@ def scenario_burst(workers, qps, rows, limit_rows):
                            "ratio": t_exist and (2000 / (t_exist - t0)) / lim["per_second"]})
         log(f"burst {row}")
         log(f"limit {limit_rows[-1]}")
-    finally:
-        cluster.down()
 
 
 def scenario_big(workers, qps, rows):
-    cluster = Cluster(nodes=8)
-    try:
+    with Cluster(nodes=8) as cluster:
         ns = cluster.namespace("big")
         op = Operator(cluster, ns, workers, qps, int(qps * 1.5))
         tr = Tracker(cluster, ns)
@@ -379,13 +393,10 @@ def scenario_big(workers, qps, rows):
         op.stop()
         rows.append(row)
         log(f"big {row}")
-    finally:
-        cluster.down()
 
 
 def scenario_idle(rows):
-    cluster = Cluster(nodes=12)
-    try:
+    with Cluster(nodes=12) as cluster:
         ns = cluster.namespace("idle")
         op = Operator(cluster, "", 4, 200, 300)
         tr = Tracker(cluster, ns)
@@ -403,13 +414,10 @@ def scenario_idle(rows):
                      "requests_per_min": req * 60 / dt, "rss_mib": op.rss_mib()})
         op.stop()
         log(f"idle {rows[-1]}")
-    finally:
-        cluster.down()
 
 
 def scenario_memory(rows):
-    cluster = Cluster(nodes=4)
-    try:
+    with Cluster(nodes=4) as cluster:
         ns = cluster.namespace("managed")
         other = cluster.namespace("unrelated")
         op = Operator(cluster, "", 4, 200, 300)
@@ -439,8 +447,6 @@ def scenario_memory(rows):
                      "create_5000_s": t_all, "unrelated_created": lim["created"], "peak_rss_mib": op.peak_rss_mib()})
         op.stop()
         log(f"memory {rows[-1]}")
-    finally:
-        cluster.down()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -461,6 +467,7 @@ def table(title, header, lines):
 
 def main():
     faulthandler.register(signal.SIGUSR1)  # kill -USR1 <pid> prints where every thread is
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so that the cluster is taken down
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--scenarios", default="burst,big,idle,memory")
     ap.add_argument("--workers", default="1,4,16")

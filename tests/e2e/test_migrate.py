@@ -40,6 +40,19 @@ class CreationWatch:
         return {k: v for k, v in self.seen.items() if len(v) > 1}
 
 
+def take_over(kube, ns, job, name):
+    """Starts our operator for `ns` under a creation watch, waits for `job` to succeed, stops it."""
+    with CreationWatch(kube, ns) as watch:
+        op = OperatorProcess(kube, "--namespace", ns, name=name).start()
+        try:
+            wait_for(lambda: ("Succeeded", "True") in conditions(kube, ns, job), timeout=90,
+                     what=f"{job} Succeeded under {name}")
+        finally:
+            assert op.stop() == 0
+    assert watch.duplicates() == {}
+    return watch
+
+
 def uids(kube, ns):
     return {(kind, o["metadata"]["name"]): o["metadata"]["uid"]
             for kind in ("pods", "services") for o in kube.get(kind, None, ns)["items"]}
@@ -57,14 +70,7 @@ def test_adopts_the_children_of_a_previous_operator_process(kube, namespace, tfj
     before = uids(kube, namespace)
     assert len(before) == 8
     start_time = job_status(kube, namespace, "handover")["startTime"]
-    with CreationWatch(kube, namespace) as watch:
-        new = OperatorProcess(kube, "--namespace", namespace, name="new-operator").start()
-        try:
-            wait_for(lambda: ("Succeeded", "True") in conditions(kube, namespace, "handover"), timeout=90,
-                     what="Succeeded under the new operator")
-        finally:
-            assert new.stop() == 0
-    assert watch.duplicates() == {}
+    watch = take_over(kube, namespace, "handover", "new-operator")
     assert {k: v for k, v in watch.seen.items()} == {k: {v} for k, v in before.items()}, "a child was recreated"
     st = job_status(kube, namespace, "handover")
     assert st["startTime"] == start_time
@@ -99,14 +105,7 @@ def test_adopts_children_made_by_the_upstream_controller(kube, namespace, tfjob_
     kube("patch", "tfjob", "upstream", "-n", namespace, "--subresource=status", "--type=merge", "-p", json.dumps(status))
     before = uids(kube, namespace)
     assert len(before) == 6
-    with CreationWatch(kube, namespace) as watch:
-        op = OperatorProcess(kube, "--namespace", namespace, name="tfjob-takes-over").start()
-        try:
-            wait_for(lambda: ("Succeeded", "True") in conditions(kube, namespace, "upstream"), timeout=90,
-                     what="Succeeded under our operator")
-        finally:
-            assert op.stop() == 0
-    assert watch.duplicates() == {}
+    watch = take_over(kube, namespace, "upstream", "tfjob-takes-over")
     assert set(watch.seen) == set(before), "our operator created children of its own"
     st = job_status(kube, namespace, "upstream")
     assert st["startTime"] == start
