@@ -8,6 +8,7 @@ The kill test is seeded: it prints its seed, and TFJOB_CHAOS_SEED=<seed> replays
 (which trials, kill points, flags). TFJOB_CHAOS_TRIALS (default 30; `make chaos`: 200) sets the
 number of trials, TFJOB_CHAOS_PARALLEL (default 5) how many run at once, each in its own namespace
 with its own operator scoped to it (`--namespace`), so other suites' operators never see them."""
+import collections
 import http.client
 import json
 import os
@@ -240,12 +241,13 @@ def operator_flags(rng):
 
 def kill_plan(rng):
     """1 to 3 kill points, each: after k children were created, after the n-th change of the job
-    (status writes), or after a delay; then a jitter of up to 50 ms."""
+    (its status writes), or after a delay of up to 8 s (reaching the terminal status writes: the
+    workers run 4 s); then a jitter of up to 50 ms."""
     plan = []
     for _ in range(rng.randint(1, 3)):
         kind = rng.choice(["creates", "creates", "status", "delay"])
-        arg = {"creates": lambda: rng.randint(0, CHILDREN - 1), "status": lambda: rng.randint(1, 4),
-               "delay": lambda: round(rng.uniform(0, 3), 3)}[kind]()
+        arg = {"creates": lambda: rng.randint(0, CHILDREN - 1), "status": lambda: rng.randint(1, 6),
+               "delay": lambda: round(rng.uniform(0, 8), 3)}[kind]()
         plan.append((kind, arg, round(rng.uniform(0, 0.05), 3), operator_flags(rng)))
     return plan
 
@@ -297,6 +299,8 @@ def run_kill_trial(api, kube, seed, index):
         assert watches["services"].names() == expected
         check_final_status(st, CHAOS_REPLICAS)
         check_condition_history(watches["tfjobs"].history["job"])
+        # It may have been started a moment ago: SIGTERM is handled from its first log line on.
+        wait_for(lambda: healthz(op), timeout=60, what="the last operator serving /healthz")
         assert op.stop() == 0, "the last operator did not stop cleanly"
         return kills, "Running" in [t for t, _ in condition_types(st)]
     except AssertionError as e:
@@ -328,10 +332,10 @@ def test_chaos_kill_at_random_points(kube, tfjob_crd):
             except AssertionError as e:
                 failures.append(str(e))
     mid = sum(1 for c, _ in kills if 0 < c < CHILDREN)
-    after = [changes for c, changes in kills if c == CHILDREN]
+    after = collections.Counter(changes for c, changes in kills if c == CHILDREN)
     print(f"chaos: {trials - len(failures)}/{trials} trials passed in {time.time() - started:.0f}s; {len(kills)} kills: "
-          f"{sum(1 for c, _ in kills if c == 0)} before the first create, {mid} mid-creation, {len(after)} after "
-          f"(at job change {sorted(after)}); {with_running} trials saw Running before Succeeded")
+          f"{sum(1 for c, _ in kills if c == 0)} before the first create, {mid} mid-creation, {sum(after.values())} after "
+          f"(by job changes seen: {dict(sorted(after.items()))}); {with_running} trials saw Running before Succeeded")
     assert not failures, f"seed {seed}: {len(failures)} of {trials} trials failed:\n" + "\n".join(failures)
 
 
