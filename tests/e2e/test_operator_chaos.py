@@ -90,8 +90,8 @@ class Watch:
         self.error = None
         self.conn = None
         self.stopped = False
-        listed = api.get(path)
-        assert listed is not None, f"cannot list {path}"
+        # Retried: right after the CRD is Established its new collection may still be a 404.
+        listed = wait_for(lambda: api.get(path), timeout=60, what=f"a list of {path}")
         for obj in listed["items"]:
             self._record("ADDED", obj)
         self.rv = listed["metadata"]["resourceVersion"]
@@ -258,7 +258,7 @@ def run_kill_trial(api, kube, seed, index):
     plan = kill_plan(rng)
     first_flags = operator_flags(rng)
     api.create_namespace(ns)
-    watches = {r: Watch(api, p.format(ns=ns)) for r, p in (("pods", PODS), ("services", SERVICES), ("tfjobs", TFJOBS))}
+    watches = {}
     ops = []
     kills = []  # (children created, job changes) at each kill
 
@@ -270,6 +270,8 @@ def run_kill_trial(api, kube, seed, index):
         return watches["pods"].added + watches["services"].added
 
     try:
+        for r, p in (("pods", PODS), ("services", SERVICES), ("tfjobs", TFJOBS)):
+            watches[r] = Watch(api, p.format(ns=ns))
         op = start(first_flags)
         api.create(TFJOBS.format(ns=ns), chaos_job("job"))
         start_time = time.time()
@@ -422,6 +424,10 @@ def test_chaos_malformed_objects_from_the_api(kube, namespace, tfjob_crd):
             dict(tf, env="not-a-list", ports=[{"containerPort": "2222"}])]}}))
         api.create(path, raw_job("nolist", {"spec": {"containers": {"name": "tensorflow"}}}))
         api.create(path, raw_job("badport", {"spec": {"containers": [dict(tf, ports=[{"containerPort": 70000}])]}}))
+        # Replicas the schema admits (int32) but validation does not.
+        toomany = raw_job("toomany", {"spec": {"containers": [tf]}})
+        toomany["spec"]["tfReplicaSpecs"]["Worker"]["replicas"] = 2147483647
+        api.create(path, toomany)
         # Valid for us, rejected by the API server when the pod is created: reported as such.
         api.create(path, raw_job("podfield", {"spec": {"containers": [dict(tf, resources=5)]}}))
         # Tolerated: unknown fields in the template (dropped by the server on pod creation), a
@@ -437,6 +443,10 @@ def test_chaos_malformed_objects_from_the_api(kube, namespace, tfjob_crd):
                           "spec": {"runPolicy": {"backoffLimit": 3.0},
                                    "tfReplicaSpecs": {"Worker": {"replicas": 2.0, "template": {
                                        "metadata": {"annotations": ends(0, "1s")}, "spec": {"containers": [tf]}}}}}})
+        # The largest deadline and TTL the schema admits: beyond our time range, so never due.
+        api.create(path, raw_job("far", {"metadata": {"annotations": ends(0, "1s")}, "spec": {"containers": [tf]}},
+                                 runPolicy={"activeDeadlineSeconds": 9223372036854775807,
+                                            "ttlSecondsAfterFinished": 2147483647}))
         # A status another writer left with times the schema admits and we cannot represent
         # (before 1678 or after 2262): the job must not vanish from the operator.
         api.create(path, raw_job("oldtimes", {"metadata": {"annotations": ends(0, "1s")}, "spec": {"containers": [tf]}},
@@ -467,10 +477,12 @@ def test_chaos_malformed_objects_from_the_api(kube, namespace, tfjob_crd):
                                                      "Invalid value"), timeout=60, what="nolist: Failed validation")
         wait_for(lambda: failed_validation("badport", "containerPort: Invalid value: 70000"), timeout=60,
                  what="badport: Failed validation")
+        wait_for(lambda: failed_validation("toomany", "spec.tfReplicaSpecs[Worker].replicas: Invalid value: 2147483647"),
+                 timeout=60, what="toomany: Failed validation")
         wait_for(lambda: any(e[0] == "Warning" and e[1] == "FailedCreatePod" and "resources" in e[2]
                              for e in events_for(api, namespace, "podfield")),
                  timeout=60, what="podfield: a FailedCreatePod Warning naming the field")
-        for name, replicas in (("good", 1), ("unknown", 1), ("huge", 1), ("floats", 2), ("oldtimes", 1)):
+        for name, replicas in (("good", 1), ("unknown", 1), ("huge", 1), ("floats", 2), ("oldtimes", 1), ("far", 1)):
             wait_for(lambda: settled(api, namespace, name, {"Worker": replicas}), timeout=120, interval=0.5,
                      what=f"{name} Succeeded")
         pod = api.get(PODS.format(ns=namespace) + "/huge-worker-0")
@@ -478,12 +490,13 @@ def test_chaos_malformed_objects_from_the_api(kube, namespace, tfjob_crd):
         assert "bogusField" not in pod["spec"]["containers"][0]
         st = api.get(path + "/oldtimes")["status"]
         assert not st["startTime"].startswith("0001"), st  # rewritten by the operator
-        for name in ("types", "nolist", "badport", "podfield"):
+        for name in ("types", "nolist", "badport", "toomany", "podfield"):
             assert not [p for p in (api.get(PODS.format(ns=namespace)) or {"items": []})["items"]
                         if p["metadata"]["name"].startswith(name + "-")], f"{name}: pods were created"
 
-        # A job whose last version does not decode any more is dropped, also when deleted: the
-        # operator must not keep a stale copy and recreate its children after the deletion.
+        # A running job given a status we cannot read, then deleted: the operator must neither
+        # keep a stale copy nor recreate its children after the deletion (it did both when such a
+        # status made the object undecodable).
         api.create(path, raw_job("gone", {"spec": {"containers": [tf]}}))
         wait_for(lambda: api.get(PODS.format(ns=namespace) + "/gone-worker-0"), timeout=60, what="gone's pod")
         pods_watch = Watch(api, PODS.format(ns=namespace))
