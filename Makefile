@@ -9,7 +9,7 @@ export PATH := /usr/local/go/bin:$(PATH)
 JOBS ?= $(shell nproc)
 FUZZ_SECONDS ?= 60
 
-.PHONY: all deps build test test-unit test-local test-tensorflow test-asan test-tsan test-fuzz test-e2e demo bench fuzz check-headers format tidy clean control-plane sdk-venv
+.PHONY: all deps build test test-unit test-local test-tensorflow test-asan test-tsan test-fuzz test-e2e chaos demo bench fuzz check-headers format tidy clean control-plane sdk-venv
 
 all: build
 
@@ -72,6 +72,12 @@ sdk-venv: deps
 # End-to-end: a real control plane (etcd, kube-apiserver, controller-manager, scheduler, KWOK).
 test-e2e: build control-plane sdk-venv
 	tests/e2e/run
+
+# The operator SIGKILLed at random points, with more trials than make test's 30
+# (tests/e2e/test_operator_chaos.py). A failure prints its seed: TFJOB_CHAOS_SEED=<seed> make chaos.
+CHAOS_TRIALS ?= 200
+chaos: build control-plane
+	TFJOB_CHAOS_TRIALS=$(CHAOS_TRIALS) tests/e2e/run -s -k chaos_kill
 
 test: build test-unit test-local test-tensorflow test-asan test-tsan test-fuzz test-e2e
 	@echo "make test: all suites passed"

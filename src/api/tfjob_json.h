@@ -14,7 +14,8 @@ namespace tfjob::api {
 
 // Decodes what it can; appends a FieldError for every field of the wrong shape.
 TfJob DecodeTfJob(const nlohmann::json& j, FieldErrors* errors);
-// Strict form for objects from the API server: any shape error is kDataLoss.
+// Strict form for objects from the API server: any shape error outside the status is
+// kDataLoss. A status field of the wrong shape is left unset (the controller rewrites it).
 StatusOr<TfJob> DecodeTfJobStrict(const nlohmann::json& j);
 
 nlohmann::json EncodeTfJob(const TfJob& job);

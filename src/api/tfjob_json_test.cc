@@ -58,5 +58,30 @@ TEST(DecodeTfJobStrict, ShapeErrorsAreDataLoss) {
   EXPECT_EQ(r.status().message(), "undecodable TFJob: metadata.name: Invalid value: 5: must be a string");
 }
 
+// The schema admits any RFC 3339 time; ours ends at 2262. A status we cannot read must not
+// hide the job from the controller (it was skipped, and a deleted one was kept forever).
+TEST(DecodeTfJobStrict, UnreadableStatusFieldsAreLeftUnset) {
+  auto r = DecodeTfJobStrict(json::parse(R"({"metadata":{"name":"a"},
+    "spec":{"tfReplicaSpecs":{"Worker":{"replicas":2}}},
+    "status":{"startTime":"0001-01-01T00:00:00Z","completionTime":"9999-12-31T23:59:59Z",
+              "conditions":[{"type":"Created","status":"True","lastTransitionTime":"0001-01-01T00:00:00Z"}]}})"));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->spec.replica_specs.at("Worker")->replicas, 2);
+  EXPECT_FALSE(r->status.start_time.has_value());
+  EXPECT_FALSE(r->status.completion_time.has_value());
+  ASSERT_EQ(r->status.conditions.size(), 1u);
+  EXPECT_EQ(r->status.conditions[0].type, "Created");
+  EXPECT_FALSE(r->status.conditions[0].last_transition_time.has_value());
+}
+
+TEST(DecodeTfJobStrict, SpecShapeErrorsStillFailNextToStatusOnes) {
+  auto r = DecodeTfJobStrict(json::parse(R"({"spec":{"tfReplicaSpecs":{"Worker":{"replicas":"two"}}},
+    "status":{"startTime":"0001-01-01T00:00:00Z"}})"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kDataLoss);
+  EXPECT_EQ(r.status().message(),
+            "undecodable TFJob: spec.tfReplicaSpecs[Worker].replicas: Invalid value: \"two\": must be an integer");
+}
+
 }  // namespace
 }  // namespace tfjob::api

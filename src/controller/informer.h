@@ -4,6 +4,12 @@
 // under 1 KiB each); for TFJobs the full object model. Handlers run on the reflector's thread
 // after the store changed, never under a lock; they get immutable snapshots.
 // client-go's SharedIndexInformer, without resync.
+//
+// Keys come from the object as served (its JSON), so that an object the decoder rejects still
+// has one: it is logged by key and dropped from the store, as if deleted. Keeping its last
+// decodable version instead would leave a stale object behind for good, even after its
+// deletion (whose event carries the undecodable body too), and the controller would keep
+// acting for it.
 
 #include <functional>
 #include <memory>
@@ -34,10 +40,11 @@ class Informer final : public ReflectorSink {
  public:
   using Ptr = std::shared_ptr<const T>;
   using Decode = std::function<StatusOr<T>(const nlohmann::json&)>;
-  using KeyOf = std::function<std::string(const T&)>;
+  using KeyOf = std::function<std::string(const nlohmann::json&)>;
 
   Informer(kube::RestClient& client, ListWatchSpec spec, Decode decode, KeyOf key_of, Logger log)
-      : decode_(std::move(decode)),
+      : resource_(spec.gvr.resource),
+        decode_(std::move(decode)),
         key_of_(std::move(key_of)),
         log_(log),
         reflector_(client, std::move(spec), *this, log) {}
@@ -63,30 +70,32 @@ class Informer final : public ReflectorSink {
   // ReflectorSink:
   void Replace(std::vector<nlohmann::json> items) override {
     std::map<std::string, Ptr> fresh;
-    for (const auto& item : items)
-      if (Ptr p = DecodeOrLog(item)) fresh[key_of_(*p)] = p;
+    for (const auto& item : items) {
+      std::string key = key_of_(item);
+      if (Ptr p = DecodeOrLog(key, item)) fresh[key] = p;
+    }
     for (const auto& key : store_.Keys())
       if (!fresh.contains(key))
         if (Ptr old = store_.Erase(key)) Notify(old, nullptr);  // deleted while we were not watching
     for (auto& [key, p] : fresh) Notify(store_.Upsert(key, p), p);
   }
   void Apply(kube::WatchEventType type, nlohmann::json object) override {
-    Ptr p = DecodeOrLog(object);
-    if (!p) return;
-    std::string key = key_of_(*p);
-    if (type == kube::WatchEventType::kDeleted) {
+    std::string key = key_of_(object);
+    Ptr p = DecodeOrLog(key, object);
+    if (type == kube::WatchEventType::kDeleted || !p) {
       Ptr old = store_.Erase(key);
-      Notify(old ? old : p, nullptr);
+      if (old || p) Notify(old ? old : p, nullptr);
     } else {
       Notify(store_.Upsert(key, p), p);
     }
   }
 
  private:
-  Ptr DecodeOrLog(const nlohmann::json& j) {
+  Ptr DecodeOrLog(const std::string& key, const nlohmann::json& j) {
     StatusOr<T> t = decode_(j);
     if (!t.ok()) {
-      log_.Warning("skipping an undecodable object", {{"error", t.status().message()}});
+      log_.Warning("skipping an undecodable object",
+                   {{"resource", resource_}, {"object", key}, {"error", t.status().message()}});
       return nullptr;
     }
     return std::make_shared<const T>(std::move(t).value());
@@ -102,6 +111,7 @@ class Informer final : public ReflectorSink {
     }
   }
 
+  std::string resource_;  // for logs
   Decode decode_;
   KeyOf key_of_;
   Logger log_;
@@ -110,5 +120,16 @@ class Informer final : public ReflectorSink {
   Reflector reflector_;
   std::jthread thread_;
 };
+
+// The key of a namespaced object: "namespace/name", from its metadata ("/name" when it has no
+// namespace, "/" when it has no metadata at all).
+inline std::string NamespacedKey(const nlohmann::json& object) {
+  std::string ns, name;
+  if (auto m = object.find("metadata"); m != object.end() && m->is_object()) {
+    if (auto n = m->find("namespace"); n != m->end() && n->is_string()) ns = n->get<std::string>();
+    if (auto n = m->find("name"); n != m->end() && n->is_string()) name = n->get<std::string>();
+  }
+  return ns + "/" + name;
+}
 
 }  // namespace tfjob::controller

@@ -38,7 +38,7 @@ struct Recorder {
 std::unique_ptr<Informer<api::Pod>> MakeInformer(kube::RestClient& client) {
   auto inf = std::make_unique<Informer<api::Pod>>(
       client, ListWatchSpec{kube::kPods, "", "training.kubeflow.org/operator-name=tfjob-controller"}, api::DecodePod,
-      [](const api::Pod& p) { return p.meta.ns + "/" + p.meta.name; }, Logger());
+      NamespacedKey, Logger());
   inf->AddIndex("job", [](const api::Pod& p) {
     return p.meta.job_name.empty() ? std::vector<std::string>{}
                                    : std::vector<std::string>{p.meta.ns + "/" + p.meta.job_name};
@@ -67,6 +67,41 @@ TEST(Informer, ReplaceAndApplyKeepTheStoreAndCallHandlers) {
   auto b = inf->store().Get("ns/b");
   ASSERT_TRUE(b);
   EXPECT_EQ(b->meta.job_name, "j");  // trimmed: the job label is kept, "app" is not
+}
+
+// An object that stops decoding (another writer's status, say) is dropped as if deleted, and so
+// is one whose deletion event does not decode: before, the last good version stayed cached
+// after the object was gone, and the controller kept recreating its children.
+TEST(Informer, AnUndecodableObjectIsDroppedByItsKey) {
+  kube::FakeTransport t;
+  FakeClock clock;
+  kube::RestClient client(t, clock);
+  Informer<api::Pod> inf(
+      client, ListWatchSpec{kube::kPods, ""},
+      [](const json& j) -> StatusOr<api::Pod> {
+        if (j["metadata"].contains("undecodable")) return DataLossError("undecodable");
+        return api::DecodePod(j);
+      },
+      NamespacedKey, Logger());
+  Recorder rec;
+  inf.AddHandlers(rec.Handlers());
+  json bad_a = PodJson("a", "3");
+  bad_a["metadata"]["undecodable"] = true;
+  json bad_b = PodJson("b", "4");
+  bad_b["metadata"]["undecodable"] = true;
+  inf.Replace({PodJson("a", "1"), PodJson("b", "2")});
+  inf.Apply(kube::WatchEventType::kModified, bad_a);
+  inf.Apply(kube::WatchEventType::kDeleted, bad_b);
+  inf.Apply(kube::WatchEventType::kDeleted, bad_b);  // nothing left to drop: no handler call
+  EXPECT_THAT(rec.log, ::testing::ElementsAre("add a", "add b", "delete a", "delete b"));
+  EXPECT_EQ(inf.store().size(), 0u);
+}
+
+TEST(Informer, NamespacedKeyReadsTheMetadata) {
+  EXPECT_EQ(NamespacedKey(PodJson("a", "1")), "ns/a");
+  EXPECT_EQ(NamespacedKey(json{{"metadata", {{"name", "n"}}}}), "/n");
+  EXPECT_EQ(NamespacedKey(json{{"metadata", 5}}), "/");
+  EXPECT_EQ(NamespacedKey(json::array()), "/");
 }
 
 TEST(Informer, ListsThenWatchesAndRelistsOnGone) {

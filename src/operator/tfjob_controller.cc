@@ -77,9 +77,8 @@ TfJobController::TfJobController(kube::RestClient& client, Clock& clock, control
                            {"kind", "action", "result"});
 
   const std::string selector = std::string(core::kLabelOperatorName) + "=" + std::string(core::kControllerName);
-  jobs_ = std::make_unique<controller::Informer<api::TfJob>>(
-      client, controller::ListWatchSpec{kTfJobs, options.ns}, api::DecodeTfJobStrict,
-      [](const api::TfJob& j) { return j.metadata.ns + "/" + j.metadata.name; }, log_);
+  jobs_ = std::make_unique<controller::Informer<api::TfJob>>(client, controller::ListWatchSpec{kTfJobs, options.ns},
+                                                             api::DecodeTfJobStrict, controller::NamespacedKey, log_);
   jobs_->AddHandlers({[this](const auto& j) {
                         jobs_created_->With({j->metadata.ns, "tensorflow"}).Inc();
                         Enqueue(j->metadata.ns + "/" + j->metadata.name);
@@ -98,9 +97,9 @@ TfJobController::TfJobController(kube::RestClient& client, Clock& clock, control
     std::string k = JobKeyOf(m);
     return k.empty() ? std::vector<std::string>{} : std::vector<std::string>{k};
   };
-  pods_ = std::make_unique<controller::Informer<api::Pod>>(
-      client, controller::ListWatchSpec{kube::kPods, options.ns, selector}, api::DecodePod,
-      [](const api::Pod& p) { return p.meta.ns + "/" + p.meta.name; }, log_);
+  pods_ = std::make_unique<controller::Informer<api::Pod>>(client,
+                                                           controller::ListWatchSpec{kube::kPods, options.ns, selector},
+                                                           api::DecodePod, controller::NamespacedKey, log_);
   pods_->AddIndex("job", [job_index](const api::Pod& p) { return job_index(p.meta); });
   pods_->AddHandlers({[this](const auto& p) { OnChildEvent(p->meta, 1, 0); },
                       [this](const auto& o, const auto& n) {
@@ -109,7 +108,7 @@ TfJobController::TfJobController(kube::RestClient& client, Clock& clock, control
                       [this](const auto& p) { OnChildEvent(p->meta, 0, 1); }});
   services_ = std::make_unique<controller::Informer<api::Service>>(
       client, controller::ListWatchSpec{kube::kServices, options.ns, selector}, api::DecodeService,
-      [](const api::Service& s) { return s.meta.ns + "/" + s.meta.name; }, log_);
+      controller::NamespacedKey, log_);
   services_->AddIndex("job", [job_index](const api::Service& s) { return job_index(s.meta); });
   services_->AddHandlers({[this](const auto& s) { OnChildEvent(s->meta, 1, 0); }, nullptr,
                           [this](const auto& s) { OnChildEvent(s->meta, 0, 1); }});
@@ -119,12 +118,7 @@ TfJobController::TfJobController(kube::RestClient& client, Clock& clock, control
         client,
         controller::ListWatchSpec{gang == core::GangScheduler::kVolcano ? kVolcanoPodGroups : kPluginsPodGroups,
                                   options.ns},
-        [](const json& j) -> StatusOr<json> { return j; },
-        [](const json& j) {
-          const json& m = api::ObjectField(j, "metadata");
-          return api::StringField(m, "namespace") + "/" + api::StringField(m, "name");
-        },
-        log_);
+        [](const json& j) -> StatusOr<json> { return j; }, controller::NamespacedKey, log_);
     auto enqueue = [this](const auto& pg) {
       const json& m = api::ObjectField(*pg, "metadata");
       Enqueue(api::StringField(m, "namespace") + "/" + api::StringField(m, "name"));

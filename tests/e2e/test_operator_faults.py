@@ -10,6 +10,7 @@ import pytest
 
 from conftest import OperatorProcess, wait_for
 from test_operator import container, ends, has_condition, job_status, pods, tfjob
+from test_operator_chaos import TFJOBS, Api, Watch, check_condition_history
 
 
 def all_pods(kube, ns):
@@ -110,6 +111,8 @@ def test_R03_foreground_deletion_recreates_nothing(kube, namespace, operator):
 
 
 def test_R10_status_survives_a_writer_patching_the_job(kube, namespace, operator):
+    # Every version of the job, from a real watch: no transition may be lost on the way.
+    versions = Watch(Api(kube.dir), TFJOBS.format(ns=namespace))
     kube.apply(tfjob("race", {"Worker": {"replicas": 2, "template": container(ends(0, "4s"))}}), namespace)
     stop = threading.Event()
 
@@ -129,8 +132,18 @@ def test_R10_status_survives_a_writer_patching_the_job(kube, namespace, operator
         stop.set()
         for t in threads:
             t.join()
-    types = [c["type"] for c in job_status(kube, namespace, "race")["conditions"]]
-    assert types == ["Created", "Running", "Succeeded"]
+        versions.stop()
+    versions.check()
+    st = job_status(kube, namespace, "race")
+    assert [(c["type"], c["status"]) for c in st["conditions"]] == [("Created", "True"), ("Running", "False"),
+                                                                  ("Succeeded", "True")]
+    assert st["replicaStatuses"]["Worker"]["succeeded"] == 2
+    history = versions.history["race"]
+    assert sum(1 for v in history if "storm" in v["metadata"].get("labels", {})) > 0, "the storm never landed"
+    check_condition_history(history)  # conditions only appended, in order
+    # Running=True was written (and later turned False), not skipped.
+    seen = {(c["type"], c["status"]) for v in history for c in v.get("status", {}).get("conditions", [])}
+    assert ("Running", "True") in seen, "the Running transition was never written"
 
 
 def test_R17_recreated_job_waits_only_for_the_old_pods(kube, namespace, operator):

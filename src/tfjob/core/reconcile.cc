@@ -70,11 +70,23 @@ void CleanUp(Pass& p, bool finished) {
   }
 }
 
+// `from` plus `s` seconds, or nullopt when that lies beyond what a Time holds (the year 2262):
+// such a time never comes. The schema admits any int64 activeDeadlineSeconds, and a plain sum
+// overflowed and failed the job at once.
+std::optional<api::Time> AddSecondsOrNever(api::Time from, int64_t s) {
+  const int64_t room = std::chrono::duration_cast<seconds>(api::Time::max().time_since_epoch()).count() -
+                       std::chrono::duration_cast<seconds>(from.time_since_epoch()).count();
+  if (s >= room) return std::nullopt;
+  return from + seconds(s);
+}
+
 // TTL after finishing (3.10): delete the job when due, else look again then.
 void HandleTtl(Pass& p) {
   const auto& ttl = p.job.spec.run_policy.ttl_seconds_after_finished;
   if (!ttl || !p.status.completion_time) return;
-  api::Time due = *p.status.completion_time + seconds(*ttl);
+  std::optional<api::Time> due_or_never = AddSecondsOrNever(*p.status.completion_time, *ttl);
+  if (!due_or_never) return;
+  api::Time due = *due_or_never;
   if (p.now >= due)
     p.plan.delete_job = true;
   else
@@ -261,11 +273,12 @@ Plan Reconcile(const ObservedState& observed, const ReconcileOptions& options) {
   }
   // D3: the deadline, requeued at its due time.
   if (limit_message.empty() && job.spec.run_policy.active_deadline_seconds && p.status.start_time) {
-    api::Time due = *p.status.start_time + seconds(*job.spec.run_policy.active_deadline_seconds);
-    if (p.now >= due)
+    std::optional<api::Time> due =
+        AddSecondsOrNever(*p.status.start_time, *job.spec.run_policy.active_deadline_seconds);
+    if (due && p.now >= *due)
       limit_message = "Job " + name + " has failed because it was active longer than specified deadline";
-    else
-      MinRequeue(p.plan, std::chrono::duration_cast<std::chrono::nanoseconds>(due - p.now));
+    else if (due)
+      MinRequeue(p.plan, std::chrono::duration_cast<std::chrono::nanoseconds>(*due - p.now));
   }
   if (!limit_message.empty()) {  // 3.3 step 7 (v1.9.4 order, D4, D7)
     p.plan.requeue_after.reset();

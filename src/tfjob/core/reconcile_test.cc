@@ -1,5 +1,7 @@
 #include "tfjob/core/reconcile.h"
 
+#include <limits>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -259,6 +261,35 @@ TEST(Reconcile, ActiveDeadline) {
   api::TfJob none = job;
   none.spec.run_policy.active_deadline_seconds.reset();
   EXPECT_THAT(Decide(none, pods, {}, kNow + std::chrono::hours(1)).delete_pods, IsEmpty());  // AD1
+}
+
+// A deadline (or TTL) beyond the year 2262 never passes. The schema admits any int64: adding
+// 9223372036 s to the start time overflowed and failed the job at once.
+TEST(Reconcile, ActiveDeadlineBeyondTheTimeRangeNeverPasses) {
+  api::TfJob job = WithStatus(testing::NewTfJob(1, 0), "Running");
+  job.metadata.name = "test-ads-far";
+  job.status.start_time = kNow;
+  std::vector<api::Pod> pods = {MakePod("test-ads-far", "worker", 0, PodPhase::kRunning)};
+  for (int64_t far : {int64_t{9223372036}, int64_t{100000000000}, std::numeric_limits<int64_t>::max()}) {
+    job.spec.run_policy.active_deadline_seconds = far;
+    Plan plan = Decide(job, pods, {}, kNow + std::chrono::hours(1));
+    EXPECT_FALSE(plan.requeue_after) << far;
+    EXPECT_THAT(plan.delete_pods, IsEmpty()) << far;
+    if (plan.status) {
+      EXPECT_NE(plan.status->conditions.back().type, "Failed") << far;
+    }
+  }
+  job.spec.run_policy.active_deadline_seconds = 7000000000;  // about 222 years: still representable
+  Plan plan = Decide(job, pods, {}, kNow + std::chrono::hours(1));
+  ASSERT_TRUE(plan.requeue_after);
+  EXPECT_EQ(*plan.requeue_after, std::chrono::seconds(7000000000) - std::chrono::hours(1));
+
+  api::TfJob done = WithStatus(testing::NewTfJob(1, 0), "Succeeded");
+  done.status.completion_time = api::Time::max() - std::chrono::hours(1);
+  done.spec.run_policy.ttl_seconds_after_finished = std::numeric_limits<int32_t>::max();
+  Plan ttl = Decide(done, {}, {}, kNow);
+  EXPECT_FALSE(ttl.delete_job);
+  EXPECT_FALSE(ttl.requeue_after);
 }
 
 // BO1 and BO3: in-place restarts of running pods reach the limit.
