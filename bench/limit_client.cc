@@ -83,12 +83,8 @@ int main(int argc, char** argv) {
     });
   for (auto& t : threads) t.join();
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::cout << json{{"objects", items.size()},
-                    {"created", created.load()},
-                    {"errors", errors.load()},
-                    {"seconds", seconds},
-                    {"per_second", created / seconds},
-                    {"first_error", first_error}}
+  std::cout << json{{"objects", items.size()}, {"created", created.load()},       {"errors", errors.load()},
+                    {"seconds", seconds},      {"per_second", created / seconds}, {"first_error", first_error}}
                    .dump()
             << "\n";
   return errors == 0 ? 0 : 1;
