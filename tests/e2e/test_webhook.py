@@ -51,25 +51,30 @@ def webhook(kube, namespace, tfjob_crd, tmp_path):
     port = free_port()
     op = OperatorProcess(kube, "--namespace", namespace, "--webhook-port", str(port), "--webhook-host", "127.0.0.1",
                          "--webhook-cert-dir", certs).start()
-    op.port("webhook")
-    [config] = [o for o in manifest_objects(kube, os.path.join(ROOT, "config", "webhook", "manifests.yaml"))
-                if o["kind"] == "ValidatingWebhookConfiguration"]
-    config["metadata"]["name"] = "tfjob-validator-" + uuid.uuid4().hex[:6]
-    hook = config["webhooks"][0]
-    assert hook["name"] == WEBHOOK and hook["clientConfig"]["service"]["path"] == "/validate-kubeflow-org-v1-tfjob"
-    with open(os.path.join(certs, "ca.crt"), "rb") as f:
-        hook["clientConfig"] = {"url": f"https://127.0.0.1:{port}{hook['clientConfig']['service']['path']}",
-                                "caBundle": base64.b64encode(f.read()).decode()}
-    hook["namespaceSelector"] = {"matchLabels": {"kubernetes.io/metadata.name": namespace}}
-    kube.apply(config)
-    # The API server picks up a new webhook configuration within a second or so.
-    probe = tfjob("probe", {"Worker": {"template": {"spec": {"containers": []}}}})
-    wait_for(lambda: WEBHOOK in kube.run("apply", "--dry-run=server", "-n", namespace, "-f", "-",
-                                         stdin=json.dumps(probe), check=False).stderr,
-             timeout=30, what="the API server to call the webhook")
-    yield op
-    kube("delete", "validatingwebhookconfiguration", config["metadata"]["name"])
-    assert op.stop() == 0
+    config_name = None
+    try:
+        op.port("webhook")
+        [config] = [o for o in manifest_objects(kube, os.path.join(ROOT, "config", "webhook", "manifests.yaml"))
+                    if o["kind"] == "ValidatingWebhookConfiguration"]
+        config_name = config["metadata"]["name"] = "tfjob-validator-" + uuid.uuid4().hex[:6]
+        hook = config["webhooks"][0]
+        assert hook["name"] == WEBHOOK and hook["clientConfig"]["service"]["path"] == "/validate-kubeflow-org-v1-tfjob"
+        with open(os.path.join(certs, "ca.crt"), "rb") as f:
+            hook["clientConfig"] = {"url": f"https://127.0.0.1:{port}{hook['clientConfig']['service']['path']}",
+                                    "caBundle": base64.b64encode(f.read()).decode()}
+        hook["namespaceSelector"] = {"matchLabels": {"kubernetes.io/metadata.name": namespace}}
+        kube.apply(config)
+        # The API server picks up a new webhook configuration within a second or so.
+        probe = tfjob("probe", {"Worker": {"template": {"spec": {"containers": []}}}})
+        wait_for(lambda: WEBHOOK in kube.run("apply", "--dry-run=server", "-n", namespace, "-f", "-",
+                                             stdin=json.dumps(probe), check=False).stderr,
+                 timeout=30, what="the API server to call the webhook")
+        yield op
+    finally:
+        if config_name:
+            kube.run("delete", "validatingwebhookconfiguration", config_name, "--ignore-not-found", check=False)
+        code = op.stop()
+    assert code == 0
 
 
 def apply_in(kube, namespace, obj, *extra):
