@@ -77,8 +77,7 @@ StatusOr<KubeConfig> ParseKubeconfig(std::string_view text, const std::string& b
     return InvalidArgumentError("kubeconfig: not a Config object");
   const json& cfg = (*docs)[0].object;
   std::string ctx_name = context;
-  if (ctx_name.empty())
-    ctx_name = api::StringField(cfg, "current-context");
+  if (ctx_name.empty()) ctx_name = api::StringField(cfg, "current-context");
   if (ctx_name.empty()) return InvalidArgumentError("kubeconfig: no current-context (and no --context given)");
   const json* ctx = Named(cfg, "contexts", ctx_name, "context");
   if (ctx == nullptr) return InvalidArgumentError("kubeconfig: context \"" + ctx_name + "\" not found");
