@@ -44,10 +44,8 @@ FileStamp Stamp(const std::string& path) {
 // on every handshake (SSL_CTX_set_cert_cb), which is where a change is noticed.
 class ServingCertificate {
  public:
-  ServingCertificate(std::string dir, Logger log)
-      : cert_path_(std::move(dir) + "/tls.crt"),
-        key_path_(cert_path_.substr(0, cert_path_.size() - 7) + "tls.key"),
-        log_(std::move(log)) {}
+  ServingCertificate(const std::string& dir, Logger log)
+      : cert_path_(dir + "/tls.crt"), key_path_(dir + "/tls.key"), log_(std::move(log)) {}
   ~ServingCertificate() { Clear(); }
 
   Status Load() {
