@@ -9,7 +9,7 @@ export PATH := /usr/local/go/bin:$(PATH)
 JOBS ?= $(shell nproc)
 FUZZ_SECONDS ?= 60
 
-.PHONY: all deps build test test-unit test-local test-tensorflow test-asan test-tsan test-fuzz test-e2e chaos demo bench fuzz check-headers format tidy clean control-plane sdk-venv
+.PHONY: all deps build test test-unit test-local test-hostile test-tensorflow test-asan test-tsan test-fuzz test-e2e chaos demo bench fuzz check-headers format tidy clean control-plane sdk-venv
 
 all: build
 
@@ -57,6 +57,11 @@ fuzz: test-fuzz
 test-local: build
 	python3 -m pytest -p no:cacheprovider -q tests/local
 
+# Hostile input for every entry point (file reader, tfjob run, the operator's servers, kubeconfig,
+# watch stream): the clear error, bounded time and memory; prints a table of time and peak RSS.
+test-hostile: build
+	python3 -m pytest -p no:cacheprovider -q tests/hostile
+
 # Real TensorFlow (tensorflow-cpu in a venv cached outside the clone) through `tfjob run`.
 test-tensorflow: build
 	python3 -m pytest -p no:cacheprovider -q tests/tensorflow
@@ -79,7 +84,7 @@ CHAOS_TRIALS ?= 200
 chaos: build control-plane
 	TFJOB_CHAOS_TRIALS=$(CHAOS_TRIALS) tests/e2e/run -s -k chaos_kill
 
-test: build test-unit test-local test-tensorflow test-asan test-tsan test-fuzz test-e2e
+test: build test-unit test-local test-hostile test-tensorflow test-asan test-tsan test-fuzz test-e2e
 	@echo "make test: all suites passed"
 
 demo: build
