@@ -5,6 +5,7 @@
 // so that users see the messages they know from the upstream webhook.
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tfjob::api {
@@ -31,8 +32,18 @@ struct FieldError {
 
 using FieldErrors = std::vector<FieldError>;
 
-// Go-quoted string value: "abc" with \" and \\ escaped.
+// Go-quoted string value, as Go's %q (strconv.Quote) writes it: "abc" with \" and \\ escaped,
+// \a \b \f \n \r \t \v, other control characters and DEL as \x1b, bytes that are not UTF-8 as
+// \xff, and the invisible characters that can disguise a message (C1 controls, non-ASCII spaces,
+// line and paragraph separators, bidi overrides U+202A-U+202E and isolates U+2066-U+2069,
+// zero-width and other format characters, noncharacters, private use) as \u202e / \U000e0001.
+// Ordinary text, including printable non-ASCII, is unchanged.
 std::string QuoteValue(const std::string& s);
+
+// The same escapes without the quotes and without escaping '"' and '\\': for text that is not a
+// Go-quoted value (field paths, names in messages), so that no input byte can reach a terminal
+// as a control sequence. Idempotent; ordinary text is unchanged.
+std::string EscapeNonPrintable(std::string_view s);
 
 FieldError Required(std::string field, std::string detail);
 FieldError Invalid(std::string field, std::string value, std::string detail);

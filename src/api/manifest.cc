@@ -1,5 +1,7 @@
 #include "api/manifest.h"
 
+#include "api/field_error.h"
+
 #include <cerrno>
 #include <cstdlib>
 #include <set>
@@ -19,19 +21,53 @@ using nlohmann::json;
 constexpr size_t kMaxNodes = 2'000'000;  // after alias expansion
 constexpr int kMaxDepth = 256;
 
+// One UTF-8 sequence at s[i] (no overlong forms, no surrogates, at most U+10FFFF, as Go and
+// nlohmann::json decode): its length and code point, 0 when it is not valid.
+size_t Utf8At(std::string_view s, size_t i, char32_t* rune) {
+  auto b = [&](size_t k) { return static_cast<unsigned char>(s[i + k]); };
+  unsigned char c = b(0);
+  if (c < 0x80) {
+    *rune = c;
+    return 1;
+  }
+  size_t n = (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+  if (n == 0 || i + n > s.size()) return 0;
+  char32_t r = c & (0x7f >> n);
+  for (size_t k = 1; k < n; ++k) {
+    if ((b(k) >> 6) != 2) return 0;
+    r = (r << 6) | (b(k) & 0x3f);
+  }
+  static constexpr char32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (r < kMin[n] || r > 0x10ffff || (r >= 0xd800 && r <= 0xdfff)) return 0;
+  *rune = r;
+  return n;
+}
+
 Status CheckText(std::string_view text) {
   for (size_t i = 0; i < text.size();) {
-    auto c = static_cast<unsigned char>(text[i]);
-    if (c == 0) return InvalidArgumentError("not a text file (NUL byte at offset " + std::to_string(i) + ")");
-    size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-    if (n == 0 || i + n > text.size())
-      return InvalidArgumentError("not valid UTF-8 (byte offset " + std::to_string(i) + ")");
-    for (size_t k = 1; k < n; ++k)
-      if ((static_cast<unsigned char>(text[i + k]) >> 6) != 2)
-        return InvalidArgumentError("not valid UTF-8 (byte offset " + std::to_string(i) + ")");
+    if (text[i] == 0) return InvalidArgumentError("not a text file (NUL byte at offset " + std::to_string(i) + ")");
+    char32_t r = 0;
+    size_t n = Utf8At(text, i, &r);
+    if (n == 0) return InvalidArgumentError("not valid UTF-8 (byte offset " + std::to_string(i) + ")");
     i += n;
   }
   return OkStatus();
+}
+
+// A string YAML readers do not take back as written in a plain or double-quoted scalar:
+// C0 controls (YAML allows only tab and line breaks, and those change the value), DEL, C1
+// controls (NEL U+0085 is a line break for YAML 1.1 readers: PyYAML, go-yaml), the line and
+// paragraph separators, BOM and the noncharacters U+FFFE/U+FFFF.
+bool NeedsEscapes(std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    char32_t r = 0;
+    size_t n = Utf8At(s, i, &r);
+    if (n == 0) return true;
+    if (r < 0x20 || (r >= 0x7f && r <= 0xa0) || r == 0x2028 || r == 0x2029 || r == 0xfeff || r == 0xfffe || r == 0xffff)
+      return true;
+    i += n;
+  }
+  return false;
 }
 
 bool AllOf(std::string_view s, size_t from, std::string_view allowed) {
@@ -133,7 +169,7 @@ class YamlBuilder {
         case YAML_SEQUENCE_END_EVENT: {
           Frame f = std::move(stack_.back());
           stack_.pop_back();
-          st = Complete(std::move(f.value), f.anchor, f.nodes, event.start_mark, 0);
+          st = Complete(std::move(f.value), f.anchor, f.size, event.start_mark);
           break;
         }
         case YAML_SCALAR_EVENT: st = Scalar(event); break;
@@ -141,9 +177,12 @@ class YamlBuilder {
           std::string name = reinterpret_cast<const char*>(event.data.alias.anchor);
           auto it = anchors_.find(name);
           if (it == anchors_.end()) {
-            st = InvalidArgumentError(Where(event.start_mark) + ": unknown alias \"" + name + "\"");
+            st = InvalidArgumentError(Where(event.start_mark) + ": unknown alias " + QuoteValue(name));
           } else {
-            st = Complete(it->second.first, "", it->second.second, event.start_mark, it->second.second);
+            // Counted before the copy is made, so a bomb is refused before it takes the memory.
+            const Anchored& a = it->second;
+            st = Count(a.size);
+            if (st.ok()) st = Complete(a.value, "", a.size, event.start_mark);
           }
           break;
         }
@@ -157,11 +196,21 @@ class YamlBuilder {
   }
 
  private:
+  // What a node weighs once aliases are expanded: its nodes, and its bytes (every scalar's and
+  // key's text plus 2 per node, about its size written as JSON).
+  struct Size {
+    size_t nodes = 0;
+    size_t bytes = 0;
+  };
   struct Frame {
     json value;
     std::string anchor;
-    size_t nodes = 1;
+    Size size{1, 2};
     std::optional<std::string> key;  // maps: the key waiting for its value
+  };
+  struct Anchored {
+    json value;
+    Size size;
   };
 
   static std::string Where(const yaml_mark_t& m) {
@@ -177,7 +226,7 @@ class YamlBuilder {
   Status Open(const yaml_event_t& event) {
     if (stack_.size() >= static_cast<size_t>(kMaxDepth))
       return InvalidArgumentError(Where(event.start_mark) + ": nesting deeper than 256 levels");
-    TFJOB_RETURN_IF_ERROR(Count(1));
+    TFJOB_RETURN_IF_ERROR(Count({1, 2}));
     Frame f;
     bool is_map = event.type == YAML_MAPPING_START_EVENT;
     f.value = is_map ? json::object() : json::array();
@@ -190,15 +239,17 @@ class YamlBuilder {
   }
 
   Status Scalar(const yaml_event_t& event) {
-    TFJOB_RETURN_IF_ERROR(Count(1));
     const auto& sc = event.data.scalar;
+    const Size size{1, sc.length + 2};
+    TFJOB_RETURN_IF_ERROR(Count(size));
     std::string text(reinterpret_cast<const char*>(sc.value), sc.length);
     std::string tag = sc.tag != nullptr ? reinterpret_cast<const char*>(sc.tag) : "";
     std::string anchor = sc.anchor != nullptr ? reinterpret_cast<const char*>(sc.anchor) : "";
     // A map key is always taken as a string (as sigs.k8s.io/yaml does).
     if (!stack_.empty() && stack_.back().value.is_object() && !stack_.back().key) {
       if (stack_.back().value.contains(text))
-        return InvalidArgumentError(Where(event.start_mark) + ": duplicate key \"" + text + "\"");
+        return InvalidArgumentError(Where(event.start_mark) + ": duplicate key " + QuoteValue(text));
+      stack_.back().size.bytes += size.bytes;  // keys count as text but not as nodes
       stack_.back().key = std::move(text);
       return OkStatus();
     }
@@ -208,20 +259,20 @@ class YamlBuilder {
       value = std::move(text);
     else
       value = ResolvePlainImpl(text);
-    return Complete(std::move(value), anchor, 1, event.start_mark, 0);
+    return Complete(std::move(value), anchor, {1, size.bytes}, event.start_mark);
   }
 
-  // A finished node of `nodes` nodes: record its anchor, then attach it to its parent (or make
-  // it the root). `uncounted` nodes are new to the total (an alias copies its whole target).
-  Status Complete(json value, const std::string& anchor, size_t nodes, const yaml_mark_t& mark, size_t uncounted) {
-    TFJOB_RETURN_IF_ERROR(Count(uncounted));
-    if (!anchor.empty()) anchors_[anchor] = {value, nodes};
+  // A finished node of `size` (already counted): record its anchor, then attach it to its
+  // parent (or make it the root).
+  Status Complete(json value, const std::string& anchor, Size size, const yaml_mark_t& mark) {
+    if (!anchor.empty()) anchors_[anchor] = {value, size};
     if (stack_.empty()) {
       root_ = std::move(value);
       return OkStatus();
     }
     Frame& parent = stack_.back();
-    parent.nodes += nodes;
+    parent.size.nodes += size.nodes;
+    parent.size.bytes += size.bytes;
     if (parent.value.is_array()) {
       parent.value.push_back(std::move(value));
     } else if (!parent.key) {
@@ -233,18 +284,22 @@ class YamlBuilder {
     return OkStatus();
   }
 
-  Status Count(size_t n) {
-    total_nodes_ += n;
-    if (total_nodes_ > kMaxNodes)
+  Status Count(Size n) {
+    total_.nodes += n.nodes;
+    total_.bytes += n.bytes;
+    if (total_.nodes > kMaxNodes)
       return InvalidArgumentError("document too large (more than 2,000,000 nodes after expanding aliases)");
+    if (total_.bytes > kMaxExpandedBytes)
+      return InvalidArgumentError("document too large (more than " + std::to_string(kMaxExpandedBytes >> 20) +
+                                  " MiB after expanding aliases)");
     return OkStatus();
   }
 
   yaml_parser_t parser_;
   std::vector<Frame> stack_;
   json root_;
-  std::map<std::string, std::pair<json, size_t>> anchors_;  // anchor -> (value, node count)
-  size_t total_nodes_ = 0;
+  std::map<std::string, Anchored> anchors_;
+  Size total_;  // of the whole stream
 };
 
 bool LooksLikeJson(std::string_view text) {
@@ -262,7 +317,9 @@ void Emit(YAML::Emitter& out, const json& v) {
       for (auto it = v.begin(); it != v.end(); ++it) {
         out << YAML::Key;
         const std::string& k = it.key();
-        if (ResolvePlainImpl(k).is_string())
+        if (NeedsEscapes(k))
+          out << YAML::DoubleQuoted << YAML::EscapeNonAscii << k;
+        else if (ResolvePlainImpl(k).is_string())
           out << k;
         else
           out << YAML::DoubleQuoted << k;
@@ -278,7 +335,9 @@ void Emit(YAML::Emitter& out, const json& v) {
       break;
     case json::value_t::string: {
       const std::string& s = v.get_ref<const std::string&>();
-      if (ResolvePlainImpl(s).is_string() && s.find('\n') == std::string::npos)
+      if (NeedsEscapes(s))  // every non-ASCII character escaped (yaml-cpp's only way to escape DEL, U+2028)
+        out << YAML::DoubleQuoted << YAML::EscapeNonAscii << s;
+      else if (ResolvePlainImpl(s).is_string())
         out << s;
       else
         out << YAML::DoubleQuoted << s;
@@ -341,7 +400,12 @@ StatusOr<json> ParseJsonStrict(std::string_view text) {
   }
 }
 
+std::string InputTooLargeMessage() {
+  return "input is larger than the limit of " + std::to_string(kMaxManifestBytes >> 20) + " MiB";
+}
+
 StatusOr<std::vector<ManifestDocument>> ParseManifest(std::string_view text) {
+  if (text.size() > kMaxManifestBytes) return InvalidArgumentError(InputTooLargeMessage());
   TFJOB_RETURN_IF_ERROR(CheckText(text));
   std::vector<ManifestDocument> docs;
   if (LooksLikeJson(text)) {

@@ -75,5 +75,55 @@ TEST(ToYaml, RoundTripsTypesThroughParseManifest) {
   EXPECT_EQ((*back)[0].object, v) << ToYaml(v);
 }
 
+// Issue 17 item 1: aliases of a big string expand to gigabytes with few nodes; the expansion
+// is bounded by bytes, and refused before the copy is made.
+TEST(ParseManifest, AliasesOfABigStringAreBoundedByBytes) {
+  std::string text = "s: &s \"" + std::string(100'000, 'x') + "\"\nl: [";
+  for (int i = 0; i < 1000; ++i) text += i ? ", *s" : "*s";  // 100 MB expanded, 1,001 nodes
+  text += "]\n";
+  auto docs = ParseManifest(text);
+  ASSERT_FALSE(docs.ok());
+  EXPECT_EQ(docs.status().message(), "document too large (more than 32 MiB after expanding aliases)");
+  // The same aliases of a short string are fine.
+  auto small = ParseManifest("s: &s abc\nl: [*s, *s, *s]\n");
+  ASSERT_TRUE(small.ok()) << small.status().ToString();
+  EXPECT_EQ((*small)[0].object["l"], json::parse(R"(["abc", "abc", "abc"])"));
+}
+
+TEST(ParseManifest, InputOverTheLimitIsRefused) {
+  std::string text(kMaxManifestBytes + 1, ' ');
+  EXPECT_EQ(ParseManifest(text).status().message(), "input is larger than the limit of 8 MiB");
+  EXPECT_EQ(InputTooLargeMessage(), "input is larger than the limit of 8 MiB");
+}
+
+TEST(ParseManifest, Utf8IsCheckedStrictly) {  // what json's dump would throw on later
+  EXPECT_EQ(ParseManifest("a: \xed\xa0\x80\n").status().message(), "not valid UTF-8 (byte offset 3)");
+  EXPECT_EQ(ParseManifest("a: \xc0\xaf\n").status().message(), "not valid UTF-8 (byte offset 3)");
+  EXPECT_EQ(ParseManifest("a: \xf4\x90\x80\x80\n").status().message(), "not valid UTF-8 (byte offset 3)");
+  EXPECT_TRUE(ParseManifest("a: \xf0\x9f\x98\x80\n").ok());
+}
+
+TEST(ParseManifest, KeysAndAliasesInMessagesAreQuoted) {
+  EXPECT_EQ(ParseManifest("\"a\\e[2J\": 1\n\"a\\e[2J\": 2\n").status().message(),
+            "line 2, column 1: duplicate key \"a\\x1b[2J\"");
+  // libyaml takes only alphanumerics, '-' and '_' in alias names; the name is quoted all the same.
+  EXPECT_EQ(ParseManifest("a: *b\n").status().message(), "line 1, column 4: unknown alias \"b\"");
+}
+
+// Issue 17 item 5: strings YAML 1.1 readers (PyYAML, kubectl's go-yaml) would not read back as
+// written are double-quoted with escapes.
+TEST(ToYaml, EscapesLineSeparatorsNelAndDel) {
+  json v = json::parse(R"({"ls":"a\u2028b","ps":"a\u2029b","nel":"a\u0085b","del":"a\u007fb","c1":"a\u0090b",
+                           "bom":"\ufeffx","nbsp":"a\u00a0b","ctl":"a\u0001b","tab":"a\tb","ok":"caf\u00e9",
+                           "a\u2028key":"v","list":["x\u2028", "\u007f"]})");
+  std::string yaml = ToYaml(v);
+  for (const char* raw : {"\u2028", "\u2029", "\u0085", "\x7f", "\u0090", "\ufeff", "\x01"})
+    EXPECT_EQ(yaml.find(raw), std::string::npos) << yaml;
+  EXPECT_NE(yaml.find("ok: caf\u00e9\n"), std::string::npos) << yaml;  // ordinary text stays plain
+  auto back = ParseManifest(yaml);
+  ASSERT_TRUE(back.ok()) << back.status().ToString() << "\n" << yaml;
+  EXPECT_EQ((*back)[0].object, v) << yaml;
+}
+
 }  // namespace
 }  // namespace tfjob::api

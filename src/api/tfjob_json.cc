@@ -9,7 +9,7 @@ using nlohmann::json;
 
 std::string Show(const json& v) {
   if (v.is_string()) return QuoteValue(v.get<std::string>());
-  return v.dump(-1, ' ', false, json::error_handler_t::replace);
+  return EscapeNonPrintable(v.dump(-1, ' ', false, json::error_handler_t::replace));
 }
 
 // Reads typed fields of one JSON object, recording shape errors under `path`.

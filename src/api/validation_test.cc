@@ -167,5 +167,38 @@ TEST(AggregateMessage, OneOrMany) {
   EXPECT_EQ(AggregateMessage(two), "[a: Required value: x, b: Forbidden: y]");
 }
 
+// Issue 17 item 4: values are quoted as Go's %q does, so input cannot reach a terminal as a
+// control sequence or flip the text's direction; ordinary values are unchanged.
+TEST(QuoteValue, EscapesWhatGoQuoteEscapes) {
+  EXPECT_EQ(QuoteValue("00-mnist"), "\"00-mnist\"");
+  EXPECT_EQ(QuoteValue("a\"b\\c"), "\"a\\\"b\\\\c\"");
+  EXPECT_EQ(QuoteValue("caf\u00e9 \u65e5\u672c \U0001F600"), "\"caf\u00e9 \u65e5\u672c \U0001F600\"");
+  EXPECT_EQ(QuoteValue("\x1b[31mred\x07"), "\"\\x1b[31mred\\a\"");
+  EXPECT_EQ(QuoteValue("\t\n\r\v\f\b"), "\"\\t\\n\\r\\v\\f\\b\"");
+  EXPECT_EQ(QuoteValue("x\x7fy"), "\"x\\x7fy\"");
+  EXPECT_EQ(QuoteValue("\xff\xfe"), "\"\\xff\\xfe\"");
+  EXPECT_EQ(QuoteValue("\xed\xa0\x80"), "\"\\xed\\xa0\\x80\"");  // a surrogate is not UTF-8
+  EXPECT_EQ(QuoteValue("\u0085\u00a0\u00ad"), "\"\\u0085\\u00a0\\u00ad\"");
+  EXPECT_EQ(QuoteValue("abc\u202edef"), "\"abc\\u202edef\"");
+  EXPECT_EQ(QuoteValue("\u202a\u202b\u202c\u202d\u2066\u2067\u2068\u2069"),
+            "\"\\u202a\\u202b\\u202c\\u202d\\u2066\\u2067\\u2068\\u2069\"");
+  EXPECT_EQ(QuoteValue("\u200b\u2028\u2029\ufeff"), "\"\\u200b\\u2028\\u2029\\ufeff\"");
+  EXPECT_EQ(QuoteValue("\U000e0001"), "\"\\U000e0001\"");
+  EXPECT_EQ(EscapeNonPrintable("spec.tfReplicaSpecs[W\x1b]0;x\x07]"), "spec.tfReplicaSpecs[W\\x1b]0;x\\a]");
+  EXPECT_EQ(EscapeNonPrintable("a \"b\" \\c"), "a \"b\" \\c");  // quotes and backslashes stay
+}
+
+TEST(ValidateTfJob, ControlCharactersInValuesAndKeysAreEscaped) {
+  auto errors = Errors(Job("\"a\\e[2J\\u202e\"", kWorker));
+  ASSERT_FALSE(errors.empty());
+  EXPECT_EQ(errors[0], std::string("metadata.name: Invalid value: \"a\\x1b[2J\\u202e\": should match: ") + kDns1035);
+  auto keys = Errors(
+      Job("test", "    \"W\\e]0;t\\a\":\n      template: {spec: {containers: [{name: tensorflow, image: tf}]}}\n"));
+  ASSERT_FALSE(keys.empty());
+  EXPECT_EQ(keys[0],
+            "spec.tfReplicaSpecs[W\\x1b]0;t\\a]: Unsupported value: \"W\\x1b]0;t\\a\": supported values: \"Chief\", "
+            "\"Evaluator\", \"Master\", \"PS\", \"Worker\"");
+}
+
 }  // namespace
 }  // namespace tfjob::api

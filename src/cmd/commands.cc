@@ -1,6 +1,8 @@
 #include "cmd/commands.h"
 
+#include <fcntl.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <csignal>
 #include <cstring>
@@ -25,49 +27,44 @@
 namespace tfjob::cmd {
 namespace {
 
-StatusOr<std::string> ReadFile(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) return InvalidArgumentError("cannot read: is a directory");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFoundError(std::string("cannot read: ") + std::strerror(errno));
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  if (in.bad()) return UnavailableError("cannot read: I/O error");
-  return buf.str();
-}
-
 // "FILE: " or "FILE: TFJob NAME: " when the file holds several jobs.
 std::string Prefix(const std::string& file, const std::vector<CheckedJob>& jobs, const CheckedJob& job) {
   if (jobs.size() <= 1) return file + ": ";
-  return file + ": TFJob " + (job.job.metadata.name.empty() ? "(unnamed)" : job.job.metadata.name) + ": ";
+  return file + ": TFJob " +
+         (job.job.metadata.name.empty() ? "(unnamed)" : api::EscapeNonPrintable(job.job.metadata.name)) + ": ";
 }
 
-// Reads and checks one file; prints errors. Returns the exit code for this file.
-int LoadChecked(const std::string& file, std::ostream& err, std::vector<CheckedJob>* jobs) {
-  auto text = ReadFile(file);
+// Reads and checks one file; prints warnings ("FILE: warning: ...") and errors. `strict`:
+// warnings are printed and counted as errors. Returns the exit code for this file.
+int LoadChecked(const std::string& file, std::ostream& err, std::vector<CheckedJob>* jobs, bool strict = false) {
+  auto text = ReadInput(file);
   if (!text.ok()) {
     err << file << ": " << text.status().message() << "\n";
     return kExitUsage;
   }
-  auto checked = CheckJobs(*text);
+  auto checked = CheckFile(*text);
   if (!checked.ok()) {
     err << file << ": " << checked.status().message() << "\n";
     return kExitFailed;
   }
-  *jobs = std::move(checked).value();
+  const char* warning = strict ? "" : "warning: ";
   int rc = kExitOk;
-  for (const auto& j : *jobs) {
+  for (const auto& w : checked->warnings) err << file << ": " << warning << w << "\n";
+  if (strict && !checked->warnings.empty()) rc = kExitFailed;
+  *jobs = std::move(checked->jobs);
+  for (auto& j : *jobs) {
+    for (const auto& w : j.warnings) err << Prefix(file, *jobs, j) << warning << w << "\n";
     for (const auto& e : j.errors) err << Prefix(file, *jobs, j) << e << "\n";
-    if (!j.errors.empty()) rc = kExitFailed;
+    if (!j.errors.empty() || (strict && !j.warnings.empty())) rc = kExitFailed;
   }
   return rc;
 }
 
-int RunValidate(const std::vector<std::string>& files, std::ostream& out, std::ostream& err) {
+int RunValidate(const std::vector<std::string>& files, bool strict, std::ostream& out, std::ostream& err) {
   int rc = kExitOk;
   for (const auto& file : files) {
     std::vector<CheckedJob> jobs;
-    int file_rc = LoadChecked(file, err, &jobs);
+    int file_rc = LoadChecked(file, err, &jobs, strict);
     if (file_rc == kExitOk)
       for (const auto& j : jobs) out << file << ": TFJob " << j.job.metadata.name << " is valid\n";
     rc = std::max(rc, file_rc);
@@ -161,11 +158,62 @@ int RunLocalCommand(const std::string& file, local::RunOptions options, std::ost
 
 }  // namespace
 
+StatusOr<std::string> ReadInput(const std::string& path) {
+  constexpr size_t kLimit = api::kMaxManifestBytes;
+  int fd = STDIN_FILENO;
+  if (path != "-") {
+    fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return NotFoundError(std::string("cannot read: ") + std::strerror(errno));
+  }
+  struct Closer {
+    int fd;
+    ~Closer() {
+      if (fd != STDIN_FILENO) ::close(fd);
+    }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) == 0) {
+    if (S_ISDIR(st.st_mode)) return InvalidArgumentError("cannot read: is a directory");
+    // A regular file's size is known: refuse it before reading (a 3 GB sparse file costs nothing).
+    if (S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) > kLimit)
+      return InvalidArgumentError(api::InputTooLargeMessage());
+  }
+  std::string text;
+  // Devices, pipes and files that grow: read in chunks, never more than the limit plus one byte.
+  for (;;) {
+    size_t want = std::min<size_t>(size_t{1} << 16, kLimit + 1 - text.size());
+    size_t old = text.size();
+    text.resize(old + want);
+    ssize_t n = ::read(fd, text.data() + old, want);
+    if (n < 0 && errno == EINTR) {
+      text.resize(old);
+      continue;
+    }
+    if (n < 0) {
+      int e = errno;
+      if (e == EISDIR) return InvalidArgumentError("cannot read: is a directory");
+      return UnavailableError(std::string("cannot read: ") + std::strerror(e));
+    }
+    text.resize(old + static_cast<size_t>(n));
+    if (n == 0) break;
+    if (text.size() > kLimit) return InvalidArgumentError(api::InputTooLargeMessage());
+  }
+  return text;
+}
+
 StatusOr<std::vector<CheckedJob>> CheckJobs(std::string_view text) {
-  TFJOB_ASSIGN_OR_RETURN(std::vector<api::LoadedTfJob> loaded, api::LoadTfJobs(text));
-  std::vector<CheckedJob> out;
-  for (auto& l : loaded) {
+  TFJOB_ASSIGN_OR_RETURN(CheckedFile file, CheckFile(text));
+  return std::move(file.jobs);
+}
+
+StatusOr<CheckedFile> CheckFile(std::string_view text) {
+  TFJOB_ASSIGN_OR_RETURN(api::LoadedFile loaded_file, api::LoadTfJobFile(text));
+  CheckedFile file;
+  file.warnings = std::move(loaded_file.warnings);
+  std::vector<CheckedJob>& out = file.jobs;
+  for (auto& l : loaded_file.jobs) {
     CheckedJob c;
+    c.warnings = std::move(l.warnings);
     api::FieldErrors errors = l.decode_errors;
     api::FieldErrors more = api::ValidateTfJob(l.job);
     errors.insert(errors.end(), more.begin(), more.end());
@@ -174,7 +222,7 @@ StatusOr<std::vector<CheckedJob>> CheckJobs(std::string_view text) {
     if (c.errors.empty()) api::SetDefaults(c.job);
     out.push_back(std::move(c));
   }
-  return out;
+  return file;
 }
 
 StatusOr<nlohmann::json> RenderList(std::vector<CheckedJob> jobs, const RenderRequest& request,
@@ -198,14 +246,16 @@ int Main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
   app.set_help_all_flag("--help-all", "Help for every command");
 
   std::vector<std::string> validate_files;
+  bool strict = false;
   auto* validate = app.add_subcommand("validate", "Check TFJob files: defaults + validation, errors as path: message");
-  validate->add_option("FILE", validate_files, "TFJob manifests (YAML or JSON)")->required();
+  validate->add_option("FILE", validate_files, "TFJob manifests (YAML or JSON; - for standard input)")->required();
+  validate->add_flag("--strict", strict, "Warnings (unknown fields, skipped documents) are errors");
 
   std::string render_file, render_format = "yaml";
   RenderRequest request;
   bool evaluator_in_cluster = true;
   auto* render = app.add_subcommand("render", "Print the Pods, Services and PodGroup the operator would create");
-  render->add_option("FILE", render_file, "TFJob manifest (YAML or JSON)")->required();
+  render->add_option("FILE", render_file, "TFJob manifest (YAML or JSON; - for standard input)")->required();
   render->add_option("-o,--output", render_format, "Output format")->check(CLI::IsMember({"yaml", "json"}));
   render->add_option("--namespace", request.ns, "Namespace (default: the job's, else \"default\")");
   render->add_option("--cluster-domain", request.options.tf_config.cluster_domain,
@@ -265,7 +315,7 @@ int Main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
   local::RunOptions run_options;
   double grace_seconds = 5;
   auto* run = app.add_subcommand("run", "Run a TFJob on this machine: each replica a local process with its TF_CONFIG");
-  run->add_option("FILE", run_file, "TFJob manifest (YAML or JSON) with one TFJob")->required();
+  run->add_option("FILE", run_file, "TFJob manifest (YAML or JSON; - for standard input) with one TFJob")->required();
   run->add_option("--logs-dir", run_options.logs_dir, "Also write one log file per replica into this folder");
   run->add_flag("--quiet", run_options.quiet, "Show state transitions only, not the replicas' output");
   run->add_option("--grace-period", grace_seconds, "Seconds between SIGTERM and SIGKILL when stopping replicas")
@@ -290,7 +340,7 @@ int Main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
     return kExitUsage;
   }
   request.options.tf_config.evaluator_in_cluster = evaluator_in_cluster;
-  if (validate->parsed()) return RunValidate(validate_files, out, err);
+  if (validate->parsed()) return RunValidate(validate_files, strict, out, err);
   if (render->parsed()) return RunRender(render_file, render_format, request, out, err);
   if (oper->parsed()) {
     LogLevel level = LogLevel::kInfo;

@@ -179,6 +179,9 @@ TEST_F(TempFiles, MalformedInputsGiveExactErrors) {
     for (int i = 0; i < 10; ++i) bomb += std::string(i ? ", *" : "*") + p;
     bomb += "]\n";
   }
+  std::string alias_string = "s: &s \"" + std::string(100'000, 'x') + "\"\nl: [";
+  for (int i = 0; i < 2000; ++i) alias_string += i ? ", *s" : "*s";
+  alias_string += "]\n";
   std::vector<Case> cases = {
       {"broken-yaml", Tf("metadata: {name: a\nspec: {}\n"), 1,
        "invalid YAML: line 4, column 5: while parsing a flow mapping: did not find expected ',' or '}'\n"},
@@ -260,6 +263,30 @@ TEST_F(TempFiles, MalformedInputsGiveExactErrors) {
       {"parser-hang",
        std::string("# successPolicy AllWorkers: thr\n ,   ems# Parameter-server tra 3\n      re\"tart1ing-.IN P"), 1,
        "invalid YAML: line 2, column 2: while parsing a block node: did not find expected node content\n"},
+      // Issue 17: the file reader's limits and rules (README, "Input rules and limits").
+      {"alias-big-string", alias_string, 1, "document too large (more than 32 MiB after expanding aliases)\n"},
+      {"over-8-mib", std::string(api::kMaxManifestBytes + 1, '#'), 2, "input is larger than the limit of 8 MiB\n"},
+      {"kind-typo",
+       Tf("metadata: {name: a}\nspec:\n  tfReplicaSpecs:\n" + kOkWorker) + "---\n" +
+           "apiVersion: kubeflow.org/v1\nkind: TfJob\nmetadata: {name: b}\n",
+       1, "document 2 (line 8): kind \"TfJob\" is not TFJob (kinds are case-sensitive)\n"},
+      {"kind-lower", "apiVersion: kubeflow.org/v1\nkind: tfjob\n", 1,
+       "document 1 (line 1): kind \"tfjob\" is not TFJob (kinds are case-sensitive)\n"},
+      {"other-kubeflow-kind", "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {name: p}\n", 1,
+       "document 1 (line 1): kind \"PyTorchJob\" of apiVersion \"kubeflow.org/v1\" is not TFJob (tfjob reads only "
+       "TFJobs)\n"},
+      {"no-kind", "apiVersion: v1\nmetadata: {name: p}\n", 1,
+       "document 1 (line 1): no kind (every document needs apiVersion and kind)\n"},
+      {"list-item-typo", "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: kubeflow.org/v1, kind: TFjob}\n", 1,
+       "document 1, item 1 (line 1): kind \"TFjob\" is not TFJob (kinds are case-sensitive)\n"},
+      {"control-chars-in-name",
+       Tf("metadata: {name: \"x\\e[2J\\e]0;pwned\\a\\u202eabc\"}\nspec:\n  tfReplicaSpecs:\n" + kOkWorker), 1,
+       "metadata.name: Invalid value: \"x\\x1b[2J\\x1b]0;pwned\\a\\u202eabc\": should match: a DNS-1035 label must "
+       "consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an "
+       "alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is "
+       "'[a-z]([-a-z0-9]*[a-z0-9])?')\n"},
+      {"control-chars-in-kind", "apiVersion: v1\nkind: \"Config\\e[2JMap\"\n", 1,
+       "no TFJob found (kind: TFJob, apiVersion: kubeflow.org/v1); the file has: Config\\x1b[2JMap\n"},
       {"bad-restart-policy",
        Tf("metadata: {name: a}\nspec:\n  tfReplicaSpecs:\n    Worker:\n      restartPolicy: Sometimes\n      template: "
           "{spec: {containers: [{name: tensorflow, image: tf}]}}\n"),
@@ -307,6 +334,70 @@ TEST_F(TempFiles, MultiDocumentFilesPickTheTfJobs) {
   EXPECT_EQ(r.out, file + ": TFJob one is valid\n" + file + ": TFJob two is valid\n");
   CmdResult render = Tfjob({"render", file, "-o", "json"});
   EXPECT_EQ(nlohmann::json::parse(render.out)["items"].size(), 4u);
+}
+
+// Issue 17 item 3: unknown fields are warnings with their path (exit 0); --strict makes every
+// warning an error (exit 1). Documents of other kinds are skipped with a warning.
+TEST_F(TempFiles, UnknownFieldsWarnAndStrictMakesThemErrors) {
+  std::string file = Write("typos.yaml", Tf("metadata: {name: typos}\nspec:\n  runPolcy: {}\n  tfReplicaSpecs:\n"
+                                            "    Worker:\n      replcas: 3\n"
+                                            "      template: {spec: {containers: [{name: tensorflow, image: tf, "
+                                            "comand: [x]}]}}\n"));
+  const std::string warnings = file + ": warning: spec.runPolcy: unknown field \"runPolcy\"\n" + file +
+                               ": warning: spec.tfReplicaSpecs[Worker].replcas: unknown field \"replcas\"\n" + file +
+                               ": warning: spec.tfReplicaSpecs[Worker].template.spec.containers[0].comand: unknown "
+                               "field \"comand\"\n";
+  CmdResult r = Tfjob({"validate", file});
+  EXPECT_EQ(r.code, 0);
+  EXPECT_EQ(r.out, file + ": TFJob typos is valid\n");
+  EXPECT_EQ(r.err, warnings);
+  CmdResult strict = Tfjob({"validate", "--strict", file});
+  EXPECT_EQ(strict.code, 1);
+  EXPECT_EQ(strict.out, "");
+  std::string errors = warnings;
+  for (size_t p; (p = errors.find("warning: ")) != std::string::npos;) errors.erase(p, 9);
+  EXPECT_EQ(strict.err, errors);
+  // render (and run) print the warnings and go on.
+  CmdResult render = Tfjob({"render", file, "-o", "json"});
+  EXPECT_EQ(render.code, 0);
+  EXPECT_EQ(render.err, warnings);
+  EXPECT_EQ(nlohmann::json::parse(render.out)["items"].size(), 2u);
+
+  std::string mixed = Write("mixed.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n---\n" +
+                                              Tf("metadata: {name: one}\nspec:\n  tfReplicaSpecs:\n" + kOkWorker));
+  CmdResult m = Tfjob({"validate", mixed});
+  EXPECT_EQ(m.code, 0);
+  EXPECT_EQ(m.err, mixed + ": warning: document 1 (line 1): skipped: kind \"ConfigMap\" is not TFJob\n");
+  CmdResult ms = Tfjob({"validate", "--strict", mixed});
+  EXPECT_EQ(ms.code, 1);
+  EXPECT_EQ(ms.err, mixed + ": document 1 (line 1): skipped: kind \"ConfigMap\" is not TFJob\n");
+  CmdResult clean = Tfjob({"validate", "--strict",
+                           Write("clean.yaml", Tf("metadata: {name: ok}\nspec:\n  "
+                                                  "tfReplicaSpecs:\n" +
+                                                  kOkWorker))});
+  EXPECT_EQ(clean.code, 0) << clean.err;
+  EXPECT_EQ(clean.err, "");
+}
+
+// Issue 17 item 5: every rendered document reads back (YAML 1.1 and 1.2 readers) as the JSON
+// output, whatever the strings hold.
+TEST_F(TempFiles, RenderYamlRoundTripsSeparatorsNelAndDel) {
+  std::string file =
+      Write("chars.yaml", Tf("metadata: {name: chars}\nspec:\n  tfReplicaSpecs:\n    Worker:\n"
+                             "      template:\n        metadata: {labels: {l: \"a\\Lb\\Nc\"}}\n"
+                             "        spec:\n          containers:\n          - name: tensorflow\n"
+                             "            image: tf\n            args: [\"x\\x7fy\", \"\\Px\", \"\\e\"]\n"
+                             "            env: [{name: A, value: \"1\\L2\\N3\\x7f\\u00a0\\ufeff\"}]\n"));
+  CmdResult json = Tfjob({"render", file, "-o", "json"});
+  ASSERT_EQ(json.code, 0) << json.err;
+  CmdResult yaml = Tfjob({"render", file});
+  ASSERT_EQ(yaml.code, 0) << yaml.err;
+  for (const char* raw : {"\u2028", "\u2029", "\u0085", "\x7f", "\x1b", "\ufeff"})
+    EXPECT_EQ(yaml.out.find(raw), std::string::npos) << yaml.out;
+  auto back = api::ParseManifest(yaml.out);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ((*back)[0].object, nlohmann::json::parse(json.out));
+  EXPECT_EQ(nlohmann::json::parse(json.out)["items"][0]["spec"]["containers"][0]["args"][0], "x\x7fy");
 }
 
 }  // namespace

@@ -1,7 +1,10 @@
 // libFuzzer target: file bytes -> TFJobs -> defaults + validation -> rendered List (JSON and
-// YAML). Any crash, sanitizer report or uncaught exception is a bug.
+// YAML). Any crash, sanitizer report or uncaught exception is a bug, and so is YAML output that
+// does not read back as the JSON output (README, "Input rules and limits").
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
+#include <string>
 #include <string_view>
 
 #include "api/manifest.h"
@@ -19,8 +22,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<tfjob::tfjob::core::RenderEvent> events;
   auto list = tfjob::cmd::RenderList(std::move(valid), request, &events);
   if (list.ok()) {
-    (void)list->dump();
-    (void)tfjob::api::ToYaml(*list);
+    nlohmann::json as_json = nlohmann::json::parse(list->dump());
+    std::string yaml = tfjob::api::ToYaml(*list);
+    if (yaml.size() <= (size_t{1} << 20)) {  // well inside the reader's limits
+      auto back = tfjob::api::ParseManifest(yaml);
+      if (!back.ok() || back->size() != 1 || (*back)[0].object != as_json) std::abort();
+    }
   }
   return 0;
 }

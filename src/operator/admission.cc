@@ -1,5 +1,6 @@
 #include "operator/admission.h"
 
+#include "api/known_fields.h"
 #include "api/tfjob_json.h"
 #include "api/validation.h"
 
@@ -8,10 +9,12 @@ namespace {
 
 using nlohmann::json;
 
-json Answer(const json& review, const std::string& uid, const api::FieldErrors& errors) {
+json Answer(const json& review, const std::string& uid, const api::FieldErrors& errors,
+            const std::vector<std::string>& warnings = {}) {
   json response = {{"uid", uid}, {"allowed", errors.empty()}};
   if (!errors.empty())
     response["status"] = {{"code", 403}, {"reason", "Forbidden"}, {"message", api::AggregateMessage(errors)}};
+  if (!warnings.empty()) response["warnings"] = warnings;  // kubectl prints them as "Warning: ..."
   return {{"apiVersion", review.value("apiVersion", "admission.k8s.io/v1")},
           {"kind", "AdmissionReview"},
           {"response", std::move(response)}};
@@ -44,7 +47,7 @@ StatusOr<json> ReviewTfJob(const json& review) {
     checks = api::ValidateTfJob(job);
   }
   errors.insert(errors.end(), checks.begin(), checks.end());
-  return Answer(review, *uid, errors);
+  return Answer(review, *uid, errors, api::UnknownFieldWarnings(*object));
 }
 
 std::pair<int, std::string> ServeTfJobReview(const std::string& body) {

@@ -3,7 +3,8 @@
 // in, the AdmissionReview answer out. CREATE runs the same checks as `tfjob validate` (shape
 // errors from decoding, then ValidateTfJob); UPDATE adds the immutability rules (managedBy,
 // schedulingPolicy.queue). A denial carries every error, aggregated exactly as upstream's
-// webhook renders them, with code 403 (what controller-runtime's Denied answers). Pure: no I/O.
+// webhook renders them, with code 403 (what controller-runtime's Denied answers). Unknown fields
+// of the object go in response.warnings (api/known_fields.h), allowed or not. Pure: no I/O.
 
 #include <nlohmann/json.hpp>
 #include <string>

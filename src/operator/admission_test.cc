@@ -44,6 +44,22 @@ TEST(ReviewTfJob, ValidJobIsAllowedWithoutStatus) {
   json r = Answer(Review("CREATE", Job("test", kGoodSpecs, {{"managedBy", "kubeflow.org/training-operator"}})));
   EXPECT_EQ(r["allowed"], true);
   EXPECT_FALSE(r.contains("status"));
+  EXPECT_FALSE(r.contains("warnings"));
+}
+
+// Unknown fields (README, "Input rules and limits") are admitted with admission warnings.
+TEST(ReviewTfJob, UnknownFieldsAreAdmissionWarnings) {
+  json job = Job("test", kGoodSpecs);
+  job["spec"]["tfReplicaSpecs"]["Worker"]["replcas"] = 3;
+  job["spec"]["runPolcy"] = json::object();
+  json r = Answer(Review("CREATE", job));
+  EXPECT_EQ(r["allowed"], true);
+  EXPECT_EQ(r["warnings"], json::parse(R"(["spec.runPolcy: unknown field \"runPolcy\"",
+      "spec.tfReplicaSpecs[Worker].replcas: unknown field \"replcas\""])"));
+  job["metadata"]["name"] = "0bad";  // denied: the warnings come too
+  json denied = Answer(Review("UPDATE", job, Job("test", kGoodSpecs)));
+  EXPECT_EQ(denied["allowed"], false);
+  EXPECT_EQ(denied["warnings"].size(), 2u);
 }
 
 // The webhook renders spec 4.2's cases as upstream's Denied answer: 403, every error, aggregated.
