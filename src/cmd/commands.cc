@@ -22,6 +22,7 @@
 #include "common/logging.h"
 #include "kube/curl_transport.h"
 #include "local/local_runner.h"
+#include "local/pod_supervisor.h"
 #include "operator/operator.h"
 
 namespace tfjob::cmd {
@@ -128,12 +129,48 @@ int RunOperatorCommand(const operator_::OperatorOptions& options) {
   return WithSignalStop([&](std::stop_token stop) { return operator_::RunOperator(options, Environment(), stop); });
 }
 
-int RunLocalCommand(const std::string& file, local::RunOptions options, std::ostream& out, std::ostream& err) {
+// `tfjob run`'s signals: the first SIGTERM/SIGINT asks for a graceful stop, a second one for an
+// immediate kill (the signals are blocked in every thread and one thread waits for them).
+int WithTwoStageStop(const std::function<int(std::stop_token, std::stop_token)>& body) {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGUSR2);  // our own "stop waiting" at exit
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  std::stop_source stop, kill_now;
+  std::jthread waiter([&signals, &stop, &kill_now](std::stop_token) {
+    int sig = 0;
+    while (sigwait(&signals, &sig) == 0) {
+      if (sig == SIGUSR2) return;
+      if (stop.stop_requested())
+        kill_now.request_stop();
+      else
+        stop.request_stop();
+    }
+  });
+  int rc = body(stop.get_token(), kill_now.get_token());
+  pthread_kill(waiter.native_handle(), SIGUSR2);
+  return rc;
+}
+
+int RunLocalCommand(const std::string& file, local::RunOptions options, bool clean_env, std::ostream& out,
+                    std::ostream& err) {
   std::vector<CheckedJob> jobs;
   if (int rc = LoadChecked(file, err, &jobs); rc != kExitOk) return rc;
   if (jobs.size() != 1) {
     err << file << ": tfjob run takes a file with exactly one TFJob (found " << jobs.size() << ")\n";
     return kExitUsage;
+  }
+  // A replica that has gone must not kill tfjob through a write to its pipe (EPIPE instead);
+  // the supervisors give their containers the default disposition back.
+  std::signal(SIGPIPE, SIG_IGN);
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    std::string kv(*e);
+    auto eq = kv.find('=');
+    if (eq == std::string::npos) continue;
+    std::string name = kv.substr(0, eq);
+    if (!clean_env || local::KeptByCleanEnv(name)) options.base_env.emplace_back(name, kv.substr(eq + 1));
   }
   RealClock clock;
   options.color = options.color && isatty(STDOUT_FILENO);
@@ -146,12 +183,18 @@ int RunLocalCommand(const std::string& file, local::RunOptions options, std::ost
     err << file << ": " << s.message() << "\n";
     return kExitUsage;
   }
-  int rc = WithSignalStop([&](std::stop_token stop) { return runner.Run(stop); });
+  int rc = WithTwoStageStop([&](std::stop_token stop, std::stop_token kill_now) { return runner.Run(stop, kill_now); });
   out << "\n" << runner.FormatTable();
   const auto& conds = runner.status().conditions;
   std::string outcome = rc == 130       ? "interrupted"
                         : conds.empty() ? ""
                                         : conds.back().type + ": " + conds.back().message;
+  if (rc == local::kRunExitCannotStart) {
+    outcome = "cannot run here:";
+    for (const auto& f : runner.start_failures()) outcome += " " + f + ";";
+    outcome.pop_back();
+    err << file << ": " << runner.start_failures().front() << "\n";
+  }
   out << "TFJob " << jobs[0].job.metadata.name << " " << outcome << "\n";
   return rc;
 }
@@ -241,6 +284,8 @@ StatusOr<nlohmann::json> RenderList(std::vector<CheckedJob> jobs, const RenderRe
 }
 
 int Main(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
+  // Not a command: `tfjob run` starts itself this way, one process per replica.
+  if (argc == 3 && std::string_view(argv[1]) == "__pod-supervisor") return local::RunPodSupervisor(std::atoi(argv[2]));
   CLI::App app{"tfjob: a Kubernetes operator for distributed TensorFlow training (TFJob kubeflow.org/v1)", "tfjob"};
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "Help for every command");
@@ -318,6 +363,10 @@ int Main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
   run->add_option("FILE", run_file, "TFJob manifest (YAML or JSON; - for standard input) with one TFJob")->required();
   run->add_option("--logs-dir", run_options.logs_dir, "Also write one log file per replica into this folder");
   run->add_flag("--quiet", run_options.quiet, "Show state transitions only, not the replicas' output");
+  bool clean_env = false;
+  run->add_flag("--clean-env", clean_env,
+                "Start each container from PATH, HOME, USER, LANG, LC_*, TERM, TZ, TMPDIR, SHELL, LOGNAME only "
+                "(default: tfjob's whole environment), then its own env");
   run->add_option("--grace-period", grace_seconds, "Seconds between SIGTERM and SIGKILL when stopping replicas")
       ->check(CLI::Range(0.0, 3600.0))
       ->capture_default_str();
@@ -352,7 +401,7 @@ int Main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
   if (run->parsed()) {
     run_options.grace_period = std::chrono::milliseconds(static_cast<long long>(grace_seconds * 1000));
     run_options.color = true;
-    return RunLocalCommand(run_file, run_options, out, err);
+    return RunLocalCommand(run_file, run_options, clean_env, out, err);
   }
   if (crd->parsed()) {
     out << api::CrdYaml();

@@ -1,6 +1,9 @@
 #include "local/local_replica.h"
 
+#include <set>
+
 #include "api/json_fields.h"
+#include "local/var_expansion.h"
 #include "tfjob/core/naming.h"
 
 namespace tfjob::local {
@@ -9,9 +12,49 @@ namespace {
 using nlohmann::json;
 namespace core = ::tfjob::tfjob::core;
 
-std::string Path(api::ReplicaType type, size_t container) {
-  return "spec.tfReplicaSpecs[" + std::string(api::ReplicaTypeName(type)) + "].template.spec.containers[" +
+std::string Path(api::ReplicaType type, const char* list, size_t container) {
+  return "spec.tfReplicaSpecs[" + std::string(api::ReplicaTypeName(type)) + "].template.spec." + list + "[" +
          std::to_string(container) + "]";
+}
+
+StatusOr<LocalContainer> ContainerFor(const json& c, const std::string& path) {
+  LocalContainer out;
+  out.name = api::StringField(c, "name");
+  out.working_dir = api::StringField(c, "workingDir");
+  auto strings = [&](const char* field, std::vector<std::string>* into) -> Status {
+    auto it = c.find(field);
+    if (it == c.end() || it->is_null()) return OkStatus();
+    if (!it->is_array()) return InvalidArgumentError(path + "." + field + ": must be a list of strings");
+    for (const json& s : *it) {
+      if (!s.is_string()) return InvalidArgumentError(path + "." + field + ": must be a list of strings");
+      into->push_back(s.get<std::string>());
+    }
+    return OkStatus();
+  };
+  std::vector<std::string> argv;
+  TFJOB_RETURN_IF_ERROR(strings("command", &argv));
+  if (argv.empty())
+    return InvalidArgumentError(path +
+                                ".command: Required value: a local run executes the container's command "
+                                "(the image's entrypoint is not available here)");
+  TFJOB_RETURN_IF_ERROR(strings("args", &argv));
+  if (auto from = c.find("envFrom"); from != c.end() && !from->is_null() && !from->empty())
+    return InvalidArgumentError(path + ".envFrom: Unsupported value: a local run takes plain `value`s only");
+  std::vector<std::pair<std::string, std::string>> env;
+  if (auto e = c.find("env"); e != c.end() && e->is_array()) {
+    for (size_t i = 0; i < e->size(); ++i) {
+      const json& var = (*e)[i];
+      if (var.contains("valueFrom"))
+        return InvalidArgumentError(path + ".env[" + std::to_string(i) +
+                                    "].valueFrom: Unsupported value: a local run takes plain `value`s only");
+      env.emplace_back(api::StringField(var, "name"), api::StringField(var, "value"));
+    }
+  }
+  // As the kubelet: env values see the variables defined before them; command and args see all.
+  out.env = ExpandEnv(env);
+  VarLookup lookup = LookupIn(out.env);
+  for (auto& arg : argv) out.argv.push_back(ExpandVars(arg, lookup));
+  return out;
 }
 
 }  // namespace
@@ -34,47 +77,46 @@ StatusOr<LocalReplica> LocalReplicaFor(const api::TfJob& job, api::ReplicaType t
     return "127.0.0.1:" + std::to_string(it == ports.end() ? 0 : it->second);
   };
   json pod = core::RenderPod(job, type, index, options).object;
-  const json& containers = pod["spec"]["containers"];
-  size_t chosen = 0;
-  for (size_t i = 0; i < containers.size(); ++i)
-    if (api::StringField(containers[i], "name") == api::kDefaultContainerName) {
-      chosen = i;
-      break;
-    }
-  const json& c = containers[chosen];
+  const json& spec = pod["spec"];
   LocalReplica r;
   r.name = core::ReplicaName(job.metadata.name, type, index);
   r.type = type;
   r.index = index;
-  r.image = api::StringField(c, "image");
-  r.working_dir = api::StringField(c, "workingDir");
-  const std::string path = Path(type, chosen);
-  auto strings = [&](const char* field, std::vector<std::string>* out) -> Status {
-    auto it = c.find(field);
-    if (it == c.end() || it->is_null()) return OkStatus();
-    if (!it->is_array()) return InvalidArgumentError(path + "." + field + ": must be a list of strings");
-    for (const json& s : *it) {
-      if (!s.is_string()) return InvalidArgumentError(path + "." + field + ": must be a list of strings");
-      out->push_back(s.get<std::string>());
-    }
-    return OkStatus();
-  };
-  TFJOB_RETURN_IF_ERROR(strings("command", &r.argv));
-  if (r.argv.empty())
-    return InvalidArgumentError(path +
-                                ".command: Required value: a local run executes the container's command "
-                                "(the image's entrypoint is not available here)");
-  TFJOB_RETURN_IF_ERROR(strings("args", &r.argv));
-  if (auto env = c.find("env"); env != c.end() && env->is_array()) {
-    for (size_t i = 0; i < env->size(); ++i) {
-      const json& e = (*env)[i];
-      std::string epath = path + ".env[" + std::to_string(i) + "]";
-      if (e.contains("valueFrom"))
-        return InvalidArgumentError(epath + ".valueFrom: Unsupported value: a local run takes plain `value`s only");
-      r.env.emplace_back(api::StringField(e, "name"), api::StringField(e, "value"));
+  if (auto init = spec.find("initContainers"); init != spec.end() && init->is_array()) {
+    for (size_t i = 0; i < init->size(); ++i) {
+      TFJOB_ASSIGN_OR_RETURN(LocalContainer c, ContainerFor((*init)[i], Path(type, "initContainers", i)));
+      r.init_containers.push_back(std::move(c));
     }
   }
+  const json& containers = spec["containers"];
+  for (size_t i = 0; i < containers.size(); ++i)
+    if (api::StringField(containers[i], "name") == api::kDefaultContainerName) {
+      r.main = i;
+      break;
+    }
+  r.image = api::StringField(containers[r.main], "image");
+  for (size_t i = 0; i < containers.size(); ++i) {
+    TFJOB_ASSIGN_OR_RETURN(LocalContainer c, ContainerFor(containers[i], Path(type, "containers", i)));
+    r.containers.push_back(std::move(c));
+  }
   return r;
+}
+
+std::vector<std::string> ProcessEnvironment(const std::vector<std::pair<std::string, std::string>>& base,
+                                            const std::vector<std::pair<std::string, std::string>>& container) {
+  std::set<std::string_view> overridden;
+  for (const auto& [k, v] : container) overridden.insert(k);
+  std::vector<std::string> out;
+  for (const auto& [k, v] : base)
+    if (!overridden.contains(k)) out.push_back(k + "=" + v);
+  for (const auto& [k, v] : container) out.push_back(k + "=" + v);
+  return out;
+}
+
+bool KeptByCleanEnv(std::string_view name) {
+  static const std::set<std::string_view> kKept = {"PATH", "HOME",     "USER", "LOGNAME", "SHELL",
+                                                   "LANG", "LANGUAGE", "TERM", "TZ",      "TMPDIR"};
+  return kKept.contains(name) || name.starts_with("LC_");
 }
 
 }  // namespace tfjob::local

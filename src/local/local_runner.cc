@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -13,9 +14,11 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
+#include <set>
 #include <thread>
 
+#include "local/pod_supervisor.h"
+#include "local/process_tree.h"
 #include "tfjob/core/conditions.h"
 #include "tfjob/core/naming.h"
 #include "tfjob/core/reconcile.h"
@@ -25,26 +28,49 @@ namespace {
 
 namespace core = ::tfjob::tfjob::core;
 
-int FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
+std::string Errno(const char* what) {
+  return std::string(what) + ": " + std::strerror(errno);
+}
+
+// A socket bound to 127.0.0.1:`port` (0: a free one), not listening: nobody else can bind the
+// port, and connections to it are refused as if nothing were there. -1 when it cannot be had.
+int BindLoopback(int port, bool reuse) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  int one = 1;
+  if (reuse) setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    int saved = errno;
+    close(fd);
+    errno = saved;
+    return -1;
+  }
+  return fd;
+}
+
+int PortOf(int fd) {
+  sockaddr_in addr{};
   socklen_t len = sizeof addr;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
+  if (getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) return 0;
   return ntohs(addr.sin_port);
 }
 
-bool Executable(const std::string& cmd) {
+std::string PathOf(const std::vector<std::string>& env) {
+  for (auto it = env.rbegin(); it != env.rend(); ++it)
+    if (it->starts_with("PATH=")) return it->substr(5);
+  return "/usr/bin:/bin";
+}
+
+bool Executable(const std::string& cmd, const std::string& path) {
   if (cmd.find('/') != std::string::npos) return access(cmd.c_str(), X_OK) == 0;
-  const char* path = std::getenv("PATH");
-  std::string p = path ? path : "/usr/bin:/bin";
   size_t start = 0;
-  while (start <= p.size()) {
-    size_t end = p.find(':', start);
-    std::string dir = p.substr(start, end == std::string::npos ? std::string::npos : end - start);
+  while (start <= path.size()) {
+    size_t end = path.find(':', start);
+    std::string dir = path.substr(start, end == std::string::npos ? std::string::npos : end - start);
     if (!dir.empty() && access((dir + "/" + cmd).c_str(), X_OK) == 0) return true;
     if (end == std::string::npos) break;
     start = end + 1;
@@ -52,22 +78,51 @@ bool Executable(const std::string& cmd) {
   return false;
 }
 
+void WriteAll(int fd, std::string_view data) {
+  while (!data.empty()) {
+    ssize_t n = write(fd, data.data(), data.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    data.remove_prefix(static_cast<size_t>(n));
+  }
+}
+
 const char* kColors[] = {"\033[36m", "\033[32m", "\033[33m", "\033[35m", "\033[34m", "\033[91m"};
 
 }  // namespace
 
+// One container's output pipe (read end) and where its lines go.
+struct LocalRunner::Stream {
+  std::string prefix;  // "worker-0" or "worker-0/sidecar"
+  int fd = -1;
+  int log_fd = -1;
+  std::string partial;
+};
+
 struct LocalRunner::Process {
   std::string name;
   std::string uid;
-  pid_t pid = -1;
-  int out_fd = -1;
-  std::string partial;
+  pid_t pid = -1;  // the pod supervisor
+  std::vector<Stream> streams;
   bool exited = false;
   int exit_code = 0;
+  std::string start_error;
   Clock::SteadyTime started;
   Clock::SteadyTime ended;
-  std::unique_ptr<std::ofstream> log;
   const char* color = "";
+
+  bool drained() const {
+    for (const auto& s : streams)
+      if (s.fd >= 0) return false;
+    return true;
+  }
+  void CloseStreams() {
+    for (auto& s : streams)
+      if (s.fd >= 0) {
+        close(s.fd);
+        s.fd = -1;
+      }
+  }
 };
 
 LocalRunner::LocalRunner(api::TfJob job, RunOptions options, Clock& clock, std::ostream& out)
@@ -77,20 +132,113 @@ LocalRunner::LocalRunner(api::TfJob job, RunOptions options, Clock& clock, std::
 }
 
 LocalRunner::~LocalRunner() {
-  StopAll();
+  StopAll({});
+  for (auto& [n, fd] : reserved_) close(fd);
+  for (auto& [n, fd] : logs_) close(fd);
+  if (status_read_ >= 0) close(status_read_);
+  if (status_write_ >= 0) close(status_write_);
 }
 
 Status LocalRunner::Prepare() {
-  for (const auto& [type, index] : AllReplicas(job_)) ports_[{type, index}] = FreePort();
-  for (const auto& [type, index] : AllReplicas(job_)) {
+  // First pass (ports not known yet): every container must be runnable here.
+  const auto all = AllReplicas(job_);
+  size_t pipes = 0, log_files = 0;
+  for (const auto& [type, index] : all) {
     TFJOB_ASSIGN_OR_RETURN(LocalReplica r, LocalReplicaFor(job_, type, index, ports_));
-    if (!Executable(r.argv[0]))
-      return InvalidArgumentError("spec.tfReplicaSpecs[" + std::string(api::ReplicaTypeName(type)) + "]: command \"" +
-                                  r.argv[0] + "\" not found (or not executable) on this machine");
-    outcomes_[r.name] = ReplicaOutcome{r.name, "Pending", 0, -1, {}};
+    size_t n = r.init_containers.size() + r.containers.size();
+    pipes += n;
+    if (!options_.logs_dir.empty()) log_files += n;
+    auto check = [&](const LocalContainer& c) -> Status {
+      if (!Executable(c.argv[0], PathOf(ProcessEnvironment(options_.base_env, c.env))))
+        return InvalidArgumentError("spec.tfReplicaSpecs[" + std::string(api::ReplicaTypeName(type)) + "]: command \"" +
+                                    c.argv[0] + "\" not found (or not executable) on this machine");
+      return OkStatus();
+    };
+    for (const auto& c : r.init_containers) TFJOB_RETURN_IF_ERROR(check(c));
+    for (const auto& c : r.containers) TFJOB_RETURN_IF_ERROR(check(c));
+  }
+
+  // File descriptors: the soft limit goes up to the hard one (the containers get the old one
+  // back); then the job must fit, or it would stop half-started.
+  rlimit lim{};
+  getrlimit(RLIMIT_NOFILE, &lim);
+  nofile_soft_ = lim.rlim_cur;
+  if (lim.rlim_cur < lim.rlim_max) {
+    rlimit raised = lim;
+    raised.rlim_cur = lim.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &raised) == 0) lim = raised;
+  }
+  const size_t need = 16 + log_files + std::max(all.size(), pipes);
+  if (lim.rlim_cur != RLIM_INFINITY && need > lim.rlim_cur)
+    return InvalidArgumentError(
+        "this job needs about " + std::to_string(need) + " open files (" + std::to_string(all.size()) +
+        " replicas: a reserved port each, an output pipe " + (options_.logs_dir.empty() ? "" : "and a log file ") +
+        "per container), but the limit is " + std::to_string(lim.rlim_cur) + " (ulimit -n); raise it (ulimit -n " +
+        std::to_string(need) + ") or run fewer replicas");
+
+  // Ports: one bound socket per replica, held until that replica starts; the kernel hands out
+  // a different free port to each.
+  std::set<int> seen;
+  for (const auto& [type, index] : all) {
+    const std::string name = core::ReplicaName(job_.metadata.name, type, index);
+    int fd = BindLoopback(0, false);
+    if (fd < 0) return InvalidArgumentError("reserving a port on 127.0.0.1 for " + name + ": " + std::strerror(errno));
+    int port = PortOf(fd);
+    TFJOB_CHECK(seen.insert(port).second);  // a bound port is not handed out twice
+    reserved_[name] = fd;
+    port_of_[name] = port;
+    ports_[{type, index}] = port;
+  }
+  for (const auto& [type, index] : all) {
+    TFJOB_ASSIGN_OR_RETURN(LocalReplica r, LocalReplicaFor(job_, type, index, ports_));
+    outcomes_[r.name] = ReplicaOutcome{r.name, "Pending", 0, -1, {}, {}};
     replicas_.emplace(r.name, std::move(r));
   }
-  if (!options_.logs_dir.empty()) std::filesystem::create_directories(options_.logs_dir);
+
+  if (!options_.logs_dir.empty()) {
+    const std::string& dir = options_.logs_dir;
+    struct stat st {};
+    if (stat(dir.c_str(), &st) == 0 && !S_ISDIR(st.st_mode))
+      return InvalidArgumentError("--logs-dir " + dir + ": not a directory");
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) return InvalidArgumentError("--logs-dir " + dir + ": cannot create it: " + ec.message());
+    int dir_fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dir_fd < 0) return InvalidArgumentError("--logs-dir " + dir + ": " + std::strerror(errno));
+    auto open_log = [&](const std::string& key) -> Status {
+      const std::string file = key + ".log";
+      // Never through a link put there beforehand, never into a FIFO or a device.
+      int fd = openat(dir_fd, file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+      if (fd < 0) {
+        std::string why = errno == ELOOP ? "is a symbolic link (not followed)" : std::strerror(errno);
+        return InvalidArgumentError("--logs-dir: " + dir + "/" + file + ": " + why);
+      }
+      struct stat fst {};
+      if (fstat(fd, &fst) != 0 || !S_ISREG(fst.st_mode)) {
+        close(fd);
+        return InvalidArgumentError("--logs-dir: " + dir + "/" + file + ": not a regular file");
+      }
+      fcntl(fd, F_SETFL, 0);
+      logs_[key] = fd;
+      return OkStatus();
+    };
+    Status opened = OkStatus();
+    for (const auto& [name, r] : replicas_) {
+      for (const auto& c : r.init_containers)
+        if (opened.ok()) opened = open_log(name + "." + c.name);
+      for (size_t i = 0; i < r.containers.size(); ++i)
+        if (opened.ok()) opened = open_log(i == r.main ? name : name + "." + r.containers[i].name);
+    }
+    close(dir_fd);
+    TFJOB_RETURN_IF_ERROR(opened);
+  }
+
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) return InvalidArgumentError(Errno("status pipe"));
+  status_read_ = fds[0];
+  status_write_ = fds[1];
+  fcntl(status_read_, F_SETFL, O_NONBLOCK);
+
   std::string image;
   for (const auto& [n, r] : replicas_) image = image.empty() ? r.image : image;
   if (!image.empty()) Print("note: images are not used locally (" + image + "); each replica runs its command here");
@@ -101,188 +249,315 @@ void LocalRunner::Print(const std::string& line) {
   out_ << line << "\n" << std::flush;
 }
 
+void LocalRunner::ReservePort(const std::string& name) {
+  if (reserved_.contains(name)) return;
+  // Held again until the restart; after a replica that accepted connections, TIME_WAIT needs
+  // SO_REUSEADDR (which still keeps the port from other binders that don't set it, and from
+  // outgoing connections).
+  int fd = BindLoopback(port_of_[name], false);
+  if (fd < 0) fd = BindLoopback(port_of_[name], true);
+  if (fd >= 0) reserved_[name] = fd;
+}
+
+void LocalRunner::StartFailed(const std::string& name, const std::string& reason) {
+  Print("tfjob: " + name + " cannot start: " + reason);
+  auto& o = outcomes_[name];
+  o.state = "Failed";
+  o.reason = reason;
+  start_failures_.push_back(name + ": " + reason);
+  DrawTable();
+}
+
 void LocalRunner::Spawn(const std::string& name) {
   const LocalReplica& r = replicas_.at(name);
-  int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0) return;
   auto p = std::make_unique<Process>();
   p->name = name;
   p->uid = name + "-" + std::to_string(++spawned_);
   p->started = clock_.SteadyNow();
   size_t color_index = std::hash<std::string>{}(name) % (sizeof kColors / sizeof kColors[0]);
   p->color = options_.color ? kColors[color_index] : "";
-  if (!options_.logs_dir.empty())
-    p->log = std::make_unique<std::ofstream>(options_.logs_dir + "/" + name + ".log", std::ios::app);
+  const std::string short_name = name.substr(job_.metadata.name.size() + 1);
+
+  SupervisorSpec spec;
+  spec.uid = p->uid;
+  spec.parent = getpid();
+  spec.status_fd = status_write_;
+  spec.grace_period = options_.grace_period;
+  spec.nofile_soft = nofile_soft_;
+  spec.main = r.main;
+  std::vector<int> child_fds;  // what the supervisor keeps across its exec
+  std::vector<int> write_ends;
+  bool ok = true;
+  std::string failure;
+  auto add = [&](const LocalContainer& c, bool is_main, std::vector<SupervisedContainer>* into) {
+    int fds[2];
+    if (!ok) return;
+    if (pipe2(fds, O_CLOEXEC) != 0) {
+      ok = false;
+      failure = Errno("output pipe");
+      return;
+    }
+    Stream s;
+    s.prefix = is_main ? short_name : short_name + "/" + c.name;
+    s.fd = fds[0];
+    fcntl(s.fd, F_SETFL, O_NONBLOCK);
+    auto log = logs_.find(is_main ? name : name + "." + c.name);
+    s.log_fd = log == logs_.end() ? -1 : log->second;
+    p->streams.push_back(std::move(s));
+    write_ends.push_back(fds[1]);
+    child_fds.push_back(fds[1]);
+    into->push_back({c.name, c.argv, ProcessEnvironment(options_.base_env, c.env), c.working_dir, fds[1]});
+  };
+  for (const auto& c : r.init_containers) add(c, false, &spec.init_containers);
+  for (size_t i = 0; i < r.containers.size(); ++i) add(r.containers[i], i == r.main, &spec.containers);
+  int spec_pipe[2] = {-1, -1}, report[2] = {-1, -1};
+  if (ok && pipe2(spec_pipe, O_CLOEXEC) != 0) ok = false, failure = Errno("pipe");
+  if (ok && pipe2(report, O_CLOEXEC) != 0) ok = false, failure = Errno("pipe");
+  auto cleanup = [&] {
+    for (int fd : write_ends) close(fd);
+    for (int fd : {spec_pipe[0], spec_pipe[1], report[0], report[1]})
+      if (fd >= 0) close(fd);
+  };
+  if (!ok) {
+    cleanup();
+    p->CloseStreams();
+    StartFailed(name, failure);
+    return;
+  }
+  auto reserved = reserved_.find(name);
+  spec.port_fd = reserved == reserved_.end() ? -1 : reserved->second;
+  if (spec.port_fd >= 0) child_fds.push_back(spec.port_fd);
+  child_fds.push_back(status_write_);
+  child_fds.push_back(spec_pipe[0]);
+
   // Everything the child needs is prepared before fork: only async-signal-safe calls after it.
-  std::vector<std::string> env_strings;
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e) env_strings.emplace_back(*e);
-  for (const auto& [k, v] : r.env) env_strings.push_back(k + "=" + v);
-  std::vector<char*> envp, argv;
-  for (auto& s : env_strings) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  std::vector<std::string> args = r.argv;
-  for (auto& s : args) argv.push_back(s.data());
-  argv.push_back(nullptr);
-  pid_t parent = getpid();
+  std::string supervisor = options_.supervisor;
+  std::string mode = "__pod-supervisor";
+  std::string spec_fd = std::to_string(spec_pipe[0]);
+  char* argv[] = {supervisor.data(), mode.data(), spec_fd.data(), nullptr};
+  sigset_t blocked;
+  sigemptyset(&blocked);
+  for (int s : {SIGCHLD, SIGTERM, SIGINT, SIGUSR1, SIGHUP}) sigaddset(&blocked, s);
+  const pid_t parent = getpid();
   pid_t pid = fork();
   if (pid == 0) {
-    // A guardian leads the replica's process group: it runs the command as its own child and,
-    // when the runner dies (even by SIGKILL), kills the whole group, grandchildren included
-    // (PR_SET_PDEATHSIG reaches direct children only). It passes the command's exit code on.
-    setpgid(0, 0);
-    sigset_t guard;
-    sigemptyset(&guard);
-    sigaddset(&guard, SIGCHLD);
-    sigaddset(&guard, SIGUSR1);
-    sigaddset(&guard, SIGTERM);
-    sigaddset(&guard, SIGINT);
-    sigprocmask(SIG_SETMASK, &guard, nullptr);
+    setpgid(0, 0);  // out of the terminal's foreground group: Ctrl-C reaches tfjob only
+    sigprocmask(SIG_BLOCK, &blocked, nullptr);
     prctl(PR_SET_PDEATHSIG, SIGUSR1);
-    if (getppid() != parent) _exit(137);  // the runner died before prctl
-    dup2(fds[1], 1);
-    dup2(fds[1], 2);
-    close(fds[0]);
-    close(fds[1]);
-    pid_t command = fork();
-    if (command == 0) {
-      if (!r.working_dir.empty() && chdir(r.working_dir.c_str()) != 0) _exit(126);
-      sigset_t none;
-      sigemptyset(&none);
-      sigprocmask(SIG_SETMASK, &none, nullptr);
-      execvpe(argv[0], argv.data(), envp.data());
-      _exit(127);
-    }
-    for (;;) {
-      siginfo_t info;
-      if (sigwaitinfo(&guard, &info) < 0) continue;
-      if (info.si_signo == SIGUSR1) {  // the runner is gone
-        kill(0, SIGKILL);
-        _exit(137);
-      }
-      if (info.si_signo == SIGTERM || info.si_signo == SIGINT) {
-        kill(command, info.si_signo);  // a stop: the command decides how to end
-        continue;
-      }
-      int status = 0;
-      if (waitpid(command, &status, WNOHANG) == command) {
-        if (WIFEXITED(status)) _exit(WEXITSTATUS(status));
-        _exit(128 + WTERMSIG(status));
-      }
-    }
+    if (getppid() != parent) _exit(128 + SIGKILL);  // the runner died before prctl
+    for (int fd : child_fds) fcntl(fd, F_SETFD, 0);
+    execv(argv[0], argv);
+    int err = errno;
+    ssize_t ignored = write(report[1], &err, sizeof err);
+    (void)ignored;
+    _exit(127);
   }
-  close(fds[1]);
+  if (pid < 0) {
+    failure = Errno("fork");
+    cleanup();
+    p->CloseStreams();
+    StartFailed(name, failure);
+    return;
+  }
+  setpgid(pid, pid);
+  close(report[1]);
+  report[1] = -1;
+  int err = 0;
+  ssize_t n;
+  do n = read(report[0], &err, sizeof err);
+  while (n < 0 && errno == EINTR);
+  if (n == static_cast<ssize_t>(sizeof err)) {
+    int status;
+    waitpid(pid, &status, 0);
+    cleanup();
+    p->CloseStreams();
+    StartFailed(name, "cannot execute the pod supervisor " + supervisor + ": " + std::strerror(err));
+    return;
+  }
+  // The supervisor has its copies now; the port stays reserved in it until the containers start.
+  if (reserved != reserved_.end()) {
+    close(reserved->second);
+    reserved_.erase(reserved);
+  }
+  close(spec_pipe[0]);
+  spec_pipe[0] = -1;
+  WriteAll(spec_pipe[1], EncodeSupervisorSpec(spec));
+  cleanup();
   p->pid = pid;
-  p->out_fd = fds[0];
-  fcntl(p->out_fd, F_SETFL, O_NONBLOCK);
-  if (pid > 0) setpgid(pid, pid);
   processes_[name] = std::move(p);
   outcomes_[name].state = "Running";
   Print("tfjob: " + name + " started (pid " + std::to_string(pid) + ")");
   DrawTable();
 }
 
-void LocalRunner::Output(Process& p, const std::string& line) {
-  const std::string short_name = p.name.substr(job_.metadata.name.size() + 1);
-  if (p.log) *p.log << line << "\n" << std::flush;
+void LocalRunner::Output(Process& p, const Stream& s, const std::string& line) {
+  if (s.log_fd >= 0) WriteAll(s.log_fd, line + "\n");
   if (options_.quiet) return;
   if (options_.color)
-    out_ << p.color << "[" << short_name << "]\033[0m " << line << "\n";
+    out_ << p.color << "[" << s.prefix << "]\033[0m " << line << "\n";
   else
-    out_ << "[" << short_name << "] " << line << "\n";
+    out_ << "[" << s.prefix << "] " << line << "\n";
   out_.flush();
+}
+
+void LocalRunner::ReadStream(Process& p, Stream& s) {
+  char buf[8192];
+  while (s.fd >= 0) {
+    ssize_t n = read(s.fd, buf, sizeof buf);
+    if (n > 0) {
+      s.partial.append(buf, static_cast<size_t>(n));
+      size_t start = 0, nl;
+      while ((nl = s.partial.find('\n', start)) != std::string::npos) {
+        Output(p, s, s.partial.substr(start, nl - start));
+        start = nl + 1;
+      }
+      s.partial.erase(0, start);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EAGAIN) return;
+    // EOF (every process of the container has closed it) or an error.
+    if (!s.partial.empty()) Output(p, s, s.partial);
+    s.partial.clear();
+    close(s.fd);
+    s.fd = -1;
+  }
+}
+
+void LocalRunner::DrainStatus() {
+  char buf[8192];
+  for (;;) {
+    ssize_t n = read(status_read_, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    status_partial_.append(buf, static_cast<size_t>(n));
+  }
+  size_t start = 0, nl;
+  while ((nl = status_partial_.find('\n', start)) != std::string::npos) {
+    StatusLine line;
+    if (ParseStatusLine(std::string_view(status_partial_).substr(start, nl - start), &line)) {
+      for (auto& [n, p] : processes_) {
+        if (p->uid != line.uid) continue;
+        if (line.kind == "error")
+          p->start_error = "container " + line.container + ": " + line.text;
+        else if (line.kind == "exit")
+          Print("tfjob: " + n + "/" + line.container + " exited with code " + line.text);
+      }
+    }
+    start = nl + 1;
+  }
+  status_partial_.erase(0, start);
 }
 
 void LocalRunner::Pump(std::chrono::milliseconds timeout) {
   std::vector<pollfd> fds;
-  std::vector<Process*> owners;
+  std::vector<std::pair<Process*, Stream*>> owners;
+  if (status_read_ >= 0) {
+    fds.push_back({status_read_, POLLIN, 0});
+    owners.emplace_back(nullptr, nullptr);
+  }
   for (auto& [n, p] : processes_)
-    if (p->out_fd >= 0) {
-      fds.push_back({p->out_fd, POLLIN, 0});
-      owners.push_back(p.get());
-    }
+    for (auto& s : p->streams)
+      if (s.fd >= 0) {
+        fds.push_back({s.fd, POLLIN, 0});
+        owners.emplace_back(p.get(), &s);
+      }
   if (fds.empty()) {
     std::this_thread::sleep_for(timeout);
     return;
   }
   if (poll(fds.data(), fds.size(), static_cast<int>(timeout.count())) <= 0) return;
-  char buf[8192];
   for (size_t i = 0; i < fds.size(); ++i) {
     if (fds[i].revents == 0) continue;
-    Process& p = *owners[i];
-    for (;;) {
-      ssize_t n = read(p.out_fd, buf, sizeof buf);
-      if (n > 0) {
-        p.partial.append(buf, static_cast<size_t>(n));
-        size_t nl;
-        while ((nl = p.partial.find('\n')) != std::string::npos) {
-          Output(p, p.partial.substr(0, nl));
-          p.partial.erase(0, nl + 1);
-        }
-        continue;
-      }
-      if (n == 0) {  // EOF: the process closed its output
-        if (!p.partial.empty()) Output(p, p.partial);
-        p.partial.clear();
-        close(p.out_fd);
-        p.out_fd = -1;
-      }
-      break;
-    }
+    if (owners[i].first == nullptr)
+      DrainStatus();
+    else
+      ReadStream(*owners[i].first, *owners[i].second);
   }
 }
 
 void LocalRunner::Reap() {
-  for (auto& [n, p] : processes_) {
-    if (p->exited || p->pid <= 0) continue;
+  // tfjob is a child subreaper: besides the supervisors, orphans may come here; reap them too.
+  std::vector<std::pair<Process*, int>> ended;
+  for (;;) {
     int status = 0;
-    if (waitpid(p->pid, &status, WNOHANG) != p->pid) continue;
+    pid_t pid = waitpid(-1, &status, WNOHANG);
+    if (pid <= 0) break;
+    for (auto& [n, p] : processes_)
+      if (p->pid == pid && !p->exited)
+        ended.emplace_back(p.get(), WIFEXITED(status)     ? WEXITSTATUS(status)
+                                    : WIFSIGNALED(status) ? 128 + WTERMSIG(status)
+                                                          : 1);
+  }
+  if (ended.empty()) return;
+  DrainStatus();  // a supervisor writes its status lines before it exits
+  for (auto& [p, code] : ended) {
     p->exited = true;
     p->ended = clock_.SteadyNow();
-    p->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
-    auto& o = outcomes_[n];
-    o.exit_code = p->exit_code;
-    o.state = p->exit_code == 0 ? "Succeeded" : "Failed";
+    p->exit_code = code;
+    for (auto& s : p->streams) ReadStream(*p, s);  // its processes are gone: all of it is there
+    auto& o = outcomes_[p->name];
     o.run_time = std::chrono::duration_cast<std::chrono::milliseconds>(p->ended - p->started);
-    Print("tfjob: " + n + " exited with code " + std::to_string(p->exit_code));
+    ReservePort(p->name);
+    if (!p->start_error.empty()) {
+      StartFailed(p->name, p->start_error);
+      continue;
+    }
+    o.exit_code = code;
+    o.state = code == 0 ? "Succeeded" : "Failed";
+    Print("tfjob: " + p->name + " exited with code " + std::to_string(code));
     DrawTable();
   }
 }
 
-void LocalRunner::Kill(Process& p, bool wait) {
-  if (p.exited || p.pid <= 0) return;
-  kill(-p.pid, SIGTERM);
-  if (!wait) return;
-  auto deadline = clock_.SteadyNow() + options_.grace_period;
-  while (clock_.SteadyNow() < deadline) {
-    int status;
-    if (waitpid(p.pid, &status, WNOHANG) == p.pid) {
-      p.exited = true;
-      p.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-      break;
+void LocalRunner::StopProcesses(const std::vector<Process*>& targets, std::stop_token kill_now) {
+  for (Process* p : targets)
+    if (!p->exited) kill(p->pid, SIGTERM);  // all at once; each supervisor keeps its own grace period
+  // The supervisors SIGKILL what is left after the grace period; this is the backstop.
+  const auto deadline = clock_.SteadyNow() + options_.grace_period + std::chrono::seconds(2);
+  std::optional<Clock::SteadyTime> forced;
+  auto reap = [this] { Reap(); };
+  for (;;) {
+    Reap();
+    bool done = true;
+    for (Process* p : targets) done = done && p->exited && p->drained();
+    if (done) return;
+    if (!forced && (kill_now.stop_requested() || clock_.SteadyNow() >= deadline)) {
+      if (kill_now.stop_requested()) Print("tfjob: interrupted again; killing every replica now");
+      for (Process* p : targets)
+        if (!p->exited) {
+          KillDescendants(p->pid, reap, std::chrono::seconds(1));
+          kill(p->pid, SIGKILL);
+        }
+      forced = clock_.SteadyNow();
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (forced && clock_.SteadyNow() - *forced > std::chrono::seconds(2)) {
+      // Still open: a process that escaped its supervisor (one killed from outside) holds it.
+      for (Process* p : targets) {
+        for (auto& s : p->streams) ReadStream(*p, s);
+        p->CloseStreams();
+      }
+      if (std::all_of(targets.begin(), targets.end(), [](Process* p) { return p->exited; })) return;
+    }
+    Pump(std::chrono::milliseconds(20));
   }
-  if (!p.exited) {
-    kill(-p.pid, SIGKILL);
-    int status;
-    waitpid(p.pid, &status, 0);
-    p.exited = true;
-    p.exit_code = 137;
-  }
-  p.ended = clock_.SteadyNow();
 }
 
-void LocalRunner::StopAll() {
-  for (auto& [n, p] : processes_) kill(-p->pid, SIGTERM);  // all at once, then wait for each
+void LocalRunner::StopAll(std::stop_token kill_now) {
+  std::vector<Process*> targets;
+  std::set<std::string> running;
   for (auto& [n, p] : processes_) {
-    bool was_running = !p->exited;
-    Kill(*p, true);
-    if (p->out_fd >= 0) {
-      close(p->out_fd);
-      p->out_fd = -1;
-    }
-    if (was_running && outcomes_[n].state == "Running") {
+    targets.push_back(p.get());
+    if (!p->exited) running.insert(n);
+  }
+  StopProcesses(targets, kill_now);
+  // Whatever reached tfjob as an orphan (its supervisor killed from outside) goes too.
+  KillDescendants(getpid(), [this] { Reap(); });
+  for (auto& [n, p] : processes_) {
+    p->CloseStreams();
+    if (running.contains(n) && outcomes_[n].state == "Running") {
       outcomes_[n].state = "Stopped";
+      outcomes_[n].exit_code = p->exit_code;
       outcomes_[n].run_time = std::chrono::duration_cast<std::chrono::milliseconds>(p->ended - p->started);
     }
   }
@@ -327,7 +602,9 @@ std::vector<ReplicaOutcome> LocalRunner::Outcomes() const {
   return out;
 }
 
-int LocalRunner::Run(std::stop_token stop) {
+int LocalRunner::Run(std::stop_token stop, std::stop_token kill_now) {
+  // Orphans of the replicas come back to tfjob (not to init), so StopAll can find them.
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
   if (live_table()) {
     // Rows 1..h hold the table; output scrolls in the region below it.
     int h = static_cast<int>(replicas_.size()) + 2;
@@ -346,6 +623,11 @@ int LocalRunner::Run(std::stop_token stop) {
   std::vector<std::string> last_conditions;
   for (;;) {
     Reap();
+    if (!start_failures_.empty()) {
+      StopAll(kill_now);
+      DrawTable();
+      return kRunExitCannotStart;
+    }
     // The processes as the core sees pods.
     core::ObservedState observed{job_, {}, {}, std::nullopt, clock_.Now()};
     for (const auto& [n, p] : processes_) {
@@ -368,7 +650,7 @@ int LocalRunner::Run(std::stop_token stop) {
       pod.container_statuses.push_back(cs);
       observed.pods.push_back(std::move(pod));
     }
-    // Every replica's "service" exists already: its port was allocated up front.
+    // Every replica's "service" exists already: its port was reserved up front.
     for (const auto& [n, r] : replicas_) {
       api::Service svc;
       svc.meta.name = n;
@@ -381,8 +663,9 @@ int LocalRunner::Run(std::stop_token stop) {
     for (const auto& d : plan.delete_pods) {
       auto it = processes_.find(d.name);
       if (it == processes_.end()) continue;
-      Kill(*it->second, true);
+      StopProcesses({it->second.get()}, kill_now);
       if (!it->second->exited) continue;
+      it->second->CloseStreams();
       outcomes_[d.name].restarts += 1;
       processes_.erase(it);
     }
@@ -399,16 +682,19 @@ int LocalRunner::Run(std::stop_token stop) {
       last_conditions = conditions;
     }
     if (core::IsFinished(job_.status)) {
-      StopAll();
+      StopAll(kill_now);
       DrawTable();
       return core::IsSucceeded(job_.status) ? 0 : 1;
     }
     if (stop.stop_requested()) {
       Print("tfjob: interrupted; stopping every replica");
-      StopAll();
+      StopAll(kill_now);
       return 130;
     }
-    for (const auto& c : plan.create_pods) Spawn(c.name);
+    for (const auto& c : plan.create_pods) {
+      Spawn(c.name);
+      if (!start_failures_.empty()) break;
+    }
     auto wait = std::chrono::milliseconds(200);
     if (plan.requeue_after)
       wait = std::min(wait, std::chrono::duration_cast<std::chrono::milliseconds>(*plan.requeue_after) +

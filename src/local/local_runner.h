@@ -1,11 +1,20 @@
 #pragma once
-// LocalRunner: `tfjob run`. Each replica of a TFJob becomes a local process; the same pure core
-// that drives the operator decides what to start, restart and stop, and the job's status, from
-// the processes' states (a live process is a Running pod; an exit is Succeeded or Failed with
-// that exit code; death by signal N is exit code 128+N, as in a container). Output lines are
-// prefixed with the replica ("[worker-1] ...") and optionally written to one file per replica.
-// When the job finishes, or on a stop request, every process is stopped (SIGTERM, then SIGKILL
-// after the grace period); children also die with the runner (PR_SET_PDEATHSIG).
+// LocalRunner: `tfjob run`. Each replica of a TFJob becomes a local pod: a PodSupervisor process
+// (local/pod_supervisor.h) running its init containers and containers as processes. The same
+// pure core that drives the operator decides what to start, restart and stop, and the job's
+// status, from the replicas' states (a live supervisor is a Running pod; its exit is Succeeded or
+// Failed with the main container's exit code; death by signal N is 128+N, as in a container).
+// Output lines are prefixed with the replica ("[worker-1] ...", "[worker-1/sidecar] ...") and
+// optionally written to one file per container. The rules (ports, environment, containers,
+// signals, limits) are in README.md, `tfjob run`:
+//   - every replica's port is reserved up front (a bound socket, not listening) and released
+//     just before that replica's containers start, so ports are unique and free;
+//   - a stop (the job finished, or Ctrl-C) sends SIGTERM to every replica at once, SIGKILL to
+//     what is left after the grace period, and keeps reading their output until every pipe
+//     ends; a second stop request kills everything at once;
+//   - the runner is a child subreaper and kills whatever is still below it at the end;
+//   - a replica that cannot start (its working directory, its command, no file descriptor or
+//     process left) is Failed with the reason printed, and the run ends with exit code 2.
 
 #include <chrono>
 #include <cstdio>
@@ -23,22 +32,30 @@
 
 namespace tfjob::local {
 
+inline constexpr int kRunExitCannotStart = 2;
+
 struct RunOptions {
-  std::string logs_dir;  // also write <replica>.log there when set
+  std::string logs_dir;  // also write <replica>.log (<replica>.<container>.log) there when set
   bool quiet = false;    // transitions only, no replica output
   bool color = false;    // colour the prefixes (a terminal)
   // On a terminal of this many rows (0: not a terminal): a live table of the replicas stays at
   // the top while their output scrolls below it.
   int terminal_rows = 0;
   std::chrono::milliseconds grace_period{5000};
+  // The environment every container starts from (its own variables are set over it): tfjob's
+  // whole environment by default, the --clean-env few otherwise. The caller reads it.
+  std::vector<std::pair<std::string, std::string>> base_env;
+  // The binary started as `__pod-supervisor` (tfjob itself).
+  std::string supervisor = "/proc/self/exe";
 };
 
 struct ReplicaOutcome {
   std::string name;
-  std::string state;  // "Succeeded", "Failed", "Stopped", "Running"
+  std::string state;  // "Pending", "Running", "Succeeded", "Failed", "Stopped"
   int restarts = 0;
   int exit_code = -1;
   std::chrono::milliseconds run_time{0};
+  std::string reason;  // why it could not start
 };
 
 class LocalRunner {
@@ -47,24 +64,36 @@ class LocalRunner {
   LocalRunner(api::TfJob job, RunOptions options, Clock& clock, std::ostream& out);
   ~LocalRunner();
 
-  // Checks every replica can run here (command present, no valueFrom, executable found).
+  // Checks every replica can run here (command present and executable, no valueFrom/envFrom,
+  // enough file descriptors), reserves the ports and opens the log files. kInvalidArgument (exit 2)
+  // with a message naming the field, the path or the limit.
   Status Prepare();
-  // Runs to the end: 0 Succeeded, 1 Failed, 130 stopped through `stop`.
-  int Run(std::stop_token stop);
+  // Runs to the end: 0 Succeeded, 1 Failed, 130 stopped through `stop`, 2 a replica could not
+  // start. `kill_now` (a second interrupt) skips what is left of the grace period.
+  int Run(std::stop_token stop, std::stop_token kill_now = {});
   const api::JobStatus& status() const { return job_.status; }
   std::vector<ReplicaOutcome> Outcomes() const;
+  // Why the run ended with exit code 2 ("<replica>: <reason>"), empty otherwise.
+  const std::vector<std::string>& start_failures() const { return start_failures_; }
+  // The ports in TF_CONFIG, for tests.
+  const PortMap& ports() const { return ports_; }
   // The summary table printed at the end (and drawn live on a terminal).
   std::string FormatTable() const;
 
  private:
+  struct Stream;
   struct Process;
   void Spawn(const std::string& name);
-  void Kill(Process& p, bool wait);
-  void StopAll();
+  void StartFailed(const std::string& name, const std::string& reason);
+  void StopProcesses(const std::vector<Process*>& targets, std::stop_token kill_now);
+  void StopAll(std::stop_token kill_now);
   void Pump(std::chrono::milliseconds timeout);
+  void ReadStream(Process& p, Stream& s);
+  void DrainStatus();
   void Reap();
+  void ReservePort(const std::string& name);
   void Print(const std::string& line);
-  void Output(Process& p, const std::string& line);
+  void Output(Process& p, const Stream& s, const std::string& line);
   // The replica table (name, state, restarts, exit code, run time), one string per row.
   std::vector<std::string> TableRows() const;
   void DrawTable();
@@ -75,9 +104,16 @@ class LocalRunner {
   Clock& clock_;
   std::ostream& out_;
   PortMap ports_;
+  std::map<std::string, int> port_of_;                         // by replica name
+  std::map<std::string, int> reserved_;                        // replica name -> bound socket
+  std::map<std::string, int> logs_;                            // "<replica>[.<container>]" -> log file
   std::map<std::string, LocalReplica> replicas_;               // by name
   std::map<std::string, std::unique_ptr<Process>> processes_;  // current process per replica name
   std::map<std::string, ReplicaOutcome> outcomes_;
+  std::vector<std::string> start_failures_;
+  int status_read_ = -1, status_write_ = -1;  // the supervisors' status pipe
+  std::string status_partial_;
+  uint64_t nofile_soft_ = 0;
   int spawned_ = 0;
   Clock::SteadyTime last_draw_{};
 };

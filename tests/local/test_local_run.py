@@ -54,7 +54,7 @@ def test_demo_job_succeeds_and_every_replica_finds_its_peers():
 def test_exit_code_137_once_is_restarted_and_the_job_succeeds(tmp_path):
     marker = tmp_path / "crashed-once"
     f = job_file(tmp_path, "retry", {"Worker": sh(f"""
-        if [ ! -e {marker} ]; then touch {marker}; kill -9 $$; fi
+        if [ ! -e {marker} ]; then touch {marker}; kill -9 $$$$; fi  # $$ is an escaped $ in Kubernetes
         echo second attempt; exit 0""", restartPolicy="ExitCode")})
     r = run([f])
     assert r.returncode == 0, r.stdout + r.stderr

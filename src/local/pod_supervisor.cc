@@ -1,0 +1,327 @@
+#include "local/pod_supervisor.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <optional>
+
+#include <nlohmann/json.hpp>
+
+#include "local/process_tree.h"
+
+extern char** environ;
+
+namespace tfjob::local {
+namespace {
+
+using nlohmann::json;
+using Steady = std::chrono::steady_clock;
+
+constexpr int kStageChdir = 1;
+constexpr int kStageExec = 2;
+constexpr int kExitCannotStart = 126;
+
+json ContainerJson(const SupervisedContainer& c) {
+  return {{"name", c.name}, {"argv", c.argv}, {"env", c.env}, {"workingDir", c.working_dir}, {"outFd", c.out_fd}};
+}
+
+SupervisedContainer ContainerFrom(const json& j) {
+  SupervisedContainer c;
+  c.name = j.at("name").get<std::string>();
+  c.argv = j.at("argv").get<std::vector<std::string>>();
+  c.env = j.at("env").get<std::vector<std::string>>();
+  c.working_dir = j.at("workingDir").get<std::string>();
+  c.out_fd = j.at("outFd").get<int>();
+  return c;
+}
+
+int ExitCodeOf(int status) {
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return 1;
+}
+
+void WriteAll(int fd, std::string_view data) {
+  while (!data.empty()) {
+    ssize_t n = write(fd, data.data(), data.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    data.remove_prefix(static_cast<size_t>(n));
+  }
+}
+
+class Supervisor {
+ public:
+  explicit Supervisor(SupervisorSpec spec) : spec_(std::move(spec)) {
+    sigemptyset(&signals_);
+    for (int s : {SIGCHLD, SIGTERM, SIGINT, SIGUSR1, SIGHUP}) sigaddset(&signals_, s);
+  }
+
+  int Run() {
+    for (const auto& c : spec_.init_containers) {
+      if (stopping_) return Finish(128 + SIGTERM);
+      std::optional<pid_t> pid = Start(c);
+      if (!pid) return Finish(kExitCannotStart);
+      running_[*pid] = &c;
+      while (!exits_.contains(&c)) Wait();
+      int code = exits_[&c];
+      Report("exit", c.name, std::to_string(code));
+      KillTree();  // what the init container left behind dies with it, as in a container
+      if (code != 0) return Finish(code);
+    }
+    if (stopping_) return Finish(128 + SIGTERM);
+    if (spec_.port_fd >= 0) close(spec_.port_fd);  // the main container binds it now
+    spec_.port_fd = -1;
+    for (const auto& c : spec_.containers) {
+      std::optional<pid_t> pid = Start(c);
+      if (!pid) return Finish(kExitCannotStart);
+      running_[*pid] = &c;
+    }
+    const SupervisedContainer* main = &spec_.containers[spec_.main];
+    for (;;) {
+      if (exits_.contains(main) && !stopping_) BeginStop();  // the others end with the main container
+      if (running_.empty()) break;
+      Wait();
+    }
+    for (const auto& c : spec_.containers)
+      if (&c != main && exits_.contains(&c)) Report("exit", c.name, std::to_string(exits_[&c]));
+    return Finish(exits_.contains(main) ? exits_[main] : 128 + SIGKILL);
+  }
+
+  const sigset_t& signals() const { return signals_; }
+
+ private:
+  int Finish(int code) {
+    KillTree();
+    return code;
+  }
+
+  void Report(const char* kind, const std::string& container, const std::string& text) {
+    if (spec_.status_fd >= 0) WriteAll(spec_.status_fd, FormatStatusLine({spec_.uid, kind, container, text}));
+  }
+
+  // Starts one container in its own process group; nullopt (reported) when it cannot start.
+  std::optional<pid_t> Start(const SupervisedContainer& c) {
+    std::vector<std::string> argv_s = c.argv, env_s = c.env;
+    std::vector<char*> argv, envp;
+    for (auto& s : argv_s) argv.push_back(s.data());
+    argv.push_back(nullptr);
+    for (auto& s : env_s) envp.push_back(s.data());
+    envp.push_back(nullptr);
+    int report[2];
+    if (pipe2(report, O_CLOEXEC) != 0) {
+      Report("error", c.name, std::string("pipe: ") + std::strerror(errno));
+      return std::nullopt;
+    }
+    pid_t pid = fork();
+    if (pid < 0) {
+      Report("error", c.name, std::string("fork: ") + std::strerror(errno));
+      close(report[0]);
+      close(report[1]);
+      return std::nullopt;
+    }
+    if (pid == 0) {
+      setpgid(0, 0);
+      for (int s = 1; s < NSIG; ++s)
+        if (s != SIGKILL && s != SIGSTOP) signal(s, SIG_DFL);
+      sigset_t none;
+      sigemptyset(&none);
+      sigprocmask(SIG_SETMASK, &none, nullptr);
+      if (spec_.nofile_soft > 0) {
+        rlimit lim{};
+        getrlimit(RLIMIT_NOFILE, &lim);
+        lim.rlim_cur = std::min<rlim_t>(spec_.nofile_soft, lim.rlim_max);
+        setrlimit(RLIMIT_NOFILE, &lim);
+      }
+      int devnull = open("/dev/null", O_RDONLY);
+      if (devnull >= 0) dup2(devnull, 0);
+      dup2(c.out_fd, 1);
+      dup2(c.out_fd, 2);
+      // Only 0, 1, 2 reach the program (the report pipe closes at exec).
+      syscall(SYS_close_range, 3U, ~0U, 4U /* CLOSE_RANGE_CLOEXEC */);
+      int failure[2] = {0, 0};
+      if (!c.working_dir.empty() && chdir(c.working_dir.c_str()) != 0) {
+        failure[0] = kStageChdir;
+        failure[1] = errno;
+      } else {
+        environ = envp.data();  // the command is looked up in the container's PATH
+        execvp(argv[0], argv.data());
+        failure[0] = kStageExec;
+        failure[1] = errno;
+      }
+      ssize_t ignored = write(report[1], failure, sizeof failure);
+      (void)ignored;
+      _exit(127);
+    }
+    close(report[1]);
+    int failure[2] = {0, 0};
+    ssize_t n;
+    do n = read(report[0], failure, sizeof failure);
+    while (n < 0 && errno == EINTR);
+    close(report[0]);
+    if (n == static_cast<ssize_t>(sizeof failure)) {
+      int status;
+      waitpid(pid, &status, 0);
+      if (failure[0] == kStageChdir)
+        Report("error", c.name,
+               "working directory \"" + c.working_dir + "\" cannot be used: " + std::strerror(failure[1]));
+      else
+        Report("error", c.name, "cannot execute \"" + c.argv[0] + "\": " + std::strerror(failure[1]));
+      return std::nullopt;
+    }
+    return pid;
+  }
+
+  void BeginStop() {
+    stopping_ = true;
+    deadline_ = Steady::now() + spec_.grace_period;
+    for (const auto& [pid, c] : running_) kill(-pid, SIGTERM);
+  }
+
+  void Reap() {
+    for (;;) {
+      int status = 0;
+      pid_t pid = waitpid(-1, &status, WNOHANG);
+      if (pid <= 0) return;
+      auto it = running_.find(pid);
+      if (it == running_.end()) continue;  // an orphan that came back to us
+      exits_[it->second] = ExitCodeOf(status);
+      running_.erase(it);
+    }
+  }
+
+  void KillTree() {
+    KillDescendants(getpid(), [this] { Reap(); });
+    Reap();
+  }
+
+  // Waits for one signal (or the stop deadline) and acts on it.
+  void Wait() {
+    size_t before = exits_.size();
+    Reap();
+    if (running_.empty() || exits_.size() != before) return;  // let the caller act on the exit first
+    timespec timeout{1, 0};
+    if (stopping_) {
+      auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(deadline_ - Steady::now());
+      if (left.count() <= 0) {
+        KillTree();  // the grace period is over
+        return;
+      }
+      timeout = {static_cast<time_t>(left.count() / 1000000000), static_cast<long>(left.count() % 1000000000)};
+    }
+    siginfo_t info;
+    int sig = sigtimedwait(&signals_, &info, &timeout);
+    if (sig == SIGUSR1 || sig == SIGHUP || getppid() != static_cast<pid_t>(spec_.parent)) {
+      KillTree();  // the runner is gone: nobody else will stop these processes
+      _exit(128 + SIGKILL);
+    }
+    if ((sig == SIGTERM || sig == SIGINT) && !stopping_) BeginStop();
+  }
+
+  SupervisorSpec spec_;
+  sigset_t signals_;
+  std::map<pid_t, const SupervisedContainer*> running_;
+  std::map<const SupervisedContainer*, int> exits_;
+  bool stopping_ = false;
+  Steady::time_point deadline_{};
+};
+
+}  // namespace
+
+std::string EncodeSupervisorSpec(const SupervisorSpec& spec) {
+  json init = json::array(), containers = json::array();
+  for (const auto& c : spec.init_containers) init.push_back(ContainerJson(c));
+  for (const auto& c : spec.containers) containers.push_back(ContainerJson(c));
+  return json{{"uid", spec.uid},
+              {"parent", spec.parent},
+              {"statusFd", spec.status_fd},
+              {"portFd", spec.port_fd},
+              {"graceMs", spec.grace_period.count()},
+              {"nofileSoft", spec.nofile_soft},
+              {"initContainers", std::move(init)},
+              {"containers", std::move(containers)},
+              {"main", spec.main}}
+      .dump();
+}
+
+StatusOr<SupervisorSpec> DecodeSupervisorSpec(std::string_view text) {
+  try {
+    json j = json::parse(text);
+    SupervisorSpec s;
+    s.uid = j.at("uid").get<std::string>();
+    s.parent = j.at("parent").get<int64_t>();
+    s.status_fd = j.at("statusFd").get<int>();
+    s.port_fd = j.at("portFd").get<int>();
+    s.grace_period = std::chrono::milliseconds(j.at("graceMs").get<int64_t>());
+    s.nofile_soft = j.at("nofileSoft").get<uint64_t>();
+    for (const auto& c : j.at("initContainers")) s.init_containers.push_back(ContainerFrom(c));
+    for (const auto& c : j.at("containers")) s.containers.push_back(ContainerFrom(c));
+    s.main = j.at("main").get<size_t>();
+    if (s.containers.empty() || s.main >= s.containers.size())
+      return DataLossError("supervisor spec: no main container");
+    return s;
+  } catch (const json::exception& e) {
+    return DataLossError(std::string("supervisor spec: ") + e.what());
+  }
+}
+
+std::string FormatStatusLine(const StatusLine& line) {
+  std::string text = line.text;
+  for (char& ch : text)
+    if (ch == '\n' || ch == '\t') ch = ' ';
+  std::string out = line.uid + "\t" + line.kind + "\t" + line.container + "\t" + text;
+  if (out.size() > PIPE_BUF - 1) out.resize(PIPE_BUF - 1);
+  return out + "\n";
+}
+
+bool ParseStatusLine(std::string_view line, StatusLine* out) {
+  std::string_view parts[4];
+  for (int i = 0; i < 3; ++i) {
+    size_t tab = line.find('\t');
+    if (tab == std::string_view::npos) return false;
+    parts[i] = line.substr(0, tab);
+    line.remove_prefix(tab + 1);
+  }
+  parts[3] = line;
+  *out = {std::string(parts[0]), std::string(parts[1]), std::string(parts[2]), std::string(parts[3])};
+  return true;
+}
+
+int RunPodSupervisor(int spec_fd) {
+  sigset_t blocked;
+  sigemptyset(&blocked);
+  for (int s : {SIGCHLD, SIGTERM, SIGINT, SIGUSR1, SIGHUP}) sigaddset(&blocked, s);
+  sigprocmask(SIG_BLOCK, &blocked, nullptr);  // already blocked since the fork; waited for below
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
+  std::string text;
+  char buf[65536];
+  for (;;) {
+    ssize_t n = read(spec_fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    text.append(buf, static_cast<size_t>(n));
+  }
+  close(spec_fd);
+  StatusOr<SupervisorSpec> spec = DecodeSupervisorSpec(text);
+  if (!spec.ok()) {
+    std::string msg = "tfjob: pod supervisor: " + spec.status().message() + "\n";
+    WriteAll(2, msg);
+    return kExitCannotStart;
+  }
+  if (getppid() != static_cast<pid_t>(spec->parent)) return 128 + SIGKILL;  // the runner is gone
+  for (const auto& c : spec->init_containers) fcntl(c.out_fd, F_SETFD, FD_CLOEXEC);
+  for (const auto& c : spec->containers) fcntl(c.out_fd, F_SETFD, FD_CLOEXEC);
+  Supervisor supervisor(std::move(spec).value());
+  return supervisor.Run();
+}
+
+}  // namespace tfjob::local
