@@ -9,7 +9,6 @@
 #include <mutex>
 #include <vector>
 
-#include "controller/health_server.h"
 
 namespace tfjob::controller {
 namespace {
@@ -128,23 +127,25 @@ class ServingCertificate {
   FileStamp cert_stamp_, key_stamp_;
 };
 
-WebhookServer::WebhookServer(std::string cert_dir, Logger log, Registry* registry)
+WebhookServer::WebhookServer(std::string cert_dir, Logger log, Registry* registry, HttpServerLimits limits)
     : cert_dir_(std::move(cert_dir)),
       log_(std::move(log)),
       registry_(registry),
       cert_(std::make_unique<ServingCertificate>(cert_dir_, log_)) {
-  ServingCertificate* cert = cert_.get();  // outlives server_
-  server_ = std::make_unique<httplib::SSLServer>([cert](SSL_CTX& ctx) {
-    SSL_CTX_set_min_proto_version(&ctx, TLS1_2_VERSION);
-    SSL_CTX_set_options(&ctx, SSL_OP_NO_COMPRESSION | SSL_OP_NO_SESSION_RESUMPTION_ON_RENEGOTIATION);
+  ctx_ = SSL_CTX_new(TLS_server_method());
+  if (ctx_ != nullptr) {
+    SSL_CTX_set_min_proto_version(ctx_, TLS1_2_VERSION);
+    SSL_CTX_set_options(ctx_, SSL_OP_NO_COMPRESSION | SSL_OP_NO_SESSION_RESUMPTION_ON_RENEGOTIATION);
     SSL_CTX_set_cert_cb(
-        &ctx, [](SSL* ssl, void* arg) { return static_cast<ServingCertificate*>(arg)->Install(ssl); }, cert);
-    return true;
-  });
+        ctx_, [](SSL* ssl, void* arg) { return static_cast<ServingCertificate*>(arg)->Install(ssl); }, cert_.get());
+  }
+  server_ = std::make_unique<HttpServerBase>(limits, ctx_);
 }
 
 WebhookServer::~WebhookServer() {
   Stop();
+  server_.reset();
+  SSL_CTX_free(ctx_);
 }
 
 void WebhookServer::Handle(const std::string& path, Handler handler) {
@@ -153,7 +154,7 @@ void WebhookServer::Handle(const std::string& path, Handler handler) {
           ? &registry_->AddCounter("controller_runtime_webhook_requests_total",
                                    "Admission requests served, by HTTP status code.", {"webhook", "code"})
           : nullptr;
-  server_->Post(path,
+  server_->routes().Post(path,
                 [path, handler = std::move(handler), requests](const httplib::Request& req, httplib::Response& res) {
                   auto [code, body] = handler(req.body);
                   res.status = code;
@@ -164,15 +165,12 @@ void WebhookServer::Handle(const std::string& path, Handler handler) {
 
 Status WebhookServer::Start(const std::string& address) {
   TFJOB_RETURN_IF_ERROR(cert_->Load());
-  if (!server_->is_valid()) return InternalError("cannot set up TLS for the webhook server: " + OpenSslError());
-  TFJOB_RETURN_IF_ERROR(BindHttpServer(*server_, address, &port_));
-  thread_ = std::jthread([this](std::stop_token) { server_->listen_after_bind(); });
-  return OkStatus();
+  if (ctx_ == nullptr) return InternalError("cannot set up TLS for the webhook server: " + OpenSslError());
+  return server_->Start(address);
 }
 
 void WebhookServer::Stop() {
-  if (server_) server_->stop();
-  if (thread_.joinable()) thread_.join();
+  if (server_) server_->Stop();
 }
 
 }  // namespace tfjob::controller

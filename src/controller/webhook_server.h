@@ -5,7 +5,8 @@
 // again when either file changes, so a rotation by cert-manager or a re-run of
 // config/webhook/generate-cert needs no restart. Handlers take the request body and answer
 // (HTTP status, JSON body); requests are counted in
-// controller_runtime_webhook_requests_total{webhook,code}.
+// controller_runtime_webhook_requests_total{webhook,code}. Served by HttpServerBase: its limits
+// (docs/operator.md, "Endpoints"), bodies capped at kMaxReviewBodyBytes (413 above).
 
 #include <functional>
 #include <memory>
@@ -15,13 +16,14 @@
 
 #include "common/logging.h"
 #include "common/status.h"
+#include "controller/http_server_base.h"
 #include "controller/metrics.h"
 
-namespace httplib {
-class Server;
-}
-
 namespace tfjob::controller {
+
+// The API server sends AdmissionReviews of a few MiB at most (an object is at most 1.5 MiB in
+// etcd; an UPDATE carries two).
+inline constexpr std::size_t kMaxReviewBodyBytes = 8 * 1024 * 1024;
 
 class ServingCertificate;
 
@@ -29,7 +31,8 @@ class WebhookServer {
  public:
   using Handler = std::function<std::pair<int, std::string>(const std::string& body)>;
 
-  WebhookServer(std::string cert_dir, Logger log, Registry* registry = nullptr);
+  WebhookServer(std::string cert_dir, Logger log, Registry* registry = nullptr,
+                HttpServerLimits limits = {.max_body_bytes = kMaxReviewBodyBytes});
   ~WebhookServer();
 
   // REQUIRES: before Start.
@@ -40,16 +43,16 @@ class WebhookServer {
   // in use) and serves on a background thread.
   Status Start(const std::string& address);
   void Stop();
-  int port() const { return port_; }
+  int port() const { return server_->port(); }
+  const HttpServerBase& server() const { return *server_; }
 
  private:
   std::string cert_dir_;
   Logger log_;
   Registry* registry_;
   std::unique_ptr<ServingCertificate> cert_;
-  std::unique_ptr<httplib::Server> server_;
-  std::jthread thread_;
-  int port_ = 0;
+  SSL_CTX* ctx_ = nullptr;
+  std::unique_ptr<HttpServerBase> server_;
 };
 
 }  // namespace tfjob::controller
