@@ -28,6 +28,8 @@ using Clock = HttpServerBase::Connection::Clock;
 // Set by the pre-routing handler and the logger when the connection must not be reused (the
 // body was not read, or the request was malformed). Each connection is served on one thread.
 thread_local bool close_after_answer = false;
+// Body bytes this thread's current request holds of max_body_bytes_in_flight.
+thread_local std::size_t reserved_body = 0;
 
 // The connection threads: one per connection being served, created when none is free, at most
 // `max` (further connections wait for one). cpp-httplib's own pool is fixed, so N idle
@@ -352,7 +354,7 @@ HttpServerBase::HttpServerBase(HttpServerLimits limits, SSL_CTX* tls)
   core_->set_keep_alive_timeout(
       std::max<long>(1, std::chrono::duration_cast<std::chrono::seconds>(limits_.idle_timeout).count()));
   // Bodies that cannot be bounded before they are read are refused before routing reads them.
-  core_->set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
+  core_->set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     auto refuse = [&](int status, const char* why) {
       close_after_answer = true;
       res.status = status;
@@ -365,6 +367,16 @@ HttpServerBase::HttpServerBase(HttpServerLimits limits, SSL_CTX* tls)
       return refuse(411, "a body needs a Content-Length\n");
     std::string encoding = req.get_header_value("Content-Encoding");
     if (!encoding.empty() && encoding != "identity") return refuse(415, "compressed bodies are not accepted\n");
+    if (ExpectsBody(req.method) && limits_.max_body_bytes_in_flight > 0) {
+      std::size_t length = 0;
+      try {
+        length = std::stoull(req.get_header_value("Content-Length"));
+      } catch (const std::exception&) {
+        length = 0;
+      }
+      if (length <= limits_.max_body_bytes && !ReserveBody(length))  // larger: 413, skipped unread
+        return refuse(503, "too many requests at once; try again\n");
+    }
     return httplib::Server::HandlerResponse::Unhandled;
   });
   core_->set_logger([](const httplib::Request&, const httplib::Response& res) {
@@ -423,6 +435,26 @@ void HttpServerBase::ServeSocket(int fd) {
   ::close(fd);
 }
 
+bool HttpServerBase::ReserveBody(std::size_t bytes) {
+  std::unique_lock lock(body_mu_);
+  if (!body_cv_.wait_for(lock, limits_.request_timeout,
+                         [&] { return stopping_ || body_bytes_ + bytes <= limits_.max_body_bytes_in_flight; }) ||
+      stopping_)
+    return false;
+  body_bytes_ += bytes;
+  reserved_body = bytes;
+  return true;
+}
+
+void HttpServerBase::ReleaseBody(std::size_t bytes) {
+  {
+    std::lock_guard lock(body_mu_);
+    body_bytes_ -= bytes;
+  }
+  reserved_body = 0;
+  body_cv_.notify_all();
+}
+
 void HttpServerBase::Serve(Connection& connection) {
   RequestStream stream(connection, limits_);
   for (std::size_t served = 0; served < limits_.max_requests_per_connection && !stopping_; ++served) {
@@ -435,6 +467,7 @@ void HttpServerBase::Serve(Connection& connection) {
     bool last = served + 1 == limits_.max_requests_per_connection;
     bool closed = false;
     bool ok = core_->ProcessRequest(stream, last, closed);
+    if (reserved_body > 0) ReleaseBody(reserved_body);
     if (stream.limit_hit()) ++cut_;
     if (!ok || closed || close_after_answer || stream.limit_hit()) return;
   }

@@ -13,6 +13,7 @@
 //   - a body over `max_body_bytes` (by Content-Length) is answered 413 and never stored; a body
 //     without a Content-Length (chunked, or read to the end) is answered 411 and a compressed
 //     one 415, because neither could be bounded before it is read;
+//   - all bodies held at once stay within `max_body_bytes_in_flight` (others wait, then 503);
 //   - an answer must be written within `write_timeout`; a connection serves at most
 //     `max_requests_per_connection` requests.
 
@@ -20,8 +21,10 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstddef>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 
@@ -36,6 +39,9 @@ namespace tfjob::controller {
 
 struct HttpServerLimits {
   std::size_t max_body_bytes = 64 * 1024;
+  // Bodies held by all requests at once (by Content-Length; 0: no limit beyond max_body_bytes per
+  // thread). A request over it waits up to `request_timeout` for room, then gets 503.
+  std::size_t max_body_bytes_in_flight = 0;
   std::size_t max_header_bytes = 64 * 1024;
   std::chrono::milliseconds idle_timeout{5'000};
   std::chrono::milliseconds request_timeout{10'000};
@@ -81,6 +87,8 @@ class HttpServerBase {
   class Core;
   friend class Core;
   void ServeSocket(int fd);
+  bool ReserveBody(std::size_t bytes);
+  void ReleaseBody(std::size_t bytes);
 
   HttpServerLimits limits_;
   SSL_CTX* tls_;
@@ -88,6 +96,9 @@ class HttpServerBase {
   std::jthread thread_;
   std::atomic<bool> stopping_{false};
   std::atomic<std::size_t> connections_{0}, cut_{0};
+  std::mutex body_mu_;
+  std::condition_variable body_cv_;
+  std::size_t body_bytes_ = 0;  // guarded by body_mu_
   int port_ = 0;
 };
 

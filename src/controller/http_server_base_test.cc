@@ -70,9 +70,8 @@ class HttpServerBaseTest : public ::testing::Test {
  protected:
   void Serve(HttpServerLimits limits) {
     server_ = std::make_unique<HttpServerBase>(limits);
-    server_->routes().Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
-      res.set_content("ok\n", "text/plain");
-    });
+    server_->routes().Get(
+        "/healthz", [](const httplib::Request&, httplib::Response& res) { res.set_content("ok\n", "text/plain"); });
     server_->routes().Post("/review", [this](const httplib::Request& req, httplib::Response& res) {
       ++handled_;
       res.set_content(std::to_string(req.body.size()), "text/plain");
@@ -125,8 +124,7 @@ TEST_F(HttpServerBaseTest, BodiesThatCannotBeBoundedAreRefusedUnread) {
   } cases[] = {
       {"POST /review HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n10\r\n", "HTTP/1.1 411"},
       {"POST /review HTTP/1.1\r\nHost: x\r\n\r\nxxxx", "HTTP/1.1 411"},
-      {"POST /review HTTP/1.1\r\nHost: x\r\nContent-Encoding: gzip\r\nContent-Length: 4\r\n\r\nxxxx",
-       "HTTP/1.1 415"},
+      {"POST /review HTTP/1.1\r\nHost: x\r\nContent-Encoding: gzip\r\nContent-Length: 4\r\n\r\nxxxx", "HTTP/1.1 415"},
       {"POST /review HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n\r\nxxxx", "HTTP/1.1 200"},
   };
   for (const auto& c : cases) {
@@ -217,7 +215,8 @@ TEST_F(HttpServerBaseTest, KeepAliveAndPipeliningStillWork) {
   Serve({});
   int fd = Connect(server_->port());
   ASSERT_GE(fd, 0);
-  std::string two = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+  std::string two =
+      "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
   ASSERT_TRUE(SendAll(fd, two));
   std::string answer = ReadAnswer(fd);
   ::close(fd);
@@ -245,8 +244,8 @@ TEST(HttpEndpoint, ProbeBodiesAreCapped) {
   ASSERT_TRUE(ep.Start("127.0.0.1:0").ok());
   int fd = Connect(ep.port());
   ASSERT_GE(fd, 0);
-  ASSERT_TRUE(SendAll(fd, "POST /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\n\r\n" +
-                              std::string(1000000, 'x')));
+  ASSERT_TRUE(
+      SendAll(fd, "POST /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\n\r\n" + std::string(1000000, 'x')));
   EXPECT_THAT(ReadAnswer(fd), StartsWith("HTTP/1.1 413"));
   ::close(fd);
   ep.Stop();

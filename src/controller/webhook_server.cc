@@ -6,9 +6,9 @@
 #include <openssl/ssl.h>
 #include <sys/stat.h>
 
+#include <condition_variable>
 #include <mutex>
 #include <vector>
-
 
 namespace tfjob::controller {
 namespace {
@@ -37,7 +37,69 @@ FileStamp Stamp(const std::string& path) {
   return {st.st_mtim, st.st_size, st.st_ino};
 }
 
+std::mutex reviews_mu;
+std::condition_variable reviews_cv;
+std::size_t reviews_running = 0;
+
 }  // namespace
+
+Status CheckJsonShape(std::string_view json, std::size_t max_depth, std::size_t max_values) {
+  std::size_t depth = 0, values = 1;
+  bool in_string = false, escaped = false;
+  for (char c : json) {
+    if (in_string) {
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
+      continue;
+    }
+    switch (c) {
+      case '"': in_string = true; break;
+      case '[':
+      case '{':
+        if (++depth > max_depth)
+          return InvalidArgumentError("the body nests deeper than " + std::to_string(max_depth) + " levels");
+        ++values;
+        break;
+      case ']':
+      case '}':
+        if (depth > 0) --depth;
+        break;
+      case ',':
+      case ':':
+        if (++values > max_values)
+          return InvalidArgumentError("the body holds more than " + std::to_string(max_values) + " JSON values");
+        break;
+      default: break;
+    }
+  }
+  return OkStatus();
+}
+
+std::pair<int, std::string> ServeWebhookBody(
+    const std::function<std::pair<int, std::string>(const std::string&)>& handler, const std::string& body) {
+  if (Status s = CheckJsonShape(body, kMaxReviewJsonDepth, kMaxReviewJsonValues); !s.ok()) {
+    return {400, "{\"error\":\"" + s.message() + "\"}"};  // plain ASCII: nothing to escape
+  }
+  {
+    std::unique_lock lock(reviews_mu);
+    reviews_cv.wait(lock, [] { return reviews_running < kMaxConcurrentReviews; });
+    ++reviews_running;
+  }
+  struct Done {
+    ~Done() {
+      {
+        std::lock_guard lock(reviews_mu);
+        --reviews_running;
+      }
+      reviews_cv.notify_one();
+    }
+  } done;
+  return handler(body);
+}
 
 // The current certificate chain and key, reloaded when the files change. OpenSSL asks for them
 // on every handshake (SSL_CTX_set_cert_cb), which is where a change is noticed.
@@ -154,13 +216,13 @@ void WebhookServer::Handle(const std::string& path, Handler handler) {
           ? &registry_->AddCounter("controller_runtime_webhook_requests_total",
                                    "Admission requests served, by HTTP status code.", {"webhook", "code"})
           : nullptr;
-  server_->routes().Post(path,
-                [path, handler = std::move(handler), requests](const httplib::Request& req, httplib::Response& res) {
-                  auto [code, body] = handler(req.body);
-                  res.status = code;
-                  res.set_content(body, "application/json");
-                  if (requests != nullptr) requests->With({path, std::to_string(code)}).Inc();
-                });
+  server_->routes().Post(
+      path, [path, handler = std::move(handler), requests](const httplib::Request& req, httplib::Response& res) {
+        auto [code, body] = ServeWebhookBody(handler, req.body);
+        res.status = code;
+        res.set_content(body, "application/json");
+        if (requests != nullptr) requests->With({path, std::to_string(code)}).Inc();
+      });
 }
 
 Status WebhookServer::Start(const std::string& address) {

@@ -139,5 +139,16 @@ TEST_F(WebhookServerTest, MissingOrMismatchedFilesAreNamed) {
   EXPECT_THAT(s.message(), HasSubstr("does not match the certificate"));
 }
 
+TEST(CheckJsonShape, RefusesDeepOrHugeDocumentsWithoutParsing) {
+  EXPECT_TRUE(CheckJsonShape(R"({"a":[1,2,{"b":"[[[[,,,,"}]})", 3, 10).ok());
+  EXPECT_FALSE(CheckJsonShape(std::string(4, '['), 3, 10).ok());
+  EXPECT_FALSE(CheckJsonShape("[" + std::string(20, ',') + "]", 3, 10).ok());
+  EXPECT_TRUE(CheckJsonShape(R"(["\"[[[[[["])", 3, 10).ok()) << "an escaped quote does not end the string";
+  auto [code, body] = ServeWebhookBody([](const std::string&) { return std::make_pair(200, std::string("{}")); },
+                                       std::string(kMaxReviewJsonDepth + 1, '['));
+  EXPECT_EQ(code, 400);
+  EXPECT_THAT(body, HasSubstr("nests deeper than"));
+}
+
 }  // namespace
 }  // namespace tfjob::controller

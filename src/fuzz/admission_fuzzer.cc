@@ -2,7 +2,8 @@
 // AdmissionReview answer, never crashes, hangs or allocates without bound. The input is either
 // an AdmissionReview body (first byte even), posted to the validate path, or (first byte odd) the
 // raw bytes of an HTTP/1.1 connection. Both go through HttpServerBase::Serve, what the server's
-// connection threads run, with the operator's handler (ServeTfJobReview) behind it.
+// connection threads run, and ServeWebhookBody (what WebhookServer::Handle does with a body) with
+// the operator's handler (ServeTfJobReview) behind it.
 #include <httplib.h>
 
 #include <algorithm>
@@ -40,7 +41,7 @@ HttpServerBase& Server() {
   static HttpServerBase* server = [] {
     auto* s = new HttpServerBase({.max_body_bytes = tfjob::controller::kMaxReviewBodyBytes});
     s->routes().Post(tfjob::operator_::kValidatePath, [](const httplib::Request& req, httplib::Response& res) {
-      auto [code, body] = tfjob::operator_::ServeTfJobReview(req.body);
+      auto [code, body] = tfjob::controller::ServeWebhookBody(tfjob::operator_::ServeTfJobReview, req.body);
       res.status = code;
       res.set_content(body, "application/json");
     });
