@@ -41,11 +41,12 @@ build/tsan/build.ninja: | deps
 # The concurrent runtime (work queue, informer, recorder, elector) under ThreadSanitizer.
 test-tsan: deps build/tsan/build.ninja
 	cmake --build build/tsan -j $(JOBS) --target controller_test common_test
-	ctest --test-dir build/tsan -L unit --output-on-failure -j $(JOBS) -R '^(WorkQueue|Informer|EventRecorder|LeaderElector|Expectations|TokenBucket|HttpEndpoint|WebhookServerTest|Registry)\.'
+	ctest --test-dir build/tsan -L unit --output-on-failure -j $(JOBS) -R '^(WorkQueue|Informer|EventRecorder|LeaderElector|Expectations|TokenBucket|HttpEndpoint|HttpServerBaseTest|WebhookServerTest|Registry)\.'
 
 # libFuzzer under ASan/UBSan, $(FUZZ_SECONDS) s each: file -> TFJob -> render, the watch-stream
-# decoder (split-invariance checked), the kubeconfig reader, the API object decoders. A crash fails.
-FUZZERS := render watch_decoder kubeconfig object_decoder
+# decoder (split-invariance checked), the kubeconfig reader, the API object decoders, the webhook's
+# request handling (HTTP bytes or an AdmissionReview body -> HttpServerBase -> ServeTfJobReview). A crash fails.
+FUZZERS := render watch_decoder kubeconfig object_decoder admission
 test-fuzz: deps build/asan/build.ninja
 	cmake --build build/asan -j $(JOBS) --target $(addsuffix _fuzzer,$(FUZZERS))
 	for f in $(FUZZERS); do scripts/run-fuzzer build/asan/src/$${f}_fuzzer tests/fuzz/$$f $(FUZZ_SECONDS) || exit 1; done

@@ -4,30 +4,7 @@
 
 namespace tfjob::controller {
 
-Status BindHttpServer(httplib::Server& server, const std::string& address, int* port) {
-  auto colon = address.rfind(':');
-  if (colon == std::string::npos) return InvalidArgumentError("address \"" + address + "\" is not host:port");
-  std::string host = address.substr(0, colon);
-  if (host.empty()) host = "0.0.0.0";
-  int wanted = 0;
-  try {
-    size_t used = 0;
-    wanted = std::stoi(address.substr(colon + 1), &used);
-    if (used != address.size() - colon - 1 || wanted < 0 || wanted > 65535) throw std::out_of_range("port");
-  } catch (const std::exception&) {
-    return InvalidArgumentError("address \"" + address + "\" has no valid port");
-  }
-  if (wanted == 0) {
-    *port = server.bind_to_any_port(host);
-    if (*port <= 0) return UnavailableError("cannot bind " + address);
-  } else {
-    if (!server.bind_to_port(host, wanted)) return UnavailableError("cannot bind " + address + " (in use?)");
-    *port = wanted;
-  }
-  return OkStatus();
-}
-
-HttpEndpoint::HttpEndpoint() : server_(std::make_unique<httplib::Server>()) {}
+HttpEndpoint::HttpEndpoint(HttpServerLimits limits) : server_(limits) {}
 
 HttpEndpoint::~HttpEndpoint() {
   Stop();
@@ -65,27 +42,24 @@ std::string HttpEndpoint::RunChecks(const std::map<std::string, HealthCheck>& ch
 }
 
 Status HttpEndpoint::Start(const std::string& address) {
-  server_->Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+  server_.routes().Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
     res.set_content(registry_ != nullptr ? registry_->Expose() : "", "text/plain; version=0.0.4; charset=utf-8");
   });
-  server_->Get("/healthz", [this](const httplib::Request&, httplib::Response& res) {
+  server_.routes().Get("/healthz", [this](const httplib::Request&, httplib::Response& res) {
     bool ok;
     res.set_content(RunChecks(liveness_, &ok), "text/plain");
     res.status = ok ? 200 : 500;
   });
-  server_->Get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
+  server_.routes().Get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
     bool ok;
     res.set_content(RunChecks(readiness_, &ok), "text/plain");
     res.status = ok ? 200 : 500;
   });
-  TFJOB_RETURN_IF_ERROR(BindHttpServer(*server_, address, &port_));
-  thread_ = std::jthread([this](std::stop_token) { server_->listen_after_bind(); });
-  return OkStatus();
+  return server_.Start(address);
 }
 
 void HttpEndpoint::Stop() {
-  if (server_) server_->stop();
-  if (thread_.joinable()) thread_.join();
+  server_.Stop();
 }
 
 }  // namespace tfjob::controller

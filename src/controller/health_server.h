@@ -2,33 +2,28 @@
 // HttpEndpoint: serves /metrics (the Registry), /healthz and /readyz on one address. Checks
 // are functions returning Status; /readyz fails while any check fails (caches not synced, leader
 // election stopped). A standby replica is ready: it serves the webhook and waits for the lease. "host:0" picks a free
-// port; port() tells which. cpp-httplib underneath, on its own thread.
+// port; port() tells which. Served by HttpServerBase (its limits: docs/operator.md, "Endpoints";
+// bodies are capped at kMaxProbeBodyBytes, as none is expected).
 
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 
 #include "common/status.h"
+#include "controller/http_server_base.h"
 #include "controller/metrics.h"
-
-namespace httplib {
-class Server;
-}
 
 namespace tfjob::controller {
 
 using HealthCheck = std::function<Status()>;
 
-// Binds `server` to "host:port" (empty host: all interfaces; port 0: a free one) and sets *port.
-// kInvalidArgument for a malformed address, kUnavailable when the port cannot be bound.
-Status BindHttpServer(httplib::Server& server, const std::string& address, int* port);
+inline constexpr std::size_t kMaxProbeBodyBytes = 4 * 1024;
 
 class HttpEndpoint {
  public:
-  HttpEndpoint();
+  explicit HttpEndpoint(HttpServerLimits limits = {.max_body_bytes = kMaxProbeBodyBytes});
   ~HttpEndpoint();
 
   void ServeMetrics(const Registry* registry) { registry_ = registry; }
@@ -39,18 +34,17 @@ class HttpEndpoint {
   // address, kUnavailable when the port cannot be bound.
   Status Start(const std::string& address);
   void Stop();
-  int port() const { return port_; }
+  int port() const { return server_.port(); }
+  const HttpServerBase& server() const { return server_; }
 
  private:
   std::string RunChecks(const std::map<std::string, HealthCheck>& checks, bool* ok) const;
 
-  std::unique_ptr<httplib::Server> server_;
+  HttpServerBase server_;
   const Registry* registry_ = nullptr;
   mutable std::mutex mu_;  // guards the check maps
   std::map<std::string, HealthCheck> liveness_;
   std::map<std::string, HealthCheck> readiness_;
-  std::jthread thread_;
-  int port_ = 0;
 };
 
 }  // namespace tfjob::controller

@@ -6,10 +6,9 @@
 #include <openssl/ssl.h>
 #include <sys/stat.h>
 
+#include <condition_variable>
 #include <mutex>
 #include <vector>
-
-#include "controller/health_server.h"
 
 namespace tfjob::controller {
 namespace {
@@ -38,7 +37,69 @@ FileStamp Stamp(const std::string& path) {
   return {st.st_mtim, st.st_size, st.st_ino};
 }
 
+std::mutex reviews_mu;
+std::condition_variable reviews_cv;
+std::size_t reviews_running = 0;
+
 }  // namespace
+
+Status CheckJsonShape(std::string_view json, std::size_t max_depth, std::size_t max_values) {
+  std::size_t depth = 0, values = 1;
+  bool in_string = false, escaped = false;
+  for (char c : json) {
+    if (in_string) {
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
+      continue;
+    }
+    switch (c) {
+      case '"': in_string = true; break;
+      case '[':
+      case '{':
+        if (++depth > max_depth)
+          return InvalidArgumentError("the body nests deeper than " + std::to_string(max_depth) + " levels");
+        ++values;
+        break;
+      case ']':
+      case '}':
+        if (depth > 0) --depth;
+        break;
+      case ',':
+      case ':':
+        if (++values > max_values)
+          return InvalidArgumentError("the body holds more than " + std::to_string(max_values) + " JSON values");
+        break;
+      default: break;
+    }
+  }
+  return OkStatus();
+}
+
+std::pair<int, std::string> ServeWebhookBody(
+    const std::function<std::pair<int, std::string>(const std::string&)>& handler, const std::string& body) {
+  if (Status s = CheckJsonShape(body, kMaxReviewJsonDepth, kMaxReviewJsonValues); !s.ok()) {
+    return {400, "{\"error\":\"" + s.message() + "\"}"};  // plain ASCII: nothing to escape
+  }
+  {
+    std::unique_lock lock(reviews_mu);
+    reviews_cv.wait(lock, [] { return reviews_running < kMaxConcurrentReviews; });
+    ++reviews_running;
+  }
+  struct Done {
+    ~Done() {
+      {
+        std::lock_guard lock(reviews_mu);
+        --reviews_running;
+      }
+      reviews_cv.notify_one();
+    }
+  } done;
+  return handler(body);
+}
 
 // The current certificate chain and key, reloaded when the files change. OpenSSL asks for them
 // on every handshake (SSL_CTX_set_cert_cb), which is where a change is noticed.
@@ -128,23 +189,25 @@ class ServingCertificate {
   FileStamp cert_stamp_, key_stamp_;
 };
 
-WebhookServer::WebhookServer(std::string cert_dir, Logger log, Registry* registry)
+WebhookServer::WebhookServer(std::string cert_dir, Logger log, Registry* registry, HttpServerLimits limits)
     : cert_dir_(std::move(cert_dir)),
       log_(std::move(log)),
       registry_(registry),
       cert_(std::make_unique<ServingCertificate>(cert_dir_, log_)) {
-  ServingCertificate* cert = cert_.get();  // outlives server_
-  server_ = std::make_unique<httplib::SSLServer>([cert](SSL_CTX& ctx) {
-    SSL_CTX_set_min_proto_version(&ctx, TLS1_2_VERSION);
-    SSL_CTX_set_options(&ctx, SSL_OP_NO_COMPRESSION | SSL_OP_NO_SESSION_RESUMPTION_ON_RENEGOTIATION);
+  ctx_ = SSL_CTX_new(TLS_server_method());
+  if (ctx_ != nullptr) {
+    SSL_CTX_set_min_proto_version(ctx_, TLS1_2_VERSION);
+    SSL_CTX_set_options(ctx_, SSL_OP_NO_COMPRESSION | SSL_OP_NO_SESSION_RESUMPTION_ON_RENEGOTIATION);
     SSL_CTX_set_cert_cb(
-        &ctx, [](SSL* ssl, void* arg) { return static_cast<ServingCertificate*>(arg)->Install(ssl); }, cert);
-    return true;
-  });
+        ctx_, [](SSL* ssl, void* arg) { return static_cast<ServingCertificate*>(arg)->Install(ssl); }, cert_.get());
+  }
+  server_ = std::make_unique<HttpServerBase>(limits, ctx_);
 }
 
 WebhookServer::~WebhookServer() {
   Stop();
+  server_.reset();
+  SSL_CTX_free(ctx_);
 }
 
 void WebhookServer::Handle(const std::string& path, Handler handler) {
@@ -153,26 +216,23 @@ void WebhookServer::Handle(const std::string& path, Handler handler) {
           ? &registry_->AddCounter("controller_runtime_webhook_requests_total",
                                    "Admission requests served, by HTTP status code.", {"webhook", "code"})
           : nullptr;
-  server_->Post(path,
-                [path, handler = std::move(handler), requests](const httplib::Request& req, httplib::Response& res) {
-                  auto [code, body] = handler(req.body);
-                  res.status = code;
-                  res.set_content(body, "application/json");
-                  if (requests != nullptr) requests->With({path, std::to_string(code)}).Inc();
-                });
+  server_->routes().Post(
+      path, [path, handler = std::move(handler), requests](const httplib::Request& req, httplib::Response& res) {
+        auto [code, body] = ServeWebhookBody(handler, req.body);
+        res.status = code;
+        res.set_content(body, "application/json");
+        if (requests != nullptr) requests->With({path, std::to_string(code)}).Inc();
+      });
 }
 
 Status WebhookServer::Start(const std::string& address) {
   TFJOB_RETURN_IF_ERROR(cert_->Load());
-  if (!server_->is_valid()) return InternalError("cannot set up TLS for the webhook server: " + OpenSslError());
-  TFJOB_RETURN_IF_ERROR(BindHttpServer(*server_, address, &port_));
-  thread_ = std::jthread([this](std::stop_token) { server_->listen_after_bind(); });
-  return OkStatus();
+  if (ctx_ == nullptr) return InternalError("cannot set up TLS for the webhook server: " + OpenSslError());
+  return server_->Start(address);
 }
 
 void WebhookServer::Stop() {
-  if (server_) server_->stop();
-  if (thread_.joinable()) thread_.join();
+  if (server_) server_->Stop();
 }
 
 }  // namespace tfjob::controller

@@ -1,8 +1,11 @@
 #include "controller/webhook_server.h"
 
 #include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <filesystem>
 
@@ -64,6 +67,48 @@ TEST_F(WebhookServerTest, ServesHandlersOverVerifiedTls) {
   server.Stop();
 }
 
+TEST_F(WebhookServerTest, AReviewOverTheCapIs413AndTheHandlerNeverRuns) {
+  WritePair("first");
+  WebhookServer server(dir_.string(), Logger());
+  std::atomic<int> calls{0};
+  server.Handle("/echo", [&](const std::string&) {
+    ++calls;
+    return std::make_pair(200, std::string("{}"));
+  });
+  ASSERT_TRUE(server.Start("127.0.0.1:0").ok());
+  auto r = Post(server.port(), "first", std::string(kMaxReviewBodyBytes + 1, ' '));
+  ASSERT_TRUE(r) << httplib::to_string(r.error());
+  EXPECT_EQ(r->status, 413);
+  EXPECT_EQ(calls, 0);
+  auto ok = Post(server.port(), "first", std::string(1024 * 1024, ' '));
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->status, 200);
+  server.Stop();
+}
+
+TEST_F(WebhookServerTest, IdleAndGarbageConnectionsDoNotDelayAReview) {
+  WritePair("first");
+  WebhookServer server(dir_.string(), Logger());
+  server.Handle("/echo", [](const std::string&) { return std::make_pair(200, std::string("{}")); });
+  ASSERT_TRUE(server.Start("127.0.0.1:0").ok());
+  std::vector<int> fds;  // plain TCP: no handshake, or not TLS at all
+  for (int i = 0; i < 16; ++i) {
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(server.port()));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    if (i % 2 == 1) (void)!::write(fd, "GET / HTTP/1.1\r\n\r\n", 18);  // not TLS
+    fds.push_back(fd);
+  }
+  auto r = Post(server.port(), "first", "{}");  // 5 s client time-out: hang detection
+  ASSERT_TRUE(r) << httplib::to_string(r.error());
+  EXPECT_EQ(r->status, 200);
+  for (int fd : fds) ::close(fd);
+  server.Stop();
+}
+
 TEST_F(WebhookServerTest, ARotatedCertificateIsServedWithoutARestart) {
   WritePair("first");
   WebhookServer server(dir_.string(), Logger());
@@ -92,6 +137,17 @@ TEST_F(WebhookServerTest, MissingOrMismatchedFilesAreNamed) {
   s = mismatched.Start("127.0.0.1:0");
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(s.message(), HasSubstr("does not match the certificate"));
+}
+
+TEST(CheckJsonShape, RefusesDeepOrHugeDocumentsWithoutParsing) {
+  EXPECT_TRUE(CheckJsonShape(R"({"a":[1,2,{"b":"[[[[,,,,"}]})", 3, 10).ok());
+  EXPECT_FALSE(CheckJsonShape(std::string(4, '['), 3, 10).ok());
+  EXPECT_FALSE(CheckJsonShape("[" + std::string(20, ',') + "]", 3, 10).ok());
+  EXPECT_TRUE(CheckJsonShape(R"(["\"[[[[[["])", 3, 10).ok()) << "an escaped quote does not end the string";
+  auto [code, body] = ServeWebhookBody([](const std::string&) { return std::make_pair(200, std::string("{}")); },
+                                       std::string(kMaxReviewJsonDepth + 1, '['));
+  EXPECT_EQ(code, 400);
+  EXPECT_THAT(body, HasSubstr("nests deeper than"));
 }
 
 }  // namespace

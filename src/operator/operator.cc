@@ -1,5 +1,6 @@
 #include "operator/operator.h"
 
+#include <malloc.h>
 #include <unistd.h>
 
 #include <condition_variable>
@@ -32,6 +33,10 @@ std::string Identity() {
 
 int RunOperator(const OperatorOptions& options, const std::map<std::string, std::string>& env, std::stop_token stop) {
   Logger log = Logger().With({{"component", "operator"}});
+  // Large blocks (webhook bodies of up to 8 MiB) straight from and back to the kernel: glibc's
+  // adaptive threshold would otherwise keep each freed one in the arena of the thread that used
+  // it, and the server's many threads would each keep their own (docs/operator.md, "Endpoints").
+  mallopt(M_MMAP_THRESHOLD, 256 * 1024);
   auto config = kube::ResolveConfig(options.kubeconfig, options.context, env);
   if (!config.ok()) {
     log.Error("no usable Kubernetes configuration", {{"error", config.status().message()}});
