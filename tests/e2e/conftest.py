@@ -1,9 +1,14 @@
 """Fixtures shared by every end-to-end suite: the running test cluster (started by
 tests/e2e/run via scripts/test-cluster), kubectl, a fresh namespace per test, and polling."""
+import datetime
+import email.utils
+import http.client
 import json
 import os
+import ssl
 import subprocess
 import time
+import urllib.parse
 import uuid
 
 import pytest
@@ -35,6 +40,30 @@ class Kube:
         r = self.run(*args, check=check)
         return json.loads(r.stdout) if r.returncode == 0 else None
 
+    def server_get(self, path):
+        """GET path with the admin certificate. Returns (HTTP status, the object or None, the API
+        server's clock at the response: its Date header, whole seconds since the epoch)."""
+        if not hasattr(self, "_ctx"):
+            with open(self.kubeconfig) as f:
+                u = urllib.parse.urlparse(json.load(f)["clusters"][0]["cluster"]["server"])
+            pki = os.path.join(self.dir, "pki")
+            ctx = ssl.create_default_context(cafile=os.path.join(pki, "ca.crt"))
+            ctx.load_cert_chain(os.path.join(pki, "admin.crt"), os.path.join(pki, "admin.key"))
+            self._host, self._port, self._ctx = u.hostname, u.port, ctx
+        conn = http.client.HTTPSConnection(self._host, self._port, context=self._ctx, timeout=60)
+        try:
+            conn.request("GET", path, headers={"Accept": "application/json"})
+            r = conn.getresponse()
+            data = r.read()
+            now = email.utils.parsedate_to_datetime(r.getheader("Date")).timestamp()
+            return r.status, (json.loads(data) if r.status == 200 else None), now
+        finally:
+            conn.close()
+
+    def server_now(self):
+        """The API server's clock (whole seconds, from the Date header of a cheap request)."""
+        return self.server_get("/version")[2]
+
     def script(self, *args):
         return subprocess.run([os.path.join(ROOT, "scripts", "test-cluster")] + list(args), check=True,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=300)
@@ -53,6 +82,37 @@ def wait_for(predicate, timeout=30, interval=0.25, what="condition"):
             last = e
         time.sleep(interval)
     raise AssertionError(f"timed out after {timeout}s waiting for {what}" + (f" (last error: {last})" if last else ""))
+
+
+def api_time(value):
+    """An API timestamp (RFC 3339 Time or MicroTime) as seconds since the epoch."""
+    return datetime.datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+
+
+def until_by_server_clock(kube, path, done, not_before, not_after, what, interval=0.25):
+    """Polls GET path until done(object or None) holds, and judges when it came to hold by the API
+    server's own clock (the Date header of each response), never by when this test happened to
+    look: it must hold at no server time before not_before (seen at server second t, it held by
+    t + 1, so t >= not_before is the exact test at second precision), and must have held by
+    not_after (a response at server time >= not_after where it does not hold fails). A slow test
+    process can only make the first check weaker and never makes the second one fail early. The
+    bounds end the wait, so no other time-out is needed. Returns (server time, object)."""
+    while True:
+        status, obj, now = kube.server_get(path)
+        assert status in (200, 404), f"GET {path}: HTTP {status}"
+        if done(obj):
+            assert now >= not_before, (f"{what}: already the case at server time {now:.0f}, "
+                                       f"{not_before - now:.0f}s before it may be ({not_before:.0f})")
+            return now, obj
+        assert now < not_after, (f"{what}: still not the case at server time {now:.0f}, "
+                                 f"{now - not_after:.0f}s after the latest acceptable ({not_after:.0f})")
+        time.sleep(interval)
+
+
+def wait_for_server_time(kube, t, interval=0.5):
+    """Sleeps until the API server's clock reads at least t."""
+    while kube.server_now() < t:
+        time.sleep(interval)
 
 
 @pytest.fixture(scope="session")

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from conftest import ROOT, OperatorProcess, wait_for
+from conftest import ROOT, OperatorProcess, api_time, until_by_server_clock, wait_for
 
 @pytest.fixture(scope="module")
 def operator(kube, tfjob_crd):
@@ -161,21 +161,50 @@ def test_R07_R08_suspend_then_resume_with_new_template(kube, namespace, operator
     wait_for(lambda: ("Suspended", "False") in conditions(kube, namespace, "susp"), what="Resumed")
 
 
+TFJOB = "/apis/kubeflow.org/v1/namespaces/{ns}/tfjobs/{name}"
+LATE = 30  # how late the operator may be, in seconds: generous, for a loaded 2-core machine
+
+
+def has_condition_in(obj, ctype):
+    return any(c["type"] == ctype and c["status"] == "True" for c in (obj or {}).get("status", {}).get("conditions", []))
+
+
+def ttl_deletion(kube, ns, name, ttl, completion, not_after=None):
+    """Waits for the TTL deletion and checks it by the API server's clock: not before
+    completionTime + ttl (1 s slack for second precision), and by not_after (default: LATE s after
+    it was due). Returns the server time at which the job was seen gone."""
+    due = api_time(completion) + ttl
+    gone_at, _ = until_by_server_clock(kube, TFJOB.format(ns=ns, name=name), lambda obj: obj is None,
+                                       not_before=due - 1, not_after=not_after or due + LATE,
+                                       what=f"{name} deleted by its TTL of {ttl}s")
+    return gone_at
+
+
+def deadline_failure(kube, ns, name, deadline, start, not_after=None):
+    """Waits for Failed by activeDeadlineSeconds and checks it by the API server's clock: not
+    before startTime + deadline (1 s slack), and by not_after (default: LATE s after it was due);
+    the condition's own time is not before it either. Returns the job."""
+    due = api_time(start) + deadline
+    _, job = until_by_server_clock(kube, TFJOB.format(ns=ns, name=name), lambda obj: has_condition_in(obj, "Failed"),
+                                   not_before=due - 1, not_after=not_after or due + LATE,
+                                   what=f"{name} Failed by its activeDeadlineSeconds of {deadline}s")
+    failed = job["status"]["conditions"][-1]
+    assert failed["type"] == "Failed" and api_time(failed["lastTransitionTime"]) >= due - 1, failed
+    assert failed["message"] == f"Job {name} has failed because it was active longer than specified deadline"
+    return job
+
+
 def test_R04_ttl_deletes_the_finished_job(kube, namespace, operator):
     kube.apply(tfjob("ttl", {"Worker": {"template": container(ends(0, "1s"))}}, {"ttlSecondsAfterFinished": 3}), namespace)
     wait_for(lambda: has_condition(kube, namespace, "ttl", "Succeeded"), timeout=60, what="Succeeded")
-    done = time.time()
-    wait_for(lambda: kube.get("tfjob", "ttl", namespace, check=False) is None, timeout=30, what="the TTL deletion")
-    assert time.time() - done < 10
+    ttl_deletion(kube, namespace, "ttl", 3, job_status(kube, namespace, "ttl")["completionTime"])
 
 
 def test_R05_active_deadline_fails_the_job_on_time(kube, namespace, operator):
     kube.apply(tfjob("deadline", {"Worker": {"template": container()}}, {"activeDeadlineSeconds": 4, "cleanPodPolicy": "All"}),
                namespace)
     wait_for(lambda: has_condition(kube, namespace, "deadline", "Running"), what="Running")
-    wait_for(lambda: has_condition(kube, namespace, "deadline", "Failed"), timeout=20, what="the deadline")
-    st = job_status(kube, namespace, "deadline")
-    assert st["conditions"][-1]["message"] == "Job deadline has failed because it was active longer than specified deadline"
+    deadline_failure(kube, namespace, "deadline", 4, job_status(kube, namespace, "deadline")["startTime"])
     wait_for(lambda: pods(kube, namespace, "deadline") == {}, what="cleanPodPolicy All")
 
 

@@ -8,8 +8,9 @@ import time
 
 import pytest
 
-from conftest import OperatorProcess, wait_for
-from test_operator import container, ends, has_condition, job_status, pods, tfjob
+from conftest import OperatorProcess, api_time, wait_for, wait_for_server_time
+from test_operator import (container, deadline_failure, ends, has_condition, job_status, pods, tfjob,
+                           ttl_deletion)
 from test_operator_chaos import TFJOBS, Api, Watch, check_condition_history
 
 
@@ -42,20 +43,32 @@ def test_R01_operator_killed_mid_creation_no_duplicates(kube, namespace, tfjob_c
         assert op2.stop() == 0
 
 
+# R04 and R05 across a restart, each with two jobs and the operator down in between: one whose
+# time runs out while it is down (acted on at once after the restart: a clock that restarted
+# with the operator would wait its whole TTL or deadline again, so it must happen before the
+# restart's server time + that TTL or deadline), and one whose time runs out after the restart
+# (acted on then: on time, not never). Every time is the API server's (tests/e2e/conftest.py).
+OVERDUE, LATER = 15, 20  # seconds
+
+
 def test_R04_ttl_holds_across_an_operator_restart(kube, namespace, tfjob_crd):
     op = OperatorProcess(kube, "--namespace", namespace).start()
     try:
-        kube.apply(tfjob("ttl-restart", {"Worker": {"template": container(ends(0, "1s"))}}, {"ttlSecondsAfterFinished": 8}),
-                   namespace)
-        wait_for(lambda: has_condition(kube, namespace, "ttl-restart", "Succeeded"), timeout=60, what="Succeeded")
-        done = time.time()
+        for name, ttl in (("overdue", OVERDUE), ("later", LATER)):
+            kube.apply(tfjob(name, {"Worker": {"template": container(ends(0, "1s"))}}, {"ttlSecondsAfterFinished": ttl}),
+                       namespace)
+        wait_for(lambda: all(has_condition(kube, namespace, n, "Succeeded") for n in ("overdue", "later")), timeout=60,
+                 what="Succeeded")
     finally:
-        op.kill()  # nothing else happens to the job from here on
-    time.sleep(3)
+        op.kill()  # nothing else happens to the jobs from here on
+    done = {n: job_status(kube, namespace, n)["completionTime"] for n in ("overdue", "later")}
+    wait_for_server_time(kube, api_time(done["overdue"]) + OVERDUE)  # overdue while no operator runs
+    assert kube.get("tfjob", "overdue", namespace, check=False) is not None
+    restart = kube.server_now()
     op2 = OperatorProcess(kube, "--namespace", namespace).start()
     try:
-        wait_for(lambda: kube.get("tfjob", "ttl-restart", namespace, check=False) is None, timeout=30, what="the TTL deletion")
-        assert 7 <= time.time() - done < 14
+        ttl_deletion(kube, namespace, "overdue", OVERDUE, done["overdue"], not_after=restart + OVERDUE)
+        ttl_deletion(kube, namespace, "later", LATER, done["later"])
     finally:
         assert op2.stop() == 0
 
@@ -63,18 +76,19 @@ def test_R04_ttl_holds_across_an_operator_restart(kube, namespace, tfjob_crd):
 def test_R05_deadline_holds_across_an_operator_restart(kube, namespace, tfjob_crd):
     op = OperatorProcess(kube, "--namespace", namespace).start()
     try:
-        kube.apply(tfjob("dl-restart", {"Worker": {"template": container()}}, {"activeDeadlineSeconds": 8}), namespace)
-        wait_for(lambda: has_condition(kube, namespace, "dl-restart", "Running"), what="Running")
-        started = time.time()
+        for name, deadline in (("overdue", OVERDUE), ("later", LATER)):
+            kube.apply(tfjob(name, {"Worker": {"template": container()}}, {"activeDeadlineSeconds": deadline}), namespace)
+        wait_for(lambda: all(has_condition(kube, namespace, n, "Running") for n in ("overdue", "later")), what="Running")
     finally:
         op.kill()
-    time.sleep(2)
+    started = {n: job_status(kube, namespace, n)["startTime"] for n in ("overdue", "later")}
+    wait_for_server_time(kube, api_time(started["overdue"]) + OVERDUE)
+    assert not has_condition(kube, namespace, "overdue", "Failed")
+    restart = kube.server_now()
     op2 = OperatorProcess(kube, "--namespace", namespace).start()
     try:
-        wait_for(lambda: has_condition(kube, namespace, "dl-restart", "Failed"), timeout=30, what="the deadline")
-        assert time.time() - started < 14
-        assert job_status(kube, namespace, "dl-restart")["conditions"][-1]["message"] == \
-            "Job dl-restart has failed because it was active longer than specified deadline"
+        deadline_failure(kube, namespace, "overdue", OVERDUE, started["overdue"], not_after=restart + OVERDUE)
+        deadline_failure(kube, namespace, "later", LATER, started["later"])
     finally:
         assert op2.stop() == 0
 
