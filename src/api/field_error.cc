@@ -26,27 +26,6 @@ bool Hidden(char32_t r) {
   return false;
 }
 
-// Decodes one UTF-8 sequence at s[i] the way Go does (no overlong forms, no surrogates, at most
-// U+10FFFF). Returns its length, 0 when s[i] does not start a valid sequence.
-size_t DecodeRune(std::string_view s, size_t i, char32_t* rune) {
-  auto b = [&](size_t k) { return static_cast<unsigned char>(s[i + k]); };
-  unsigned char c = b(0);
-  if (c < 0x80) {
-    *rune = c;
-    return 1;
-  }
-  size_t n = (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-  if (n == 0 || i + n > s.size()) return 0;
-  char32_t r = c & (0x7f >> n);
-  for (size_t k = 1; k < n; ++k) {
-    if ((b(k) >> 6) != 2) return 0;
-    r = (r << 6) | (b(k) & 0x3f);
-  }
-  static constexpr char32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
-  if (r < kMin[n] || r > 0x10ffff || (r >= 0xd800 && r <= 0xdfff)) return 0;
-  *rune = r;
-  return n;
-}
 
 void AppendHex(std::string* out, const char* prefix, uint32_t v, int digits) {
   static constexpr char kHex[] = "0123456789abcdef";
@@ -60,7 +39,7 @@ std::string Escape(std::string_view s, bool quote) {
   if (quote) out += '"';
   for (size_t i = 0; i < s.size();) {
     char32_t r = 0;
-    size_t n = DecodeRune(s, i, &r);
+    size_t n = DecodeUtf8(s, i, &r);
     if (n == 0) {  // not UTF-8: the byte itself
       AppendHex(&out, "\\x", static_cast<unsigned char>(s[i]), 2);
       ++i;
@@ -148,6 +127,28 @@ std::string AggregateMessage(const FieldErrors& errors) {
   }
   out += "]";
   return out;
+}
+
+// Decodes one UTF-8 sequence at s[i] the way Go does (no overlong forms, no surrogates, at most
+// U+10FFFF). Returns its length, 0 when s[i] does not start a valid sequence.
+size_t DecodeUtf8(std::string_view s, size_t i, char32_t* rune) {
+  auto b = [&](size_t k) { return static_cast<unsigned char>(s[i + k]); };
+  unsigned char c = b(0);
+  if (c < 0x80) {
+    *rune = c;
+    return 1;
+  }
+  size_t n = (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+  if (n == 0 || i + n > s.size()) return 0;
+  char32_t r = c & (0x7f >> n);
+  for (size_t k = 1; k < n; ++k) {
+    if ((b(k) >> 6) != 2) return 0;
+    r = (r << 6) | (b(k) & 0x3f);
+  }
+  static constexpr char32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (r < kMin[n] || r > 0x10ffff || (r >= 0xd800 && r <= 0xdfff)) return 0;
+  *rune = r;
+  return n;
 }
 
 }  // namespace tfjob::api

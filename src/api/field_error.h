@@ -32,6 +32,11 @@ struct FieldError {
 
 using FieldErrors = std::vector<FieldError>;
 
+// Decodes one UTF-8 sequence at s[i] as Go and nlohmann::json do (no overlong forms, no
+// surrogates, at most U+10FFFF): its length, with the code point in *rune; 0 when s[i] does not
+// start a valid sequence. REQUIRES: i < s.size().
+size_t DecodeUtf8(std::string_view s, size_t i, char32_t* rune);
+
 // Go-quoted string value, as Go's %q (strconv.Quote) writes it: "abc" with \" and \\ escaped,
 // \a \b \f \n \r \t \v, other control characters and DEL as \x1b, bytes that are not UTF-8 as
 // \xff, and the invisible characters that can disguise a message (C1 controls, non-ASCII spaces,

@@ -21,33 +21,11 @@ using nlohmann::json;
 constexpr size_t kMaxNodes = 2'000'000;  // after alias expansion
 constexpr int kMaxDepth = 256;
 
-// One UTF-8 sequence at s[i] (no overlong forms, no surrogates, at most U+10FFFF, as Go and
-// nlohmann::json decode): its length and code point, 0 when it is not valid.
-size_t Utf8At(std::string_view s, size_t i, char32_t* rune) {
-  auto b = [&](size_t k) { return static_cast<unsigned char>(s[i + k]); };
-  unsigned char c = b(0);
-  if (c < 0x80) {
-    *rune = c;
-    return 1;
-  }
-  size_t n = (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-  if (n == 0 || i + n > s.size()) return 0;
-  char32_t r = c & (0x7f >> n);
-  for (size_t k = 1; k < n; ++k) {
-    if ((b(k) >> 6) != 2) return 0;
-    r = (r << 6) | (b(k) & 0x3f);
-  }
-  static constexpr char32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
-  if (r < kMin[n] || r > 0x10ffff || (r >= 0xd800 && r <= 0xdfff)) return 0;
-  *rune = r;
-  return n;
-}
-
 Status CheckText(std::string_view text) {
   for (size_t i = 0; i < text.size();) {
     if (text[i] == 0) return InvalidArgumentError("not a text file (NUL byte at offset " + std::to_string(i) + ")");
     char32_t r = 0;
-    size_t n = Utf8At(text, i, &r);
+    size_t n = DecodeUtf8(text, i, &r);
     if (n == 0) return InvalidArgumentError("not valid UTF-8 (byte offset " + std::to_string(i) + ")");
     i += n;
   }
@@ -61,7 +39,7 @@ Status CheckText(std::string_view text) {
 bool NeedsEscapes(std::string_view s) {
   for (size_t i = 0; i < s.size();) {
     char32_t r = 0;
-    size_t n = Utf8At(s, i, &r);
+    size_t n = DecodeUtf8(s, i, &r);
     if (n == 0) return true;
     if (r < 0x20 || (r >= 0x7f && r <= 0xa0) || r == 0x2028 || r == 0x2029 || r == 0xfeff || r == 0xfffe || r == 0xffff)
       return true;

@@ -78,15 +78,6 @@ bool Executable(const std::string& cmd, const std::string& path) {
   return false;
 }
 
-void WriteAll(int fd, std::string_view data) {
-  while (!data.empty()) {
-    ssize_t n = write(fd, data.data(), data.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    data.remove_prefix(static_cast<size_t>(n));
-  }
-}
-
 const char* kColors[] = {"\033[36m", "\033[32m", "\033[33m", "\033[35m", "\033[34m", "\033[91m"};
 
 }  // namespace

@@ -50,15 +50,6 @@ int ExitCodeOf(int status) {
   return 1;
 }
 
-void WriteAll(int fd, std::string_view data) {
-  while (!data.empty()) {
-    ssize_t n = write(fd, data.data(), data.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    data.remove_prefix(static_cast<size_t>(n));
-  }
-}
-
 class Supervisor {
  public:
   explicit Supervisor(SupervisorSpec spec) : spec_(std::move(spec)) {
@@ -322,6 +313,15 @@ int RunPodSupervisor(int spec_fd) {
   for (const auto& c : spec->containers) fcntl(c.out_fd, F_SETFD, FD_CLOEXEC);
   Supervisor supervisor(std::move(spec).value());
   return supervisor.Run();
+}
+
+void WriteAll(int fd, std::string_view data) {
+  while (!data.empty()) {
+    ssize_t n = write(fd, data.data(), data.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    data.remove_prefix(static_cast<size_t>(n));
+  }
 }
 
 }  // namespace tfjob::local

@@ -64,4 +64,8 @@ bool ParseStatusLine(std::string_view line, StatusLine* out);
 // code of the process (the main container's; 126 when a container could not start).
 int RunPodSupervisor(int spec_fd);
 
+// Writes all of data to fd, retrying short writes and EINTR; gives up silently on an error
+// (a closed pipe or log file: the output has nowhere to go).
+void WriteAll(int fd, std::string_view data);
+
 }  // namespace tfjob::local
