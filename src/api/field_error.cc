@@ -26,7 +26,6 @@ bool Hidden(char32_t r) {
   return false;
 }
 
-
 void AppendHex(std::string* out, const char* prefix, uint32_t v, int digits) {
   static constexpr char kHex[] = "0123456789abcdef";
   *out += prefix;
