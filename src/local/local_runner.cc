@@ -134,8 +134,9 @@ Status LocalRunner::Prepare() {
   // First pass (ports not known yet): every container must be runnable here.
   const auto all = AllReplicas(job_);
   size_t pipes = 0, log_files = 0;
-  for (const auto& [type, index] : all) {
-    TFJOB_ASSIGN_OR_RETURN(LocalReplica r, LocalReplicaFor(job_, type, index, ports_));
+  for (const auto& replica : all) {
+    const auto type = replica.first;  // a named copy: lambdas cannot capture a binding (clang 14)
+    TFJOB_ASSIGN_OR_RETURN(LocalReplica r, LocalReplicaFor(job_, type, replica.second, ports_));
     size_t n = r.init_containers.size() + r.containers.size();
     pipes += n;
     if (!options_.logs_dir.empty()) log_files += n;
