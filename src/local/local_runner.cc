@@ -96,6 +96,7 @@ struct LocalRunner::Process {
   pid_t pid = -1;  // the pod supervisor
   std::vector<Stream> streams;
   bool exited = false;
+  bool stopping = false;  // tfjob asked it to stop: its end is "Stopped", not a failure
   int exit_code = 0;
   std::string start_error;
   Clock::SteadyTime started;
@@ -496,7 +497,7 @@ void LocalRunner::Reap() {
       continue;
     }
     o.exit_code = code;
-    o.state = code == 0 ? "Succeeded" : "Failed";
+    o.state = p->stopping ? "Stopped" : code == 0 ? "Succeeded" : "Failed";
     Print("tfjob: " + p->name + " exited with code " + std::to_string(code));
     DrawTable();
   }
@@ -504,7 +505,10 @@ void LocalRunner::Reap() {
 
 void LocalRunner::StopProcesses(const std::vector<Process*>& targets, std::stop_token kill_now) {
   for (Process* p : targets)
-    if (!p->exited) kill(p->pid, SIGTERM);  // all at once; each supervisor keeps its own grace period
+    if (!p->exited) {
+      p->stopping = true;
+      kill(p->pid, SIGTERM);
+    }  // all at once; each supervisor keeps its own grace period
   // The supervisors SIGKILL what is left after the grace period; this is the backstop.
   const auto deadline = clock_.SteadyNow() + options_.grace_period + std::chrono::seconds(2);
   std::optional<Clock::SteadyTime> forced;
@@ -547,10 +551,9 @@ void LocalRunner::StopAll(std::stop_token kill_now) {
   KillDescendants(getpid(), [this] { Reap(); });
   for (auto& [n, p] : processes_) {
     p->CloseStreams();
-    if (running.contains(n) && outcomes_[n].state == "Running") {
+    if (running.contains(n) && outcomes_[n].state == "Running") {  // never reaped (not ours any more)
       outcomes_[n].state = "Stopped";
-      outcomes_[n].exit_code = p->exit_code;
-      outcomes_[n].run_time = std::chrono::duration_cast<std::chrono::milliseconds>(p->ended - p->started);
+      outcomes_[n].run_time = std::chrono::duration_cast<std::chrono::milliseconds>(clock_.SteadyNow() - p->started);
     }
   }
 }
