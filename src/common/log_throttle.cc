@@ -21,8 +21,9 @@ std::optional<int> LogThrottle::Allow(const std::string& key) {
     return held;
   }
   if (entries_.size() >= max_keys_) {
-    auto oldest = std::min_element(entries_.begin(), entries_.end(),
-                                   [](const auto& a, const auto& b) { return a.second.logged_at < b.second.logged_at; });
+    auto oldest = std::min_element(entries_.begin(), entries_.end(), [](const auto& a, const auto& b) {
+      return a.second.logged_at < b.second.logged_at;
+    });
     entries_.erase(oldest);
   }
   entries_.emplace(key, Entry{now, 0});

@@ -42,7 +42,7 @@ std::chrono::system_clock::time_point ParseMicroTime(const std::string& s) {
 }  // namespace
 
 kube::RestClientOptions KubeLeaseLock::ClientOptions(std::chrono::seconds renew_deadline,
-                                                    kube::RestClientOptions base) {
+                                                     kube::RestClientOptions base) {
   base.max_retries = 0;
   base.request_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(renew_deadline) / 4;
   base.abort = {};

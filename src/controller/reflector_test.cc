@@ -9,8 +9,8 @@
 namespace tfjob::controller {
 namespace {
 
-using ::testing::HasSubstr;
 using nlohmann::json;
+using ::testing::HasSubstr;
 
 struct NullSink final : ReflectorSink {
   int replaced = 0, applied = 0;
@@ -105,7 +105,9 @@ TEST(Reflector, Issue17UndecodableOrUnknownEventsEndTheWatch) {
       stop.request_stop();
       return CancelledError("stopped");
     }
-    std::string bad = watches == 1 ? "{not json\n" : R"({"type":"EXPLODED","object":{}})" "\n";
+    std::string bad = watches == 1 ? "{not json\n"
+                                   : R"({"type":"EXPLODED","object":{}})"
+                                     "\n";
     if (!sink(bad)) return CancelledError("the sink stopped the stream");
     ADD_FAILURE() << "the watch went on after an undecodable event";
     return OkStatus();

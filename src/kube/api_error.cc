@@ -42,8 +42,8 @@ Status StatusFromHttp(long code, std::string_view body, std::optional<int> retry
 std::string FailureCause(const Status& status, long http_code) {
   if (http_code > 0) return "HTTP " + std::to_string(http_code);
   // CurlTransport writes "<METHOD> <url>: <cause>: <detail>".
-  for (const char* cause : {"timeout", "connection refused", "cannot resolve host", "TLS error", "connection lost",
-                            "bad server reply"})
+  for (const char* cause :
+       {"timeout", "connection refused", "cannot resolve host", "TLS error", "connection lost", "bad server reply"})
     if (status.message().find(std::string(": ") + cause + ":") != std::string::npos) return cause;
   if (status.message().find("larger than the limit") != std::string::npos) return "response too large";
   if (status.code() == StatusCode::kDeadlineExceeded) return "timeout";

@@ -17,8 +17,8 @@ struct Watchdog {
   const Clock* clock;
   Clock::SteadyTime started;
   std::chrono::milliseconds response_timeout{0};
-  std::stop_token abort;  // the request's
-  std::stop_token stop;   // the stream's
+  std::stop_token abort;   // the request's
+  std::stop_token stop;    // the stream's
   bool responded = false;  // a header line arrived
   bool aborted = false;
   bool response_timed_out = false;
@@ -30,8 +30,7 @@ int Progress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
     w->aborted = true;
     return 1;
   }
-  if (!w->responded && w->response_timeout.count() > 0 &&
-      w->clock->SteadyNow() - w->started > w->response_timeout) {
+  if (!w->responded && w->response_timeout.count() > 0 && w->clock->SteadyNow() - w->started > w->response_timeout) {
     w->response_timed_out = true;
     return 1;
   }
@@ -104,13 +103,10 @@ size_t WriteStream(char* data, size_t size, size_t n, void* user) {
 // The short cause of a curl failure, for logs ("timeout", "connection refused", ...).
 std::string Cause(CURLcode code) {
   switch (code) {
-    case CURLE_OPERATION_TIMEDOUT:
-      return "timeout";
-    case CURLE_COULDNT_CONNECT:
-      return "connection refused";
+    case CURLE_OPERATION_TIMEDOUT: return "timeout";
+    case CURLE_COULDNT_CONNECT: return "connection refused";
     case CURLE_COULDNT_RESOLVE_HOST:
-    case CURLE_COULDNT_RESOLVE_PROXY:
-      return "cannot resolve host";
+    case CURLE_COULDNT_RESOLVE_PROXY: return "cannot resolve host";
     case CURLE_SSL_CONNECT_ERROR:
     case CURLE_PEER_FAILED_VERIFICATION:
     case CURLE_SSL_CERTPROBLEM:
@@ -120,20 +116,16 @@ std::string Cause(CURLcode code) {
     case CURLE_SSL_ENGINE_SETFAILED:
     case CURLE_SSL_ISSUER_ERROR:
     case CURLE_SSL_CRL_BADFILE:
-    case CURLE_USE_SSL_FAILED:
-      return "TLS error";
+    case CURLE_USE_SSL_FAILED: return "TLS error";
     case CURLE_GOT_NOTHING:
     case CURLE_RECV_ERROR:
     case CURLE_SEND_ERROR:
     case CURLE_PARTIAL_FILE:
     case CURLE_HTTP2:
-    case CURLE_HTTP2_STREAM:
-      return "connection lost";
+    case CURLE_HTTP2_STREAM: return "connection lost";
     case CURLE_WEIRD_SERVER_REPLY:
-    case CURLE_UNSUPPORTED_PROTOCOL:
-      return "bad server reply";
-    default:
-      return "network error";
+    case CURLE_UNSUPPORTED_PROTOCOL: return "bad server reply";
+    default: return "network error";
   }
 }
 

@@ -193,8 +193,8 @@ StatusOr<KubeConfig> ParseKubeconfig(std::string_view text, const std::string& b
       auto token = ReadFile(out.token_file, kMaxTokenBytes);
       if (!token.ok())
         return InvalidArgumentError("kubeconfig: user \"" + user_name + "\" tokenFile: " + token.status().message());
-      TFJOB_RETURN_IF_ERROR(CheckToken(TrimToken(*token), "kubeconfig: user \"" + user_name + "\" tokenFile " +
-                                                              out.token_file));
+      TFJOB_RETURN_IF_ERROR(
+          CheckToken(TrimToken(*token), "kubeconfig: user \"" + user_name + "\" tokenFile " + out.token_file));
     }
     if (user->contains("exec") || user->contains("auth-provider"))
       if (out.token.empty() && out.token_file.empty() && out.client_cert_pem.empty())

@@ -26,10 +26,8 @@ bool Expected(const Status& s) {
     case StatusCode::kAlreadyExists:
     case StatusCode::kConflict:
     case StatusCode::kGone:
-    case StatusCode::kCancelled:
-      return true;
-    default:
-      return false;
+    case StatusCode::kCancelled: return true;
+    default: return false;
   }
 }
 
@@ -167,9 +165,9 @@ Status RestClient::Watch(const GroupVersionResource& gvr, const std::string& ns,
   if (!bucket_.Accept(stop) || options_.abort.stop_requested()) return CancelledError("watch: stopping");
   HttpRequest r{"GET", ResourcePath(gvr, ns) + ListQuery(options)};
   // The server ends the watch after timeoutSeconds; a minute more is a server that did not.
-  r.timeout = options.timeout ? std::chrono::duration_cast<std::chrono::milliseconds>(*options.timeout) +
-                                    std::chrono::minutes(1)
-                              : std::chrono::milliseconds(0);
+  r.timeout = options.timeout
+                  ? std::chrono::duration_cast<std::chrono::milliseconds>(*options.timeout) + std::chrono::minutes(1)
+                  : std::chrono::milliseconds(0);
   r.response_timeout = options_.request_timeout;
   r.idle_timeout = options_.watch_idle_timeout;
   r.abort = options_.abort;

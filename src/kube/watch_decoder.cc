@@ -40,8 +40,8 @@ std::vector<WatchEvent> WatchDecoder::Feed(std::string_view chunk, std::vector<S
   std::vector<WatchEvent> events;
   auto too_long = [&] {
     if (errors != nullptr)
-      errors->push_back(DataLossError("watch event longer than the limit of " + std::to_string(max_event_bytes_) +
-                                      " bytes"));
+      errors->push_back(
+          DataLossError("watch event longer than the limit of " + std::to_string(max_event_bytes_) + " bytes"));
   };
   auto line_done = [&](std::string_view line) {
     if (line.size() > max_event_bytes_) return too_long();

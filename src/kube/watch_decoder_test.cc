@@ -92,7 +92,9 @@ TEST(WatchDecoder, Issue17ACompleteLineOverTheCapIsSkipped) {
   WatchDecoder d(64);
   std::vector<Status> errors;
   std::string line = R"({"type":"ADDED","object":{"a":")" + std::string(100, 'x') + "\"}}\n";
-  auto events = d.Feed(line + R"({"type":"ADDED","object":{}})" "\n", &errors);
+  auto events = d.Feed(line + R"({"type":"ADDED","object":{}})"
+                              "\n",
+                       &errors);
   EXPECT_EQ(events.size(), 1u);
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_FALSE(d.broken());
