@@ -326,6 +326,10 @@ int Main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
   oper->add_option("--kube-api-burst", op.kube_api_burst, "Client-side API burst")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
+  oper->add_option("--kube-api-timeout", op.kube_api_timeout_seconds,
+                   "Seconds an API request may take (a list page: twice that; a watch: to its first byte)")
+      ->check(CLI::Range(0.1, 3600.0))
+      ->capture_default_str();
   oper->add_option("--metrics-bind-address", op.metrics_bind_address,
                    "host:port of /metrics (port 0: any free port; \"0\": off)")
       ->capture_default_str();

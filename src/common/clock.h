@@ -4,6 +4,9 @@
 // is what Kubernetes timestamps use; steady time is for durations and deadlines.
 
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <stop_token>
 
 namespace tfjob {
 
@@ -15,6 +18,15 @@ class Clock {
   virtual ~Clock() = default;
   virtual WallTime Now() const = 0;
   virtual SteadyTime SteadyNow() const = 0;
+  // Waits `d`, or less when `stop` is requested; returns false if it was. FakeClock advances
+  // itself instead of waiting.
+  virtual bool SleepFor(std::chrono::nanoseconds d, std::stop_token stop = {}) const {
+    std::mutex m;
+    std::condition_variable_any cv;
+    std::unique_lock lock(m);
+    cv.wait_for(lock, stop, d, [] { return false; });
+    return !stop.stop_requested();
+  }
 };
 
 // The process clock. Thread-safe.

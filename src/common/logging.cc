@@ -109,4 +109,13 @@ void Logger::Log(LogLevel level, std::string_view msg, const LogFields& fields) 
   std::fwrite(line.data(), 1, line.size(), stderr);
 }
 
+std::string FormatDuration(std::chrono::nanoseconds d) {
+  long long ms = std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
+  if (ms < 1000) return std::to_string(ms) + "ms";
+  if (ms % 1000 == 0) return std::to_string(ms / 1000) + "s";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1fs", static_cast<double>(ms) / 1000.0);
+  return buf;
+}
+
 }  // namespace tfjob

@@ -32,6 +32,9 @@ std::string FormatLogRecord(const LogRecord& record, LogFormat format);
 // Parses "debug|info|warning|warn|error"; returns false on anything else.
 bool ParseLogLevel(std::string_view text, LogLevel* level);
 
+// A duration for a log field: "850ms", "7.2s", "30s".
+std::string FormatDuration(std::chrono::nanoseconds d);
+
 // Process-wide output settings. Thread-safe.
 void SetLogOptions(LogLevel min_level, LogFormat format);
 

@@ -45,13 +45,18 @@ void EventRecorder::Flush() {
   idle_cv_.wait(lock, [this] { return queue_.empty() && !busy_; });
 }
 
+bool EventRecorder::Flush(std::chrono::nanoseconds timeout) {
+  std::unique_lock lock(mu_);
+  return idle_cv_.wait_for(lock, timeout, [this] { return queue_.empty() && !busy_; });
+}
+
 void EventRecorder::Loop(std::stop_token stop) {
   for (;;) {
     Pending e;
     {
       std::unique_lock lock(mu_);
       cv_.wait(lock, stop, [this] { return !queue_.empty(); });
-      if (queue_.empty()) {
+      if (queue_.empty() || stop.stop_requested()) {
         idle_cv_.notify_all();
         return;
       }

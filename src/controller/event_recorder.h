@@ -49,6 +49,9 @@ class EventRecorder {
               const std::string& message);
   // Writes everything queued (for tests and shutdown). Returns when the queue is empty.
   void Flush();
+  // The same, waiting at most `timeout`; returns false if events were still queued then.
+  bool Flush(std::chrono::nanoseconds timeout);
+  // Stops the writer; what is still queued is dropped.
   void Stop();
 
  private:

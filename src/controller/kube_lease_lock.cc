@@ -41,6 +41,14 @@ std::chrono::system_clock::time_point ParseMicroTime(const std::string& s) {
 
 }  // namespace
 
+kube::RestClientOptions KubeLeaseLock::ClientOptions(std::chrono::seconds renew_deadline,
+                                                     kube::RestClientOptions base) {
+  base.max_retries = 0;
+  base.request_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(renew_deadline) / 4;
+  base.abort = {};
+  return base;
+}
+
 KubeLeaseLock::KubeLeaseLock(kube::RestClient& client, std::string ns, std::string name)
     : client_(client), ns_(std::move(ns)), name_(std::move(name)) {}
 

@@ -2,7 +2,6 @@
 
 #include "api/json_fields.h"
 
-#include <condition_variable>
 #include <random>
 
 namespace tfjob::controller {
@@ -10,6 +9,7 @@ namespace tfjob::controller {
 namespace {
 // An operator is one client: reconnecting every few seconds during an outage costs the server
 // nothing, while a long backoff delays recovery (R13) by as much.
+constexpr std::chrono::milliseconds kInitialBackoff{800};
 constexpr std::chrono::milliseconds kMaxBackoff{5000};
 }  // namespace
 
@@ -51,12 +51,15 @@ Status Reflector::WatchOnce(std::stop_token stop) {
                             .timeout = std::chrono::seconds(seconds(rng))};
   kube::WatchDecoder decoder;
   Status event_error = OkStatus();
+  int events = 0;
   ++watches_;
+  auto started = client_.clock().SteadyNow();
   Status s = client_.Watch(
       spec_.gvr, spec_.ns, options,
       [&](std::string_view chunk) {
         std::vector<Status> errors;
         for (auto& e : decoder.Feed(chunk, &errors)) {
+          ++events;
           if (e.type == kube::WatchEventType::kError) {
             event_error = kube::WatchErrorStatus(e.object);
             return false;
@@ -65,40 +68,53 @@ Status Reflector::WatchOnce(std::stop_token stop) {
           if (e.type != kube::WatchEventType::kBookmark) sink_.Apply(e.type, std::move(e.object));
           if (!rv.empty()) SetVersion(rv);
         }
-        for (const auto& err : errors) log_.Warning("skipping a watch event", {{"error", err.message()}});
+        // An undecodable line may have been a change: skipping it would leave the cache wrong
+        // until the next relist. End the watch; the next one resumes from the last version.
+        if (!errors.empty()) {
+          event_error = errors.front();
+          return false;
+        }
         return true;
       },
       stop);
   if (!event_error.ok()) return event_error;
+  // A watch the server ends at once without a single event is a broken server, not a normal
+  // timeout: back off rather than reconnect in a loop (client-go does the same).
+  if (s.ok() && events == 0 && client_.clock().SteadyNow() - started < std::chrono::seconds(1))
+    return UnavailableError("the server ended the watch at once, without an event");
   return s;
 }
 
 void Reflector::Run(std::stop_token stop) {
-  std::chrono::milliseconds backoff(800);
-  std::mutex m;
-  std::condition_variable_any cv;
-  auto sleep = [&](std::chrono::milliseconds d) {
-    std::unique_lock lock(m);
-    cv.wait_for(lock, stop, d, [] { return false; });
+  Clock& clock = client_.clock();
+  std::chrono::milliseconds backoff = kInitialBackoff;
+  // The delay logged is the one slept; `elapsed` is how long the failed call took (a list
+  // includes the REST client's own retries), so the log matches the time between its lines.
+  auto retry_later = [&](const char* what, const Status& s, Clock::SteadyTime started) {
+    log_.Warning(what, {{"error", s.message()},
+                        {"elapsed", FormatDuration(clock.SteadyNow() - started)},
+                        {"retry_in", FormatDuration(backoff)}});
+    clock.SleepFor(backoff, stop);
+    backoff = std::min(backoff * 2, kMaxBackoff);
   };
   bool need_list = true;
   while (!stop.stop_requested()) {
     if (need_list) {
+      auto started = clock.SteadyNow();
       Status s = ListOnce();
+      if (stop.stop_requested()) break;
       if (!s.ok()) {
-        log_.Warning("list failed; retrying",
-                     {{"error", s.message()}, {"backoff", std::to_string(backoff.count()) + "ms"}});
-        sleep(backoff);
-        backoff = std::min(backoff * 2, kMaxBackoff);
+        retry_later("list failed; retrying", s, started);
         continue;
       }
       need_list = false;
-      backoff = std::chrono::milliseconds(800);
+      backoff = kInitialBackoff;
     }
+    auto started = clock.SteadyNow();
     Status s = WatchOnce(stop);
     if (stop.stop_requested()) break;
     if (s.ok()) {
-      backoff = std::chrono::milliseconds(800);
+      backoff = kInitialBackoff;
       continue;  // the server closed the watch: resume from the last version
     }
     if (IsGone(s)) {
@@ -106,10 +122,7 @@ void Reflector::Run(std::stop_token stop) {
       need_list = true;
       continue;
     }
-    log_.Warning("watch failed; retrying",
-                 {{"error", s.message()}, {"backoff", std::to_string(backoff.count()) + "ms"}});
-    sleep(backoff);
-    backoff = std::min(backoff * 2, kMaxBackoff);
+    retry_later("watch failed; retrying", s, started);
   }
 }
 

@@ -2,7 +2,9 @@
 // Reflector: keeps a local copy of a set of objects in step with the API server. It lists
 // (paginated), then watches from the list's resourceVersion, following bookmarks; when the
 // server answers 410 Gone (the version was compacted) it lists again; on any other failure it
-// waits (backoff 0.8 s doubling to 5 s) and watches again from the last version it saw.
+// waits (backoff 0.8 s doubling to 5 s) and watches again from the last version it saw. An
+// undecodable event or an event over the decoder's cap ends the watch the same way. Waits and
+// durations use the client's Clock.
 // client-go's Reflector. The sink sees every change; Run blocks until `stop`.
 
 #include <atomic>

@@ -39,4 +39,17 @@ Status StatusFromHttp(long code, std::string_view body, std::optional<int> retry
   return s;
 }
 
+std::string FailureCause(const Status& status, long http_code) {
+  if (http_code > 0) return "HTTP " + std::to_string(http_code);
+  // CurlTransport writes "<METHOD> <url>: <cause>: <detail>".
+  for (const char* cause :
+       {"timeout", "connection refused", "cannot resolve host", "TLS error", "connection lost", "bad server reply"})
+    if (status.message().find(std::string(": ") + cause + ":") != std::string::npos) return cause;
+  if (status.message().find("larger than the limit") != std::string::npos) return "response too large";
+  if (status.code() == StatusCode::kDeadlineExceeded) return "timeout";
+  if (status.code() == StatusCode::kCancelled) return "aborted";
+  if (status.code() == StatusCode::kDataLoss) return "undecodable response";
+  return "network error";
+}
+
 }  // namespace tfjob::kube

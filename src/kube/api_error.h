@@ -14,4 +14,9 @@ namespace tfjob::kube {
 // OK for 2xx. `retry_after` is the Retry-After header in seconds, if any.
 Status StatusFromHttp(long http_code, std::string_view body, std::optional<int> retry_after = std::nullopt);
 
+// The short cause of a failed request, for logs: "HTTP 503" when the server answered
+// (`http_code` > 0), else the transport's cause ("timeout", "connection refused", "TLS error",
+// "cannot resolve host", "connection lost", "response too large", "network error").
+std::string FailureCause(const Status& status, long http_code);
+
 }  // namespace tfjob::kube

@@ -3,6 +3,7 @@
 // certificate (from memory), bearer tokens, HTTP/2 where the server offers it, and a pool of
 // easy handles so connections are reused. Each request uses one easy handle on one thread.
 
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -22,6 +23,9 @@ class CurlGlobal {
   CurlGlobal& operator=(const CurlGlobal&) = delete;
 };
 
+// Connecting (TCP and TLS) gives up after this long: kUnavailable "timeout".
+inline constexpr std::chrono::milliseconds kConnectTimeout{10000};
+
 class CurlTransport final : public HttpTransport {
  public:
   // REQUIRES: a CurlGlobal is alive for the transport's whole life.
@@ -39,6 +43,7 @@ class CurlTransport final : public HttpTransport {
   void Prepare(void* handle, const HttpRequest& request, void** headers);
 
   const KubeConfig config_;
+  Clock& clock_;
   TokenSource tokens_;
   std::mutex mu_;  // guards pool_
   std::vector<void*> pool_;

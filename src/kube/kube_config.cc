@@ -1,24 +1,92 @@
 #include "kube/kube_config.h"
 
-#include <cstring>
+#include <cctype>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "api/json_fields.h"
 #include "api/manifest.h"
+#include "common/file_reader.h"
 
 namespace tfjob::kube {
 namespace {
 
 using nlohmann::json;
 
-StatusOr<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFoundError("cannot read " + path + ": " + std::strerror(errno));
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+StatusOr<std::string> ReadFile(const std::string& path, size_t max_bytes) {
+  return ReadFileBounded(path, max_bytes);
+}
+
+// A token goes into an HTTP header: it must be one line of printable characters.
+Status CheckToken(const std::string& token, const std::string& what) {
+  for (char c : token)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+      return InvalidArgumentError(what + " holds a control character (a token is one line of text)");
+  return OkStatus();
+}
+
+std::string TrimToken(std::string t) {
+  while (!t.empty() && (t.back() == '\n' || t.back() == '\r' || t.back() == ' ' || t.back() == '\t')) t.pop_back();
+  return t;
+}
+
+// A PEM block of the kind curl needs (the CA and client certificate: CERTIFICATE; the key: any
+// PRIVATE KEY), so that garbage fails here, naming the field, rather than at every TLS handshake.
+Status CheckPem(const std::string& pem, bool key, const std::string& what) {
+  if (pem.empty()) return OkStatus();
+  bool ok = key ? pem.find("-----BEGIN ") != std::string::npos && pem.find("PRIVATE KEY-----") != std::string::npos
+                : pem.find("-----BEGIN CERTIFICATE-----") != std::string::npos;
+  if (!ok)
+    return InvalidArgumentError(what + " is not PEM (no -----BEGIN " + (key ? "... PRIVATE KEY" : "CERTIFICATE") +
+                                "----- block)");
+  return OkStatus();
+}
+
+// scheme://host[:port][/path]: enough to refuse what curl would misread (spaces, an empty host,
+// a bad port, user info, a query).
+Status CheckServerUrl(const std::string& url) {
+  auto bad = [&](const std::string& why) {
+    return InvalidArgumentError("kubeconfig: server \"" + url + "\" is not a usable URL: " + why);
+  };
+  size_t scheme_end = url.find("://");
+  std::string rest = url.substr(scheme_end + 3);
+  size_t path_at = rest.find('/');
+  std::string authority = rest.substr(0, path_at);
+  std::string path = path_at == std::string::npos ? "" : rest.substr(path_at);
+  for (char c : url)
+    if (static_cast<unsigned char>(c) <= 0x20 || c == 0x7f || c == '"' || c == '<' || c == '>' || c == '\\')
+      return bad("it holds a space or a control character");
+  if (authority.find('@') != std::string::npos) return bad("user info is not supported");
+  if (path.find_first_of("?#") != std::string::npos) return bad("a query or fragment is not supported");
+  std::string host = authority, port;
+  if (!authority.empty() && authority[0] == '[') {
+    size_t close = authority.find(']');
+    if (close == std::string::npos) return bad("unclosed [ of an IPv6 address");
+    host = authority.substr(0, close + 1);
+    std::string after = authority.substr(close + 1);
+    if (!after.empty()) {
+      if (after[0] != ':') return bad("junk after the IPv6 address");
+      port = after.substr(1);
+      if (port.empty()) return bad("an empty port");
+    }
+    if (host.size() <= 2) return bad("no host");
+  } else {
+    size_t colon = authority.find(':');
+    if (colon != std::string::npos) {
+      host = authority.substr(0, colon);
+      port = authority.substr(colon + 1);
+      if (port.empty()) return bad("an empty port");
+    }
+    if (host.empty()) return bad("no host");
+    for (char c : host)
+      if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '_'))
+        return bad("the host has a character that is not a letter, digit, '-', '.' or '_'");
+  }
+  if (!port.empty()) {
+    if (port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos || std::stoi(port) < 1 ||
+        std::stoi(port) > 65535)
+      return bad("the port is not a number from 1 to 65535");
+  }
+  return OkStatus();
 }
 
 std::string Resolve(const std::string& base_dir, const std::string& p) {
@@ -55,14 +123,22 @@ const json* Named(const json& cfg, const char* list_key, const std::string& name
 }
 
 // `<field>-data` (base64, inline) or `<field>` (a path).
+// Either is checked to be PEM (`key`: a private key, else a certificate).
 StatusOr<std::string> InlineOrFile(const json& obj, const std::string& field, const std::string& base_dir,
-                                   const std::string& what) {
+                                   const std::string& what, bool key) {
   auto data = obj.find(field + "-data");
-  if (data != obj.end() && data->is_string()) return Base64Decode(*data, what + " (" + field + "-data)");
+  if (data != obj.end() && data->is_string()) {
+    std::string name = what + " (" + field + "-data)";
+    TFJOB_ASSIGN_OR_RETURN(std::string pem, Base64Decode(*data, name));
+    TFJOB_RETURN_IF_ERROR(CheckPem(pem, key, name));
+    return pem;
+  }
   auto file = obj.find(field);
   if (file != obj.end() && file->is_string() && !file->get<std::string>().empty()) {
-    auto text = ReadFile(Resolve(base_dir, *file));
-    if (!text.ok()) return InvalidArgumentError(what + ": " + text.status().message());
+    std::string path = Resolve(base_dir, *file);
+    auto text = ReadFile(path, kMaxReferencedFileBytes);
+    if (!text.ok()) return InvalidArgumentError(what + " (" + field + "): " + text.status().message());
+    TFJOB_RETURN_IF_ERROR(CheckPem(*text, key, what + " (" + field + " " + path + ")"));
     return text;
   }
   return std::string();
@@ -94,8 +170,9 @@ StatusOr<KubeConfig> ParseKubeconfig(std::string_view text, const std::string& b
   if (out.server.empty()) return InvalidArgumentError("kubeconfig: cluster \"" + cluster_name + "\" has no server");
   if (!out.server.starts_with("https://") && !out.server.starts_with("http://"))
     return InvalidArgumentError("kubeconfig: server \"" + out.server + "\" is not an http(s) URL");
+  TFJOB_RETURN_IF_ERROR(CheckServerUrl(out.server));
   while (!out.server.empty() && out.server.back() == '/') out.server.pop_back();
-  TFJOB_ASSIGN_OR_RETURN(out.ca_pem, InlineOrFile(*cluster, "certificate-authority", base_dir, "cluster CA"));
+  TFJOB_ASSIGN_OR_RETURN(out.ca_pem, InlineOrFile(*cluster, "certificate-authority", base_dir, "cluster CA", false));
   auto insecure = cluster->find("insecure-skip-tls-verify");
   out.insecure_skip_tls_verify = insecure != cluster->end() && *insecure == true;
   if (!user_name.empty()) {
@@ -103,14 +180,22 @@ StatusOr<KubeConfig> ParseKubeconfig(std::string_view text, const std::string& b
     if (user == nullptr)
       return InvalidArgumentError("kubeconfig: user \"" + user_name + "\" of context \"" + ctx_name + "\" not found");
     TFJOB_ASSIGN_OR_RETURN(out.client_cert_pem,
-                           InlineOrFile(*user, "client-certificate", base_dir, "client certificate"));
-    TFJOB_ASSIGN_OR_RETURN(out.client_key_pem, InlineOrFile(*user, "client-key", base_dir, "client key"));
+                           InlineOrFile(*user, "client-certificate", base_dir, "client certificate", false));
+    TFJOB_ASSIGN_OR_RETURN(out.client_key_pem, InlineOrFile(*user, "client-key", base_dir, "client key", true));
     if (out.client_cert_pem.empty() != out.client_key_pem.empty())
       return InvalidArgumentError("kubeconfig: user \"" + user_name +
                                   "\" has a client certificate without a key, or a key without a certificate");
     out.token = api::StringField(*user, "token");
-    if (auto tf = user->find("tokenFile"); tf != user->end() && tf->is_string())
+    TFJOB_RETURN_IF_ERROR(CheckToken(out.token, "kubeconfig: user \"" + user_name + "\" token"));
+    if (auto tf = user->find("tokenFile"); tf != user->end() && tf->is_string() && !tf->get<std::string>().empty()) {
       out.token_file = Resolve(base_dir, *tf);
+      // Read once now, so that a missing, huge or binary token file fails start-up, naming it.
+      auto token = ReadFile(out.token_file, kMaxTokenBytes);
+      if (!token.ok())
+        return InvalidArgumentError("kubeconfig: user \"" + user_name + "\" tokenFile: " + token.status().message());
+      TFJOB_RETURN_IF_ERROR(
+          CheckToken(TrimToken(*token), "kubeconfig: user \"" + user_name + "\" tokenFile " + out.token_file));
+    }
     if (user->contains("exec") || user->contains("auth-provider"))
       if (out.token.empty() && out.token_file.empty() && out.client_cert_pem.empty())
         return InvalidArgumentError(
@@ -121,7 +206,7 @@ StatusOr<KubeConfig> ParseKubeconfig(std::string_view text, const std::string& b
 }
 
 StatusOr<KubeConfig> LoadKubeconfigFile(const std::string& path, const std::string& context) {
-  auto text = ReadFile(path);
+  auto text = ReadFile(path, kMaxKubeconfigBytes);
   if (!text.ok()) return InvalidArgumentError("kubeconfig: " + text.status().message());
   auto cfg = ParseKubeconfig(*text, std::filesystem::path(path).parent_path().string(), context);
   if (!cfg.ok()) return Status(cfg.status().code(), path + ": " + cfg.status().message());
@@ -139,12 +224,14 @@ StatusOr<KubeConfig> InClusterConfig(const std::map<std::string, std::string>& e
   if (h.find(':') != std::string::npos) h = "[" + h + "]";  // IPv6
   out.server = "https://" + h + ":" + port->second;
   out.token_file = sa_dir + "/token";
-  auto token = ReadFile(out.token_file);
+  auto token = ReadFile(out.token_file, kMaxTokenBytes);
   if (!token.ok()) return InvalidArgumentError("in-cluster config: " + token.status().message());
-  auto ca = ReadFile(sa_dir + "/ca.crt");
+  TFJOB_RETURN_IF_ERROR(CheckToken(TrimToken(*token), "in-cluster config: " + out.token_file));
+  auto ca = ReadFile(sa_dir + "/ca.crt", kMaxReferencedFileBytes);
   if (!ca.ok()) return InvalidArgumentError("in-cluster config: " + ca.status().message());
+  TFJOB_RETURN_IF_ERROR(CheckPem(*ca, false, "in-cluster config: " + sa_dir + "/ca.crt"));
   out.ca_pem = *ca;
-  if (auto ns = ReadFile(sa_dir + "/namespace"); ns.ok()) {
+  if (auto ns = ReadFile(sa_dir + "/namespace", kMaxTokenBytes); ns.ok()) {
     out.ns = *ns;
     while (!out.ns.empty() && (out.ns.back() == '\n' || out.ns.back() == ' ')) out.ns.pop_back();
   }
@@ -177,9 +264,10 @@ std::string TokenSource::Token() {
   std::lock_guard lock(mu_);
   auto now = clock_.SteadyNow();
   if (!read_ || now - read_at_ >= std::chrono::minutes(1)) {
-    if (auto t = ReadFile(file_); t.ok()) {
-      cached_ = *t;
-      while (!cached_.empty() && (cached_.back() == '\n' || cached_.back() == ' ')) cached_.pop_back();
+    // A token that became unreadable, too large or not one line keeps the last good one.
+    if (auto t = ReadFile(file_, kMaxTokenBytes); t.ok()) {
+      std::string fresh = TrimToken(*t);
+      if (CheckToken(fresh, file_).ok()) cached_ = std::move(fresh);
     }
     read_at_ = now;
     read_ = true;

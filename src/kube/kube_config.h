@@ -15,6 +15,12 @@
 
 namespace tfjob::kube {
 
+// Byte caps of the files the configuration reads (docs/operator.md, section 1): a larger file
+// is refused with kInvalidArgument naming it, so a huge file or /dev/zero cannot exhaust memory.
+inline constexpr size_t kMaxKubeconfigBytes = 4 * 1024 * 1024;      // the kubeconfig itself
+inline constexpr size_t kMaxReferencedFileBytes = 1 * 1024 * 1024;  // CA, client certificate, key
+inline constexpr size_t kMaxTokenBytes = 64 * 1024;                 // token files, the namespace file
+
 struct KubeConfig {
   std::string server;  // "https://127.0.0.1:6443"
   std::string ca_pem;

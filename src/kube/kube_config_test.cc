@@ -23,15 +23,18 @@ class KubeconfigTest : public ::testing::Test {
   fs::path dir_;
 };
 
+const char* kCaPem = "-----BEGIN CERTIFICATE-----\nCA\n-----END CERTIFICATE-----\n";
+
 const char* kInline = R"(apiVersion: v1
 kind: Config
 current-context: dev
 clusters:
 - name: c1
-  cluster: {server: "https://127.0.0.1:6443/", certificate-authority-data: Q0EtUEVN}
+  cluster: {server: "https://127.0.0.1:6443/", certificate-authority-data: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCkNBCi0tLS0tRU5EIENFUlRJRklDQVRFLS0tLS0K}
 users:
 - name: u1
-  user: {client-certificate-data: Q0VSVA==, client-key-data: S0VZ}
+  user: {client-certificate-data: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCkNFUlQKLS0tLS1FTkQgQ0VSVElGSUNBVEUtLS0tLQo=,
+         client-key-data: LS0tLS1CRUdJTiBQUklWQVRFIEtFWS0tLS0tCktFWQotLS0tLUVORCBQUklWQVRFIEtFWS0tLS0tCg==}
 - name: u2
   user: {token: abc}
 contexts:
@@ -45,9 +48,9 @@ TEST_F(KubeconfigTest, InlineDataAndCurrentContext) {
   auto cfg = ParseKubeconfig(kInline, "", "");
   ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
   EXPECT_EQ(cfg->server, "https://127.0.0.1:6443");
-  EXPECT_EQ(cfg->ca_pem, "CA-PEM");
-  EXPECT_EQ(cfg->client_cert_pem, "CERT");
-  EXPECT_EQ(cfg->client_key_pem, "KEY");
+  EXPECT_EQ(cfg->ca_pem, kCaPem);
+  EXPECT_EQ(cfg->client_cert_pem, "-----BEGIN CERTIFICATE-----\nCERT\n-----END CERTIFICATE-----\n");
+  EXPECT_EQ(cfg->client_key_pem, "-----BEGIN PRIVATE KEY-----\nKEY\n-----END PRIVATE KEY-----\n");
   EXPECT_EQ(cfg->ns, "team");
   EXPECT_FALSE(cfg->insecure_skip_tls_verify);
 }
@@ -60,7 +63,7 @@ TEST_F(KubeconfigTest, NamedContextWithToken) {
 }
 
 TEST_F(KubeconfigTest, FilesResolveRelativeToTheKubeconfig) {
-  Write("ca.crt", "FILE-CA");
+  Write("ca.crt", kCaPem);
   Write("token", "tok\n");
   Write("config", R"(apiVersion: v1
 kind: Config
@@ -71,7 +74,7 @@ contexts: [{name: x, context: {cluster: c, user: u}}]
 )");
   auto cfg = LoadKubeconfigFile((dir_ / "config").string(), "");
   ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
-  EXPECT_EQ(cfg->ca_pem, "FILE-CA");
+  EXPECT_EQ(cfg->ca_pem, kCaPem);
   EXPECT_TRUE(cfg->insecure_skip_tls_verify);
   FakeClock clock;
   TokenSource tokens(*cfg, clock);
@@ -101,12 +104,13 @@ TEST_F(KubeconfigTest, BrokenKubeconfigsNameTheProblem) {
        "", "kubeconfig: server \"ftp://x\" is not an http(s) URL"},
       {"current-context: x\ncontexts: [{name: x, context: {cluster: c, user: u}}]\nclusters: [{name: c, cluster: "
        "{server: 'https://x'}}]\n"
-       "users: [{name: u, user: {client-certificate-data: Q0VSVA==}}]\n",
+       "users: [{name: u, user: {client-certificate-data: "
+       "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCkNFUlQKLS0tLS1FTkQgQ0VSVElGSUNBVEUtLS0tLQo=}}]\n",
        "", "kubeconfig: user \"u\" has a client certificate without a key, or a key without a certificate"},
       {"current-context: x\ncontexts: [{name: x, context: {cluster: c}}]\nclusters: [{name: c, cluster: {server: "
        "'https://x', "
        "certificate-authority: /nonexistent/ca.crt}}]\n",
-       "", "cluster CA: cannot read /nonexistent/ca.crt: No such file or directory"},
+       "", "cluster CA (certificate-authority): cannot read /nonexistent/ca.crt: No such file or directory"},
       {"current-context: x\ncontexts: [{name: x, context: {cluster: c, user: u}}]\nclusters: [{name: c, cluster: "
        "{server: 'https://x'}}]\n"
        "users: [{name: u, user: {exec: {command: aws}}}]\n",
@@ -125,16 +129,59 @@ TEST_F(KubeconfigTest, BrokenKubeconfigsNameTheProblem) {
             "kubeconfig: cannot read " + (dir_ / "absent").string() + ": No such file or directory");
 }
 
+// Issue 17 (hostile kubeconfigs): each of these used to be accepted (garbage CA data, a CA path
+// that is a directory, a server URL without a host, a token with a line break) or to read
+// without bound (/dev/zero, a huge token file); now each fails naming the field or file.
+TEST_F(KubeconfigTest, Issue17HostileReferencesFailNamingTheFieldOrFile) {
+  fs::create_directories(dir_ / "cadir");
+  std::ofstream(dir_ / "huge-token") << std::string(kMaxTokenBytes + 1, 'a');
+  auto with_cluster = [](const std::string& cluster, const std::string& user = "{token: t}") {
+    return "current-context: x\ncontexts: [{name: x, context: {cluster: c, user: u}}]\nclusters: [{name: c, cluster: " +
+           cluster + "}]\nusers: [{name: u, user: " + user + "}]\n";
+  };
+  struct Case {
+    std::string text;
+    std::string error;
+  };
+  std::vector<Case> cases = {
+      {with_cluster("{server: 'https://x', certificate-authority-data: Q0EtUEVN}"),
+       "cluster CA (certificate-authority-data) is not PEM (no -----BEGIN CERTIFICATE----- block)"},
+      {with_cluster("{server: 'https://x', certificate-authority: cadir}"),
+       "cluster CA (certificate-authority): " + (dir_ / "cadir").string() + " is a directory, not a file"},
+      {with_cluster("{server: 'https://x', certificate-authority: /dev/zero}"),
+       "cluster CA (certificate-authority): /dev/zero is larger than the limit of 1 MiB"},
+      {with_cluster("{server: 'https://'}"), "kubeconfig: server \"https://\" is not a usable URL: no host"},
+      {with_cluster("{server: 'https://exa mple:6443'}"),
+       "kubeconfig: server \"https://exa mple:6443\" is not a usable URL: it holds a space or a control character"},
+      {with_cluster("{server: 'https://h:99999'}"),
+       "kubeconfig: server \"https://h:99999\" is not a usable URL: the port is not a number from 1 to 65535"},
+      {with_cluster("{server: 'https://x'}", "{token: \"a\\r\\nX-Evil: 1\"}"),
+       "kubeconfig: user \"u\" token holds a control character (a token is one line of text)"},
+      {with_cluster("{server: 'https://x'}", "{tokenFile: huge-token}"),
+       "kubeconfig: user \"u\" tokenFile: " + (dir_ / "huge-token").string() + " is larger than the limit of 64 KiB"},
+  };
+  for (const auto& c : cases) {
+    auto cfg = ParseKubeconfig(c.text, dir_.string(), "");
+    ASSERT_FALSE(cfg.ok()) << c.error;
+    EXPECT_EQ(cfg.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(cfg.status().message(), c.error);
+  }
+  auto zero = LoadKubeconfigFile("/dev/zero", "");
+  EXPECT_EQ(zero.status().message(), "kubeconfig: /dev/zero is larger than the limit of 4 MiB");
+  auto dir = LoadKubeconfigFile(dir_.string(), "");
+  EXPECT_EQ(dir.status().message(), "kubeconfig: " + dir_.string() + " is a directory, not a file");
+}
+
 TEST_F(KubeconfigTest, InClusterFromEnvironmentAndServiceAccountFolder) {
   EXPECT_EQ(InClusterConfig({}).status().code(), StatusCode::kNotFound);
   Write("token", "sa-token");
-  Write("ca.crt", "SA-CA");
+  Write("ca.crt", kCaPem);
   Write("namespace", "tfjob-system\n");
   auto cfg =
       InClusterConfig({{"KUBERNETES_SERVICE_HOST", "10.0.0.1"}, {"KUBERNETES_SERVICE_PORT", "443"}}, dir_.string());
   ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
   EXPECT_EQ(cfg->server, "https://10.0.0.1:443");
-  EXPECT_EQ(cfg->ca_pem, "SA-CA");
+  EXPECT_EQ(cfg->ca_pem, kCaPem);
   EXPECT_EQ(cfg->ns, "tfjob-system");
   EXPECT_EQ(cfg->token_file, (dir_ / "token").string());
   auto v6 =

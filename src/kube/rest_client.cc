@@ -11,48 +11,104 @@ namespace tfjob::kube {
 using nlohmann::json;
 
 RestClient::RestClient(HttpTransport& transport, Clock& clock, RestClientOptions options)
-    : transport_(transport), clock_(clock), options_(options), bucket_(clock, options.qps, options.burst) {}
+    : transport_(transport),
+      clock_(clock),
+      options_(options),
+      bucket_(clock, options.qps, options.burst),
+      failure_log_(clock, options.failure_log_interval) {}
 
-StatusOr<json> RestClient::Do(const std::string& verb, HttpRequest request, bool idempotent) {
+namespace {
+
+// Failures that are answers the callers branch on (R2), not trouble: not logged here.
+bool Expected(const Status& s) {
+  switch (s.code()) {
+    case StatusCode::kNotFound:
+    case StatusCode::kAlreadyExists:
+    case StatusCode::kConflict:
+    case StatusCode::kGone:
+    case StatusCode::kCancelled: return true;
+    default: return false;
+  }
+}
+
+}  // namespace
+
+void RestClient::LogFailure(const std::string& verb, const std::string& resource, const HttpRequest& request,
+                            const Status& status, long code, std::chrono::nanoseconds elapsed, int attempt,
+                            std::optional<std::chrono::nanoseconds> retry_in) {
+  if (Expected(status)) return;
+  std::string cause = FailureCause(status, code);
+  std::optional<int> held = failure_log_.Allow(verb + " " + resource + " " + cause);
+  if (!held) return;
+  LogFields fields = {{"verb", verb},
+                      {"path", request.path.substr(0, request.path.find('?'))},
+                      {"cause", cause},
+                      {"error", status.message()},
+                      {"elapsed", FormatDuration(elapsed)},
+                      {"attempt", std::to_string(attempt + 1)}};
+  fields.emplace_back("retry_in", retry_in ? FormatDuration(*retry_in) : "no retry");
+  if (*held > 0) fields.emplace_back("suppressed", std::to_string(*held));
+  log_.Warning("API request failed", fields);
+}
+
+StatusOr<json> RestClient::Do(const std::string& verb, const std::string& resource, HttpRequest request,
+                              bool idempotent) {
+  request.abort = options_.abort;
   auto backoff = options_.initial_backoff;
   for (int attempt = 0;; ++attempt) {
-    bucket_.Accept();
+    if (!bucket_.Accept(options_.abort) || options_.abort.stop_requested())
+      return CancelledError(verb + " " + request.path + ": stopping");
     auto start = clock_.SteadyNow();
     StatusOr<HttpResponse> response = transport_.Send(request);
     long code = response.ok() ? response->status : 0;
-    if (observer_) observer_({verb, code, clock_.SteadyNow() - start});
+    auto elapsed = clock_.SteadyNow() - start;
+    if (observer_) observer_({verb, code, elapsed});
     Status status = response.ok() ? StatusFromHttp(code, response->body, response->retry_after) : response.status();
     if (status.ok()) {
       if (response->body.empty()) return json::object();
       try {
         return json::parse(response->body);
       } catch (const json::exception& e) {
-        return DataLossError(verb + " " + request.path + ": undecodable response: " + e.what());
+        Status undecodable = DataLossError(verb + " " + request.path + ": undecodable response: " + e.what());
+        LogFailure(verb, resource, request, undecodable, 0, elapsed, attempt, std::nullopt);
+        return undecodable;
       }
     }
     // Retry: 429 always (the server did not act); network failures and 5xx only when repeating
-    // the call cannot do anything twice.
+    // the call cannot do anything twice, or when the connection was refused (nothing was sent).
     bool retry =
         status.code() == StatusCode::kTooManyRequests ||
         (idempotent && (status.code() == StatusCode::kUnavailable || status.code() == StatusCode::kDeadlineExceeded)) ||
-        (!response.ok() && status.message().find("Couldn't connect") != std::string::npos);
-    if (!retry || attempt >= options_.max_retries) return status.WithContext(verb + " " + request.path);
-    auto wait =
-        status.retry_after() ? std::chrono::duration_cast<std::chrono::milliseconds>(*status.retry_after()) : backoff;
-    std::this_thread::sleep_for(wait);
+        (!response.ok() && (status.message().find(": connection refused:") != std::string::npos ||
+                            status.message().find("Couldn't connect") != std::string::npos));
+    if (!retry || attempt >= options_.max_retries || options_.abort.stop_requested()) {
+      LogFailure(verb, resource, request, status, code, elapsed, attempt, std::nullopt);
+      return status.WithContext(verb + " " + request.path);
+    }
+    std::chrono::nanoseconds wait = backoff;
+    if (status.retry_after())
+      wait = std::min<std::chrono::nanoseconds>(*status.retry_after(), options_.max_retry_after);
+    LogFailure(verb, resource, request, status, code, elapsed, attempt, wait);
+    if (!clock_.SleepFor(wait, options_.abort)) return CancelledError(verb + " " + request.path + ": stopping");
     backoff = std::min(backoff * 2, options_.max_backoff);
   }
 }
 
+HttpRequest RestClient::Request(std::string method, std::string path, std::string body) const {
+  HttpRequest r{std::move(method), std::move(path), std::move(body)};
+  r.timeout = options_.request_timeout;
+  return r;
+}
+
 StatusOr<json> RestClient::Get(const GroupVersionResource& gvr, const std::string& ns, const std::string& name,
                                const std::string& subresource) {
-  return Do("get", {"GET", ResourcePath(gvr, ns, name, subresource)}, true);
+  return Do("get", gvr.resource, Request("GET", ResourcePath(gvr, ns, name, subresource)), true);
 }
 
 StatusOr<json> RestClient::List(const GroupVersionResource& gvr, const std::string& ns, const ListOptions& options) {
-  HttpRequest r{"GET", ResourcePath(gvr, ns) + ListQuery(options)};
-  r.timeout = std::chrono::seconds(60);
-  return Do("list", std::move(r), true);
+  HttpRequest r = Request("GET", ResourcePath(gvr, ns) + ListQuery(options));
+  r.timeout = 2 * options_.request_timeout;  // a page of up to 500 objects
+  return Do("list", gvr.resource, std::move(r), true);
 }
 
 StatusOr<std::vector<json>> RestClient::ListAll(const GroupVersionResource& gvr, const std::string& ns,
@@ -74,23 +130,23 @@ StatusOr<std::vector<json>> RestClient::ListAll(const GroupVersionResource& gvr,
 }
 
 StatusOr<json> RestClient::Create(const GroupVersionResource& gvr, const std::string& ns, const json& object) {
-  return Do("create", {"POST", ResourcePath(gvr, ns), object.dump()}, false);
+  return Do("create", gvr.resource, Request("POST", ResourcePath(gvr, ns), object.dump()), false);
 }
 
 StatusOr<json> RestClient::Update(const GroupVersionResource& gvr, const std::string& ns, const std::string& name,
                                   const json& object, const std::string& subresource) {
   // A PUT carries resourceVersion: repeating it after a lost response yields Conflict, never a
   // double write.
-  return Do("update", {"PUT", ResourcePath(gvr, ns, name, subresource), object.dump()}, true);
+  return Do("update", gvr.resource, Request("PUT", ResourcePath(gvr, ns, name, subresource), object.dump()), true);
 }
 
 StatusOr<json> RestClient::Patch(const GroupVersionResource& gvr, const std::string& ns, const std::string& name,
                                  PatchType type, const json& patch, const std::string& subresource) {
-  HttpRequest r{"PATCH", ResourcePath(gvr, ns, name, subresource), patch.dump()};
+  HttpRequest r = Request("PATCH", ResourcePath(gvr, ns, name, subresource), patch.dump());
   r.content_type = type == PatchType::kMerge  ? "application/merge-patch+json"
                    : type == PatchType::kJson ? "application/json-patch+json"
                                               : "application/strategic-merge-patch+json";
-  return Do("patch", std::move(r), type != PatchType::kJson);
+  return Do("patch", gvr.resource, std::move(r), type != PatchType::kJson);
 }
 
 Status RestClient::Delete(const GroupVersionResource& gvr, const std::string& ns, const std::string& name,
@@ -100,15 +156,21 @@ Status RestClient::Delete(const GroupVersionResource& gvr, const std::string& ns
   if (!options.precondition_uid.empty()) body["preconditions"]["uid"] = options.precondition_uid;
   if (!options.precondition_resource_version.empty())
     body["preconditions"]["resourceVersion"] = options.precondition_resource_version;
-  return Do("delete", {"DELETE", ResourcePath(gvr, ns, name), body.dump()}, true).status();
+  return Do("delete", gvr.resource, Request("DELETE", ResourcePath(gvr, ns, name), body.dump()), true).status();
 }
 
 Status RestClient::Watch(const GroupVersionResource& gvr, const std::string& ns, ListOptions options,
                          const ByteSink& on_bytes, std::stop_token stop) {
   options.watch = true;
-  bucket_.Accept(stop);
+  if (!bucket_.Accept(stop) || options_.abort.stop_requested()) return CancelledError("watch: stopping");
   HttpRequest r{"GET", ResourcePath(gvr, ns) + ListQuery(options)};
-  r.timeout = std::chrono::milliseconds(0);
+  // The server ends the watch after timeoutSeconds; a minute more is a server that did not.
+  r.timeout = options.timeout
+                  ? std::chrono::duration_cast<std::chrono::milliseconds>(*options.timeout) + std::chrono::minutes(1)
+                  : std::chrono::milliseconds(0);
+  r.response_timeout = options_.request_timeout;
+  r.idle_timeout = options_.watch_idle_timeout;
+  r.abort = options_.abort;
   auto start = clock_.SteadyNow();
   Status s = transport_.Stream(r, on_bytes, stop);
   if (observer_)

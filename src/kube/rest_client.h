@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <stop_token>
 #include <string>
 #include <vector>
@@ -13,6 +14,8 @@
 #include <nlohmann/json.hpp>
 
 #include "common/clock.h"
+#include "common/log_throttle.h"
+#include "common/logging.h"
 #include "common/status.h"
 #include "common/token_bucket.h"
 #include "kube/http_transport.h"
@@ -20,12 +23,25 @@
 
 namespace tfjob::kube {
 
+// Every limit here is named in docs/operator.md (section 2, "API requests").
 struct RestClientOptions {
   double qps = 100;
   int burst = 200;
   int max_retries = 5;                             // for 429 and transient failures
   std::chrono::milliseconds initial_backoff{200};  // doubles per retry
   std::chrono::milliseconds max_backoff{10000};
+  std::chrono::seconds max_retry_after{30};  // a longer Retry-After is cut to this
+  // Each non-watch request (a list page gets twice this); for a watch, the wait for the
+  // server's response headers.
+  std::chrono::milliseconds request_timeout{30000};
+  // A watch that received no byte for this long is dropped and resumed (the server sends a
+  // bookmark about once a minute).
+  std::chrono::milliseconds watch_idle_timeout{120000};
+  // When requested, in-flight requests end at once and new ones fail, with kCancelled
+  // (shutdown); retry waits end too.
+  std::stop_token abort;
+  // One "API request failed" line per verb+resource+cause per this interval.
+  std::chrono::seconds failure_log_interval{10};
 };
 
 enum class PatchType { kMerge, kJson, kStrategicMerge };
@@ -49,6 +65,11 @@ class RestClient {
 
   // Observer called after every HTTP request (thread-safe callers only). Set before use.
   void set_observer(std::function<void(const RequestRecord&)> observer) { observer_ = std::move(observer); }
+  // Where failed requests are logged (warning "API request failed", rate-limited per
+  // verb+resource+cause, with the cause, the attempt's elapsed time and the delay until the
+  // next try). Set before use.
+  void set_logger(Logger log) { log_ = std::move(log); }
+  Clock& clock() const { return clock_; }
 
   StatusOr<nlohmann::json> Get(const GroupVersionResource& gvr, const std::string& ns, const std::string& name,
                                const std::string& subresource = "");
@@ -69,13 +90,20 @@ class RestClient {
                std::stop_token stop);
 
  private:
-  StatusOr<nlohmann::json> Do(const std::string& verb, HttpRequest request, bool idempotent);
+  StatusOr<nlohmann::json> Do(const std::string& verb, const std::string& resource, HttpRequest request,
+                              bool idempotent);
+  HttpRequest Request(std::string method, std::string path, std::string body = "") const;
+  void LogFailure(const std::string& verb, const std::string& resource, const HttpRequest& request,
+                  const Status& status, long code, std::chrono::nanoseconds elapsed, int attempt,
+                  std::optional<std::chrono::nanoseconds> retry_in);
 
   HttpTransport& transport_;
   Clock& clock_;
   RestClientOptions options_;
   TokenBucket bucket_;
   std::function<void(const RequestRecord&)> observer_;
+  Logger log_ = Logger().With({{"component", "kube-client"}});
+  LogThrottle failure_log_;
 };
 
 }  // namespace tfjob::kube

@@ -1,5 +1,6 @@
 #include "kube/rest_client.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "common/fake_clock.h"
@@ -127,6 +128,85 @@ TEST(RestClient, NetworkFailureIsUnavailableWithContext) {
   auto r = client.Create(kPods, "ns", json::object());
   EXPECT_EQ(r.status().code(), StatusCode::kUnavailable);
   EXPECT_EQ(t.requests().size(), 4u);  // nothing reached the server: safe to retry a create
+}
+
+// Issue 17 item 16: failing requests used to be silent (six minutes against a server that never
+// answers). Each is now logged with its cause and the attempt's elapsed time, at most once per
+// verb+resource+cause per interval, with the count held back.
+TEST(RestClient, Issue17FailuresAreLoggedWithCauseElapsedAndRetryDelayRateLimited) {
+  FakeTransport t;
+  FakeClock clock;
+  t.set_handler([&](const HttpRequest&) -> StatusOr<HttpResponse> {
+    clock.Advance(std::chrono::seconds(3));  // the attempt took 3 s
+    return DeadlineExceededError("GET https://h/api/v1/namespaces/ns/pods/p: timeout: Operation timed out");
+  });
+  RestClientOptions o = Fast();
+  o.max_retries = 2;
+  o.initial_backoff = std::chrono::milliseconds(800);
+  RestClient client(t, clock, o);
+  ::testing::internal::CaptureStderr();
+  auto r = client.Get(kPods, "ns", "p");  // attempts at 0 s, 3.8 s, 8.6 s: one line, two held back
+  clock.Advance(std::chrono::seconds(20));
+  auto r2 = client.Get(kPods, "ns", "q");  // a new interval: logged with suppressed=2
+  std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(r.status().code(), StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(r2.status().code(), StatusCode::kDeadlineExceeded);
+  std::vector<std::string> lines;
+  for (size_t at = 0, nl; (nl = log.find('\n', at)) != std::string::npos; at = nl + 1)
+    if (log.find("API request failed", at) < nl) lines.push_back(log.substr(at, nl - at));
+  ASSERT_EQ(lines.size(), 2u) << log;
+  EXPECT_THAT(lines[0], ::testing::HasSubstr("cause=timeout"));
+  EXPECT_THAT(lines[0], ::testing::HasSubstr("path=/api/v1/namespaces/ns/pods/p"));
+  EXPECT_THAT(lines[0], ::testing::HasSubstr("elapsed=3s"));
+  EXPECT_THAT(lines[0], ::testing::HasSubstr("retry_in=800ms"));
+  EXPECT_THAT(lines[1], ::testing::HasSubstr("suppressed=2"));
+  EXPECT_THAT(lines[1], ::testing::HasSubstr("attempt=1"));
+}
+
+TEST(RestClient, Issue17RequestsCarryTheTimeoutAndAHostileRetryAfterIsCapped) {
+  FakeTransport t;
+  int calls = 0;
+  t.set_handler([&](const HttpRequest&) -> StatusOr<HttpResponse> {
+    if (++calls == 1) return HttpResponse{429, R"({"kind":"Status","reason":"TooManyRequests"})", 1000000};
+    return HttpResponse{200, "{}"};
+  });
+  FakeClock clock;
+  RestClientOptions o = Fast();
+  o.request_timeout = std::chrono::seconds(7);
+  RestClient client(t, clock, o);
+  ::testing::internal::CaptureStderr();
+  ASSERT_TRUE(client.Get(kPods, "ns", "p").ok());
+  (void)::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(clock.slept(), std::chrono::seconds(30));  // max_retry_after, not 11 days
+  ASSERT_TRUE(client.List(kPods, "ns", {}).ok());
+  auto reqs = t.requests();
+  ASSERT_EQ(reqs.size(), 3u);
+  EXPECT_EQ(reqs[0].timeout, std::chrono::seconds(7));
+  EXPECT_EQ(reqs[2].timeout, std::chrono::seconds(14));  // a list page: twice
+}
+
+// Issue 17 item 16: SIGTERM must end what is in flight. A requested abort ends a retry wait and
+// refuses new requests, with kCancelled and no log line.
+TEST(RestClient, Issue17AbortEndsRetriesAndNewRequests) {
+  FakeTransport t;
+  std::stop_source abort;
+  t.set_handler([&](const HttpRequest& r) -> StatusOr<HttpResponse> {
+    EXPECT_FALSE(r.abort.stop_requested());
+    abort.request_stop();  // SIGTERM arrives during the first attempt
+    return HttpResponse{503, "{}"};
+  });
+  FakeClock clock;
+  RestClientOptions o = Fast();
+  o.abort = abort.get_token();
+  RestClient client(t, clock, o);
+  ::testing::internal::CaptureStderr();
+  auto r = client.Get(kPods, "ns", "p");
+  auto r2 = client.Get(kPods, "ns", "p");
+  (void)::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(t.requests().size(), 1u);  // no retry after the abort
+  EXPECT_EQ(r.status().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(r2.status().code(), StatusCode::kCancelled);
+  EXPECT_TRUE(t.requests()[0].abort.stop_possible());  // the transport sees the abort too
 }
 
 }  // namespace

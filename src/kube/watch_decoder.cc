@@ -6,40 +6,83 @@
 
 namespace tfjob::kube {
 
+namespace {
+
+StatusOr<WatchEvent> DecodeLine(std::string_view line) {
+  try {
+    auto j = nlohmann::json::parse(line);
+    std::string type = api::StringField(j, "type");
+    WatchEvent e;
+    if (type == "ADDED")
+      e.type = WatchEventType::kAdded;
+    else if (type == "MODIFIED")
+      e.type = WatchEventType::kModified;
+    else if (type == "DELETED")
+      e.type = WatchEventType::kDeleted;
+    else if (type == "BOOKMARK")
+      e.type = WatchEventType::kBookmark;
+    else if (type == "ERROR")
+      e.type = WatchEventType::kError;
+    else
+      return DataLossError("undecodable watch event: unknown event type \"" + type.substr(0, 64) + "\"");
+    if (!j.contains("object") || !j["object"].is_object())
+      return DataLossError("undecodable watch event: event without an object");
+    e.object = std::move(j["object"]);
+    return e;
+  } catch (const std::exception& ex) {
+    return DataLossError(std::string("undecodable watch event: ") + ex.what());
+  }
+}
+
+}  // namespace
+
 std::vector<WatchEvent> WatchDecoder::Feed(std::string_view chunk, std::vector<Status>* errors) {
   std::vector<WatchEvent> events;
-  buffer_.append(chunk);
+  auto too_long = [&] {
+    if (errors != nullptr)
+      errors->push_back(
+          DataLossError("watch event longer than the limit of " + std::to_string(max_event_bytes_) + " bytes"));
+  };
+  auto line_done = [&](std::string_view line) {
+    if (line.size() > max_event_bytes_) return too_long();
+    if (line.find_first_not_of(" \r\t") == std::string_view::npos) return;
+    StatusOr<WatchEvent> e = DecodeLine(line);
+    if (e.ok())
+      events.push_back(std::move(e).value());
+    else if (errors != nullptr)
+      errors->push_back(e.status());
+  };
+  if (broken_) return events;
+  // Only the new bytes are searched: the buffer never holds a newline, so a long line costs
+  // linear time however finely it is split.
   size_t start = 0;
   for (;;) {
-    size_t nl = buffer_.find('\n', start);
-    if (nl == std::string::npos) break;
-    std::string_view line(buffer_.data() + start, nl - start);
+    size_t nl = chunk.find('\n', start);
+    if (nl == std::string_view::npos) break;
+    std::string_view piece = chunk.substr(start, nl - start);
     start = nl + 1;
-    if (line.find_first_not_of(" \r\t") == std::string_view::npos) continue;
-    try {
-      auto j = nlohmann::json::parse(line);
-      std::string type = api::StringField(j, "type");
-      WatchEvent e;
-      if (type == "ADDED")
-        e.type = WatchEventType::kAdded;
-      else if (type == "MODIFIED")
-        e.type = WatchEventType::kModified;
-      else if (type == "DELETED")
-        e.type = WatchEventType::kDeleted;
-      else if (type == "BOOKMARK")
-        e.type = WatchEventType::kBookmark;
-      else if (type == "ERROR")
-        e.type = WatchEventType::kError;
-      else
-        throw std::invalid_argument("unknown event type \"" + type + "\"");
-      if (!j.contains("object") || !j["object"].is_object()) throw std::invalid_argument("event without an object");
-      e.object = std::move(j["object"]);
-      events.push_back(std::move(e));
-    } catch (const std::exception& ex) {
-      if (errors != nullptr) errors->push_back(DataLossError(std::string("undecodable watch event: ") + ex.what()));
+    if (buffer_.empty()) {
+      line_done(piece);
+    } else {
+      if (buffer_.size() + piece.size() > max_event_bytes_) {
+        buffer_.clear();
+        too_long();
+        continue;
+      }
+      buffer_.append(piece);
+      std::string line = std::move(buffer_);
+      buffer_.clear();
+      line_done(line);
     }
   }
-  buffer_.erase(0, start);
+  std::string_view rest = chunk.substr(start);
+  if (buffer_.size() + rest.size() > max_event_bytes_) {
+    std::string().swap(buffer_);
+    broken_ = true;
+    too_long();
+    return events;
+  }
+  buffer_.append(rest);
   return events;
 }
 

@@ -20,16 +20,28 @@ struct WatchEvent {
   nlohmann::json object;  // the object; for kError the metav1.Status
 };
 
+// The largest event line accepted (docs/operator.md, section 2). The API server refuses objects
+// over 1.5 MiB (etcd's limit), so a longer line is a broken or hostile stream.
+inline constexpr size_t kMaxWatchEventBytes = 16 * 1024 * 1024;
+
 class WatchDecoder {
  public:
+  explicit WatchDecoder(size_t max_event_bytes = kMaxWatchEventBytes) : max_event_bytes_(max_event_bytes) {}
+
   // Appends a chunk; returns the events completed by it (possibly none). A line that is not a
-  // watch event yields a kDataLoss status in `errors` and is skipped.
+  // watch event, or is longer than max_event_bytes, yields a kDataLoss status in `errors` and
+  // is skipped. Work is linear in the bytes fed, however they are split.
   std::vector<WatchEvent> Feed(std::string_view chunk, std::vector<Status>* errors = nullptr);
-  // Bytes buffered waiting for the end of their line.
+  // Bytes buffered waiting for the end of their line (never more than max_event_bytes).
   size_t pending() const { return buffer_.size(); }
+  // True once an unfinished line grew past max_event_bytes: its bytes were dropped, the stream
+  // can no longer be followed, and the caller must end it (and watch again).
+  bool broken() const { return broken_; }
 
  private:
-  std::string buffer_;
+  const size_t max_event_bytes_;
+  std::string buffer_;  // an unfinished line: holds no '\n'
+  bool broken_ = false;
 };
 
 // For an ERROR event: the Status it carries (410 Expired -> kGone).

@@ -73,6 +73,33 @@ TEST(WatchDecoder, PartialLineWaitsAndGarbageIsReportedNotThrown) {
   EXPECT_EQ(errors[0].code(), StatusCode::kDataLoss);
 }
 
+// Issue 17: a line without a newline (100 MB from a hostile server) used to be buffered whole;
+// the decoder now stops at its cap, reports it and marks the stream broken.
+TEST(WatchDecoder, Issue17AnEndlessLineIsCappedAndBreaksTheStream) {
+  WatchDecoder d(1024);
+  std::vector<Status> errors;
+  std::string chunk(100, ' ');
+  for (int i = 0; i < 1000 && !d.broken(); ++i) EXPECT_TRUE(d.Feed(chunk, &errors).empty());
+  EXPECT_TRUE(d.broken());
+  EXPECT_LE(d.pending(), 1024u);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].code(), StatusCode::kDataLoss);
+  EXPECT_EQ(errors[0].message(), "watch event longer than the limit of 1024 bytes");
+  EXPECT_TRUE(d.Feed("\n{\"type\":\"ADDED\",\"object\":{}}\n").empty());  // nothing more from a broken stream
+}
+
+TEST(WatchDecoder, Issue17ACompleteLineOverTheCapIsSkipped) {
+  WatchDecoder d(64);
+  std::vector<Status> errors;
+  std::string line = R"({"type":"ADDED","object":{"a":")" + std::string(100, 'x') + "\"}}\n";
+  auto events = d.Feed(line + R"({"type":"ADDED","object":{}})"
+                              "\n",
+                       &errors);
+  EXPECT_EQ(events.size(), 1u);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_FALSE(d.broken());
+}
+
 TEST(WatchErrorStatus, GoneForExpired) {
   WatchDecoder d;
   auto events = d.Feed(kStream);

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <condition_variable>
+#include <cstdlib>
 #include <mutex>
 #include <random>
 
@@ -21,6 +22,31 @@
 
 namespace tfjob::operator_ {
 namespace {
+
+// The longest the operator takes to exit after a stop request, whatever is in flight: below the
+// Deployment's terminationGracePeriodSeconds (15 s in config/manager). Normally it is much
+// shorter: in-flight requests are aborted at once and the lease release has 2 x 2.5 s at most.
+constexpr std::chrono::seconds kShutdownLimit{12};
+// How long queued events may take to be written at shutdown.
+constexpr std::chrono::seconds kEventFlushLimit{2};
+
+// Ends the process kShutdownLimit after `begin` fires unless the thread is stopped first (by
+// RunOperator returning): a hung call cannot keep the pod past its grace period.
+std::jthread ShutdownWatchdog(std::stop_token begin, Logger log) {
+  return std::jthread([begin, log](std::stop_token done) {
+    std::mutex m;
+    std::condition_variable_any cv;
+    std::stop_callback wake(begin, [&] {
+      std::lock_guard lock(m);
+      cv.notify_all();
+    });
+    std::unique_lock lock(m);
+    if (!cv.wait(lock, done, [&] { return begin.stop_requested(); })) return;
+    if (cv.wait_for(lock, done, kShutdownLimit, [] { return false; }) || done.stop_requested()) return;
+    log.Error("shutdown did not finish in time; exiting now", {{"limit", FormatDuration(kShutdownLimit)}});
+    std::_Exit(1);
+  });
+}
 
 std::string Identity() {
   char host[256] = {0};
@@ -49,8 +75,18 @@ int RunOperator(const OperatorOptions& options, const std::map<std::string, std:
   RealClock clock;
   kube::CurlTransport transport(*config, clock);
   controller::Registry registry;
-  kube::RestClient client(transport, clock, {.qps = options.kube_api_qps, .burst = options.kube_api_burst});
+  // `abort` ends every in-flight request of the controller at once when the process stops (or
+  // the lease is lost); the lease and the events have their own (see below).
+  std::stop_source abort;
+  std::stop_callback abort_on_stop(stop, [&] { abort.request_stop(); });
+  std::jthread watchdog = ShutdownWatchdog(abort.get_token(), log);
+  kube::RestClientOptions client_options{.qps = options.kube_api_qps, .burst = options.kube_api_burst};
+  client_options.request_timeout =
+      std::chrono::milliseconds(static_cast<long long>(options.kube_api_timeout_seconds * 1000));
+  client_options.abort = abort.get_token();
+  kube::RestClient client(transport, clock, client_options);
   client.set_observer(controller::RestClientMetrics(registry));
+  client.set_logger(log.With({{"client", "controller"}}));
 
   // A missing PodGroup CRD is a start-up error (spec 2.8), named clearly.
   auto gang = tfjob::core::GangSchedulerFor(options.gang_scheduler_name);
@@ -58,6 +94,7 @@ int RunOperator(const OperatorOptions& options, const std::map<std::string, std:
     std::string crd = gang == tfjob::core::GangScheduler::kVolcano ? "podgroups.scheduling.volcano.sh"
                                                                    : "podgroups.scheduling.x-k8s.io";
     auto found = client.Get(kube::kCrds, "", crd);
+    if (stop.stop_requested()) return 0;
     if (!found.ok() && IsNotFound(found.status())) {
       log.Error("gang scheduling needs the PodGroup CRD; crd might be missing, please install crd", {{"crd", crd}});
       return 2;
@@ -71,11 +108,17 @@ int RunOperator(const OperatorOptions& options, const std::map<std::string, std:
   // Events have a client of their own (its own token bucket, as controller-runtime's event
   // broadcaster has): sharing --kube-api-qps with them would slow pod and service creation by a
   // quarter at 20 QPS (bench/README.md). The recorder's own 5/s limit still bounds them.
-  kube::RestClient event_client(transport, clock, {.qps = options.kube_api_qps, .burst = options.kube_api_burst});
+  // Its requests are aborted only after the shutdown flush (kEventFlushLimit).
+  std::stop_source abort_events;
+  kube::RestClientOptions event_options = client_options;
+  event_options.abort = abort_events.get_token();
+  kube::RestClient event_client(transport, clock, event_options);
   event_client.set_observer(controller::RestClientMetrics(registry));
+  event_client.set_logger(log.With({{"client", "events"}}));
   controller::EventRecorder events(event_client, clock, log, &registry);
   TfJobController controller(client, clock, registry, events, options, log);
   const bool leader_elect = options.leader_elect.value_or(config->source == "in-cluster");
+  std::unique_ptr<kube::RestClient> lease_client;
   std::unique_ptr<controller::KubeLeaseLock> lease;
   std::unique_ptr<controller::LeaderElector> elector;
   std::atomic<bool> lost{false};
@@ -129,6 +172,7 @@ int RunOperator(const OperatorOptions& options, const std::map<std::string, std:
   }
   if (stop.stop_requested()) {
     controller.Stop();
+    events.Stop();
     return 0;
   }
   log.Info("caches synced", {});
@@ -139,8 +183,14 @@ int RunOperator(const OperatorOptions& options, const std::map<std::string, std:
     std::string lease_ns = !options.leader_election_namespace.empty() ? options.leader_election_namespace
                            : !config->ns.empty()                      ? config->ns
                                                                       : "default";
-    lease = std::make_unique<controller::KubeLeaseLock>(client, lease_ns, options.leader_election_id);
     controller::LeaderElectionConfig lc;
+    // Not aborted at shutdown, so that the lease can still be released; its requests are short
+    // and never retried by the client (KubeLeaseLock::ClientOptions), which bounds the release.
+    lease_client = std::make_unique<kube::RestClient>(
+        transport, clock, controller::KubeLeaseLock::ClientOptions(lc.renew_deadline, client_options));
+    lease_client->set_observer(controller::RestClientMetrics(registry));
+    lease_client->set_logger(log.With({{"client", "leader-election"}}));
+    lease = std::make_unique<controller::KubeLeaseLock>(*lease_client, lease_ns, options.leader_election_id);
     lc.identity = Identity();
     lc.on_started_leading = [&] { controller.StartWorkers(); };
     lc.on_stopped_leading = [&] {
@@ -157,12 +207,14 @@ int RunOperator(const OperatorOptions& options, const std::map<std::string, std:
     cv.wait(lock, stop, [&] { return lost.load(); });
   }
   log.Info(lost ? "leader election lost; exiting" : "stopping", {});
-  controller.Stop();  // stop taking work; in-flight reconciles finish
+  abort.request_stop();  // in-flight requests end at once, so the reconciles below finish fast
+  controller.Stop();     // stop taking work; in-flight reconciles finish
   if (election.joinable()) {
     election.request_stop();  // releases the lease
     election.join();
   }
-  events.Flush();
+  if (!events.Flush(kEventFlushLimit)) log.Warning("events still queued at shutdown are dropped", {});
+  abort_events.request_stop();
   events.Stop();
   webhook.Stop();
   health.Stop();

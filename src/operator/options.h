@@ -15,6 +15,7 @@ struct OperatorOptions {
   int workers = 4;                                  // --workers
   double kube_api_qps = 100;                        // --kube-api-qps
   int kube_api_burst = 200;                         // --kube-api-burst
+  double kube_api_timeout_seconds = 30;             // --kube-api-timeout (per request)
   std::string metrics_bind_address = ":8080";       // --metrics-bind-address ("0" disables)
   std::string health_probe_bind_address = ":8081";  // --health-probe-bind-address
   std::optional<bool> leader_elect;                 // --leader-elect (default: true in-cluster)
