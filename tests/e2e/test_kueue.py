@@ -176,7 +176,9 @@ def test_kueue_suspends_admits_in_quota_order_and_releases(kube, queue):
     # Over quota: the other two wait, suspended, with nothing created.
     for name in ("second", "third"):
         assert suspended(kube, ns, name) and pods(kube, ns, name) == {} and services(kube, ns, name) == []
-        assert ("Suspended", "True") in conditions(kube, ns, name)
+        # Created suspended: the operator made nothing and says so, and the job never started.
+        assert conditions(kube, ns, name) == [("Created", "True"), ("Suspended", "True")]
+        assert "startTime" not in job_status(kube, ns, name)
         assert not wl_true(kube, ns, name, "QuotaReserved")
     assert cq_usage(kube, ns) == (1, 1, "1500m")
 
