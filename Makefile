@@ -9,7 +9,7 @@ export PATH := /usr/local/go/bin:$(PATH)
 JOBS ?= $(shell nproc)
 FUZZ_SECONDS ?= 60
 
-.PHONY: all deps build test test-unit test-local test-hostile test-tensorflow test-asan test-tsan test-fuzz test-e2e chaos demo bench fuzz check-headers format tidy clean control-plane sdk-venv
+.PHONY: all deps build test test-unit test-local test-hostile test-tensorflow test-asan test-tsan test-fuzz test-e2e chaos demo bench fuzz check-headers format tidy clean control-plane kueue sdk-venv
 
 all: build
 
@@ -70,13 +70,19 @@ test-tensorflow: build
 control-plane: deps
 	scripts/build-k8s >/dev/null
 
+# Kueue's manager, CRDs and webhook manifests from its Go module (pinned in scripts/versions.env),
+# cached in ~/.cache/tfjob/kueue-<version>, for tests/e2e/test_kueue.py.
+kueue: deps
+	scripts/build-kueue >/dev/null
+
 # Kubeflow's Python SDK (kubeflow-training, pinned) in a venv cached outside the clone, for
 # tests/e2e/test_sdk.py (which calls the script too: a no-op once installed).
 sdk-venv: deps
 	scripts/sdk-venv >/dev/null
 
-# End-to-end: a real control plane (etcd, kube-apiserver, controller-manager, scheduler, KWOK).
-test-e2e: build control-plane sdk-venv
+# End-to-end: a real control plane (etcd, kube-apiserver, controller-manager, scheduler, KWOK),
+# and real Kueue for tests/e2e/test_kueue.py.
+test-e2e: build control-plane kueue sdk-venv
 	tests/e2e/run
 
 # The operator SIGKILLed at random points, with more trials than make test's 30

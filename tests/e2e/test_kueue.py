@@ -1,115 +1,265 @@
-"""The Kueue contract (issue 8; spec 3.12 and section 6; regressions R07-R09), tested without
-Kueue by doing with kubectl what Kueue's TFJob integration does: create the job suspended, admit it
-by writing each replica template's nodeSelector, tolerations, labels and annotations and then
-setting suspend false, preempt it by setting suspend true (and restoring the templates), and read
-back what Kueue reads: the Succeeded/Failed conditions and replicaStatuses[*].active."""
+"""The Kueue contract (issues 8 and 16; spec 3.12 and section 6; regressions R07-R09) against real
+Kueue (tests/e2e/kueue.py: scripts/build-kueue's manager, its CRDs, its webhooks by URL, the
+kubeflow.org/tfjob integration, waitForPodsReady on). A TFJob with the queue-name label is
+suspended by Kueue's webhook, admitted in order of quota with the flavour's node selector, runs,
+finishes and releases its quota; a higher-priority workload preempts it (with and without
+ttlSecondsAfterFinished, trainer#2239); a job whose pods never start is evicted by Kueue's
+PodsReady timeout. What Kueue reads of ours: Running (PodsReady), Succeeded/Failed (Finished) and
+replicaStatuses[*].active (still active while suspended)."""
 import json
 import time
+import uuid
+
+import pytest
 
 from conftest import wait_for
-from test_operator import conditions, container, ends, job_status, operator, pods, tfjob  # noqa: F401
+from kueue import NAMESPACE_LABEL, PODS_READY_TIMEOUT_S, Kueue
+from test_operator import conditions, ends, job_status, operator, pods, tfjob  # noqa: F401
 
-QUEUE = {"kueue.x-k8s.io/queue-name": "user-queue"}
+FLAVOR = "e2e-kwok"
+# The flavour's node labels: every KWOK node of scripts/test-cluster carries type=kwok and has
+# cpu 32, memory 256Gi, pods 110 allocatable (tests/e2e/manifests/kwok-stages.yaml).
+FLAVOR_LABELS = {"type": "kwok"}
+QUEUE = "user-queue"
 
 
-def kueue_job(name, worker_template):
-    job = tfjob(name, {"PS": {"template": container()}, "Worker": {"replicas": 2, "template": worker_template}},
-                {"suspend": True})
-    job["metadata"]["labels"] = dict(QUEUE)
+@pytest.fixture(scope="module")
+def kueue(kube, tfjob_crd):
+    k = Kueue(kube).start()
+    try:
+        kube.apply({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": FLAVOR},
+                    "spec": {"nodeLabels": FLAVOR_LABELS}})
+        for name, value in (("low", 100), ("high", 1000)):
+            kube.apply({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "WorkloadPriorityClass",
+                        "metadata": {"name": f"e2e-{name}"}, "value": value})
+        yield k
+    finally:
+        code = k.stop()
+    assert code == 0, f"Kueue did not stop cleanly on SIGTERM; log:\n{k.tail()}"
+
+
+@pytest.fixture
+def queue(kube, kueue, operator):
+    """A namespace Kueue manages, with a LocalQueue on its own ClusterQueue. Call it with the
+    ClusterQueue's cpu quota (and preemption policy) to create them; returns the namespace."""
+    made = []
+
+    def make(cpu, preemption=None):
+        ns = "kueue-" + uuid.uuid4().hex[:8]
+        kube("create", "namespace", ns)
+        kube("label", "namespace", ns, f"{NAMESPACE_LABEL}=true")
+        cq = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": ns},
+              "spec": {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": ns}},
+                       "queueingStrategy": "StrictFIFO",
+                       "resourceGroups": [{"coveredResources": ["cpu", "memory"], "flavors": [
+                           {"name": FLAVOR, "resources": [{"name": "cpu", "nominalQuota": cpu},
+                                                          {"name": "memory", "nominalQuota": "64Gi"}]}]}]}}
+        if preemption:
+            cq["spec"]["preemption"] = preemption
+        kube.apply(cq)
+        made.append(ns)
+        kube.apply({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
+                    "metadata": {"name": QUEUE, "namespace": ns}, "spec": {"clusterQueue": ns}})
+        wait_for(lambda: active_cq(kube, ns), what=f"ClusterQueue {ns} Active")
+        return ns
+
+    yield make
+    # While Kueue still runs, so that its finalizers are removed and nothing is left behind.
+    for ns in made:
+        kube.run("delete", "tfjobs", "--all", "-n", ns, "--timeout=60s", check=False)
+        kube.run("delete", "namespace", ns, "--timeout=90s", check=False)
+        kube.run("delete", "clusterqueue", ns, "--timeout=60s", check=False)
+
+
+def active_cq(kube, name):
+    cq = kube.get("clusterqueue", name)
+    return any(c["type"] == "Active" and c["status"] == "True" for c in cq.get("status", {}).get("conditions", []))
+
+
+def replica(n, cpu, annotations=None, **spec):
+    """A replica spec of n pods, each asking for cpu (and 1Gi of memory)."""
+    container = {"name": "tensorflow", "image": "tensorflow/tensorflow:2.16.1",
+                 "resources": {"requests": {"cpu": cpu, "memory": "1Gi"}, "limits": {"cpu": cpu, "memory": "1Gi"}}}
+    return {"replicas": n, "template": {"metadata": {"annotations": annotations or {}},
+                                        "spec": dict({"containers": [container]}, **spec)}}
+
+
+def queued_job(name, replicas, priority=None, **run_policy):
+    """A TFJob as a user submits it to Kueue: the queue-name label, not suspended."""
+    job = tfjob(name, replicas, run_policy or None)
+    job["metadata"]["labels"] = {"kueue.x-k8s.io/queue-name": QUEUE}
+    if priority:
+        job["metadata"]["labels"]["kueue.x-k8s.io/priority-class"] = f"e2e-{priority}"
     return job
 
 
-def admit(kube, ns, name, flavor):
-    """Kueue's RunWithPodSetsInfo: one pod set per replica type, then unsuspend, in one update."""
-    job = kube.get("tfjob", name, ns)
-    for rtype, spec in job["spec"]["tfReplicaSpecs"].items():
-        t = spec["template"]
-        t.setdefault("metadata", {}).setdefault("labels", {})["kueue.x-k8s.io/podset"] = rtype.lower()
-        t["metadata"].setdefault("annotations", {})["kueue.x-k8s.io/workload"] = f"tfjob-{name}"
-        t["spec"]["nodeSelector"] = {"flavor": flavor}
-        t["spec"]["tolerations"] = [{"key": "flavor", "operator": "Equal", "value": flavor, "effect": "NoSchedule"}]
-    job["spec"]["runPolicy"]["suspend"] = False
-    kube("replace", "-f", "-", stdin=json.dumps(job))
+def submit(kube, ns, job):
+    """Creates the job; returns the object as stored (after Kueue's mutating webhook)."""
+    r = kube.run("create", "-n", ns, "-o", "json", "-f", "-", stdin=json.dumps(job))
+    return json.loads(r.stdout)
 
 
-def preempt(kube, ns, name):
-    """Kueue's stop: suspend, then RestorePodSetsInfo (the templates as they were before admission)."""
-    job = kube.get("tfjob", name, ns)
-    job["spec"]["runPolicy"]["suspend"] = True
-    for spec in job["spec"]["tfReplicaSpecs"].values():
-        t = spec["template"]
-        t["metadata"]["labels"].pop("kueue.x-k8s.io/podset")
-        t["metadata"]["annotations"].pop("kueue.x-k8s.io/workload")
-        t["spec"].pop("nodeSelector")
-        t["spec"].pop("tolerations")
-    kube("replace", "-f", "-", stdin=json.dumps(job))
+def workload(kube, ns, job):
+    """The Workload Kueue made for the TFJob (owned by it)."""
+    for w in kube.get("workloads", None, ns)["items"]:
+        if any(o["kind"] == "TFJob" and o["name"] == job for o in w["metadata"].get("ownerReferences", [])):
+            return w
+    return None
 
 
-def services(kube, ns):
-    return [s["metadata"]["name"] for s in kube.get("services", None, ns)["items"]]
+def wl_condition(kube, ns, job, ctype):
+    w = workload(kube, ns, job)
+    for c in (w or {}).get("status", {}).get("conditions", []):
+        if c["type"] == ctype:
+            return c
+    return None
+
+
+def wl_true(kube, ns, job, ctype, reason=None):
+    c = wl_condition(kube, ns, job, ctype)
+    return c is not None and c["status"] == "True" and (reason is None or c["reason"] == reason)
+
+
+def suspended(kube, ns, name):
+    return kube.get("tfjob", name, ns)["spec"]["runPolicy"].get("suspend") is True
 
 
 def active(kube, ns, name):
     return {t: rs.get("active", 0) for t, rs in job_status(kube, ns, name).get("replicaStatuses", {}).items()}
 
 
-def label_flavor_nodes(kube):
-    """Kueue's ResourceFlavors select nodes by label: give two KWOK nodes one flavour each."""
-    nodes = sorted(n["metadata"]["name"] for n in kube.get("nodes")["items"])
-    for node, flavor in zip(nodes, ["spot", "on-demand"]):
-        kube("label", "node", node, f"flavor={flavor}", "--overwrite")
+def cq_usage(kube, ns):
+    """(reserving workloads, admitted workloads, cpu in use) of the ClusterQueue."""
+    st = kube.get("clusterqueue", ns).get("status", {})
+    cpu = [r.get("total", "0") for f in st.get("flavorsReservation", []) for r in f["resources"] if r["name"] == "cpu"]
+    return st.get("reservingWorkloads", 0), st.get("admittedWorkloads", 0), cpu[0] if cpu else "0"
 
 
-def test_kueue_admission_preemption_and_completion(kube, namespace, operator):
-    label_flavor_nodes(kube)
-    kube.apply(kueue_job("queued", container(ends(0, "6s"))), namespace)
-    # Created suspended: nothing at all, and Kueue sees Suspended.
-    wait_for(lambda: ("Suspended", "True") in conditions(kube, namespace, "queued"), what="Suspended")
-    time.sleep(2)
-    assert pods(kube, namespace, "queued") == {} and services(kube, namespace) == []
-    assert conditions(kube, namespace, "queued") == [("Created", "True"), ("Suspended", "True")]
-    assert "startTime" not in job_status(kube, namespace, "queued")
+def services(kube, ns, job):
+    return [s["metadata"]["name"] for s in kube.get("services", None, ns)["items"]
+            if s["metadata"].get("labels", {}).get("training.kubeflow.org/job-name") == job]
 
-    admit(kube, namespace, "queued", "spot")
-    wait_for(lambda: len(pods(kube, namespace, "queued")) == 3, what="3 pods after admission")
-    for p in pods(kube, namespace, "queued").values():
+
+def assert_placed_by_kueue(kube, ns, job):
+    """Every pod carries what Kueue's admission wrote into the templates: the flavour's node
+    selector and its pod-set label; the scheduler bound it to a node of that flavour."""
+    ps = pods(kube, ns, job)
+    assert ps
+    for p in ps.values():
         rtype = p["metadata"]["labels"]["training.kubeflow.org/replica-type"]
         assert p["metadata"]["labels"]["kueue.x-k8s.io/podset"] == rtype
-        assert p["metadata"]["annotations"]["kueue.x-k8s.io/workload"] == "tfjob-queued"
-        assert p["spec"]["nodeSelector"] == {"flavor": "spot"}
-        assert {"key": "flavor", "operator": "Equal", "value": "spot", "effect": "NoSchedule"} in p["spec"]["tolerations"]
-    wait_for(lambda: ("Running", "True") in conditions(kube, namespace, "queued"), what="Running")
-    assert active(kube, namespace, "queued") == {"PS": 1, "Worker": 2}
-
-    # Preemption: every pod and service goes, every active is 0, Running False, Suspended True.
-    preempt(kube, namespace, "queued")
-    wait_for(lambda: pods(kube, namespace, "queued") == {} and services(kube, namespace) == [], timeout=60,
-             what="pods and services deleted on preemption")
-    wait_for(lambda: active(kube, namespace, "queued") == {"PS": 0, "Worker": 0}, what="active 0")
-    cond = conditions(kube, namespace, "queued")
-    assert ("Running", "False") in cond and ("Suspended", "True") in cond
-    assert cond[-1] == ("Suspended", "True")
-
-    # Re-admitted on another flavour: new pods carry the new placement; the job then finishes.
-    admit(kube, namespace, "queued", "on-demand")
-    wait_for(lambda: len(pods(kube, namespace, "queued")) == 3, what="3 pods after re-admission")
-    assert {p["spec"]["nodeSelector"]["flavor"] for p in pods(kube, namespace, "queued").values()} == {"on-demand"}
-    wait_for(lambda: ("Succeeded", "True") in conditions(kube, namespace, "queued"), timeout=90, what="Succeeded")
-    st = job_status(kube, namespace, "queued")
-    assert conditions(kube, namespace, "queued")[-1] == ("Succeeded", "True")
-    assert ("Suspended", "False") in conditions(kube, namespace, "queued")
-    assert all(rs.get("active", 0) == 0 for rs in st["replicaStatuses"].values())
-    assert st["replicaStatuses"]["Worker"]["succeeded"] == 2
-    assert "completionTime" in st
+        assert p["spec"]["nodeSelector"] == FLAVOR_LABELS
 
 
-def test_kueue_reads_failed(kube, namespace, operator):
-    label_flavor_nodes(kube)
-    kube.apply(kueue_job("doomed", container(ends(3, "2s"))), namespace)
-    wait_for(lambda: ("Suspended", "True") in conditions(kube, namespace, "doomed"), what="Suspended")
-    admit(kube, namespace, "doomed", "spot")
-    wait_for(lambda: ("Failed", "True") in conditions(kube, namespace, "doomed"), timeout=60, what="Failed")
-    st = job_status(kube, namespace, "doomed")
-    assert conditions(kube, namespace, "doomed")[-1] == ("Failed", "True")
-    assert st["replicaStatuses"]["Worker"]["failed"] >= 1
-    assert "completionTime" in st
+def test_kueue_suspends_admits_in_quota_order_and_releases(kube, queue):
+    ns = queue("2")
+    # PS 0.5 + 2 workers x 0.5 = 1.5 cpu each: one job at a time fits the quota of 2.
+    previous = None
+    for name in ["first", "second", "third"]:
+        if previous:  # StrictFIFO orders by creation time, which has a resolution of 1 s
+            wait_for(lambda: time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()) > previous, timeout=5, interval=0.1,
+                     what="the next second")
+        created = submit(kube, ns, queued_job(name, {"PS": replica(1, "500m"),
+                                                     "Worker": replica(2, "500m", ends(0, "5s"))}))
+        # Kueue's mutating webhook suspended it on create.
+        assert created["spec"]["runPolicy"]["suspend"] is True
+        previous = created["metadata"]["creationTimestamp"]
+        wait_for(lambda: workload(kube, ns, name), what=f"the Workload of {name}")
+    w = workload(kube, ns, "first")
+    assert [(p["name"], p["count"]) for p in w["spec"]["podSets"]] == [("ps", 1), ("worker", 2)]
+
+    wait_for(lambda: wl_true(kube, ns, "first", "Admitted"), what="first admitted")
+    wait_for(lambda: len(pods(kube, ns, "first")) == 3, what="3 pods of first")
+    assert_placed_by_kueue(kube, ns, "first")
+    wait_for(lambda: ("Running", "True") in conditions(kube, ns, "first"), what="first Running")
+    wait_for(lambda: wl_true(kube, ns, "first", "PodsReady"), what="Kueue reads PodsReady from Running")
+    # Over quota: the other two wait, suspended, with nothing created.
+    for name in ("second", "third"):
+        assert suspended(kube, ns, name) and pods(kube, ns, name) == {} and services(kube, ns, name) == []
+        # Created suspended: the operator made nothing and says so, and the job never started.
+        assert conditions(kube, ns, name) == [("Created", "True"), ("Suspended", "True")]
+        assert "startTime" not in job_status(kube, ns, name)
+        assert not wl_true(kube, ns, name, "QuotaReserved")
+    assert cq_usage(kube, ns) == (1, 1, "1500m")
+
+    # first finishes and releases its quota to second (the head of the queue), not third.
+    wait_for(lambda: ("Succeeded", "True") in conditions(kube, ns, "first"), timeout=60, what="first Succeeded")
+    wait_for(lambda: wl_true(kube, ns, "first", "Finished", "Succeeded"), what="first's Workload Finished")
+    wait_for(lambda: len(pods(kube, ns, "second")) == 3, timeout=60, what="second admitted after first")
+    assert_placed_by_kueue(kube, ns, "second")
+    assert suspended(kube, ns, "third") and pods(kube, ns, "third") == {}
+    wait_for(lambda: ("Succeeded", "True") in conditions(kube, ns, "second"), timeout=60, what="second Succeeded")
+    wait_for(lambda: ("Succeeded", "True") in conditions(kube, ns, "third"), timeout=90, what="third Succeeded")
+    wait_for(lambda: cq_usage(kube, ns) == (0, 0, "0"), what="all quota released")
+    for name in ("first", "second", "third"):
+        st = job_status(kube, ns, name)
+        assert conditions(kube, ns, name)[-1] == ("Succeeded", "True")
+        assert st["replicaStatuses"]["Worker"]["succeeded"] == 2 and "completionTime" in st
+        assert wl_true(kube, ns, name, "Finished", "Succeeded")
+
+
+def test_kueue_reads_failed(kube, queue):
+    ns = queue("2")
+    submit(kube, ns, queued_job("doomed", {"Worker": replica(2, "500m", ends(3, "2s"))}))
+    wait_for(lambda: ("Failed", "True") in conditions(kube, ns, "doomed"), timeout=60, what="Failed")
+    wait_for(lambda: wl_true(kube, ns, "doomed", "Finished", "Failed"), what="the Workload Finished as Failed")
+    st = job_status(kube, ns, "doomed")
+    assert conditions(kube, ns, "doomed")[-1] == ("Failed", "True")
+    assert st["replicaStatuses"]["Worker"]["failed"] >= 1 and "completionTime" in st
+    wait_for(lambda: cq_usage(kube, ns) == (0, 0, "0"), what="quota released")
+
+
+@pytest.mark.parametrize("ttl", [None, 5], ids=["no-ttl", "ttlSecondsAfterFinished"])
+def test_kueue_preempts_a_running_tfjob_for_a_higher_priority_one(kube, queue, ttl):
+    ns = queue("2", {"withinClusterQueue": "LowerPriority"})
+    run_policy = {"ttlSecondsAfterFinished": ttl} if ttl is not None else {}
+    submit(kube, ns, queued_job("low", {"PS": replica(1, "500m"), "Worker": replica(2, "500m", ends(0, "15s"))},
+                                priority="low", **run_policy))
+    wait_for(lambda: ("Running", "True") in conditions(kube, ns, "low"), timeout=60, what="low Running")
+    assert len(pods(kube, ns, "low")) == 3 and active(kube, ns, "low") == {"PS": 1, "Worker": 2}
+    first_uids = {p["metadata"]["uid"] for p in pods(kube, ns, "low").values()}
+
+    # 2 cpu: it fits only if low's 1.5 are released.
+    submit(kube, ns, queued_job("high", {"Worker": replica(2, "1", ends(0, "3s"))}, priority="high"))
+    wait_for(lambda: wl_true(kube, ns, "low", "Evicted", "Preempted"), timeout=60, what="low preempted")
+    # Every pod and service of low goes, active drops to 0, and only then is its quota released.
+    wait_for(lambda: suspended(kube, ns, "low"), what="low suspended by Kueue")
+    wait_for(lambda: pods(kube, ns, "low") == {} and services(kube, ns, "low") == [], timeout=60,
+             what="low's pods and services deleted")
+    wait_for(lambda: active(kube, ns, "low") == {"PS": 0, "Worker": 0}, what="low active 0")
+    cond = conditions(kube, ns, "low")
+    assert ("Running", "False") in cond and cond[-1] == ("Suspended", "True")
+    wait_for(lambda: not wl_true(kube, ns, "low", "QuotaReserved"), what="low's quota released")
+    assert "admission" not in workload(kube, ns, "low").get("status", {})
+    assert kube.get("tfjob", "low", ns, check=False) is not None, "the suspended job must not be deleted (TTL)"
+
+    wait_for(lambda: wl_true(kube, ns, "high", "Admitted"), timeout=60, what="high admitted")
+    wait_for(lambda: ("Succeeded", "True") in conditions(kube, ns, "high"), timeout=60, what="high Succeeded")
+    # low is re-queued and admitted again: new pods, then it finishes.
+    wait_for(lambda: wl_true(kube, ns, "low", "Admitted"), timeout=60, what="low admitted again")
+    wait_for(lambda: len(pods(kube, ns, "low")) == 3, timeout=60, what="low's pods again")
+    assert not first_uids & {p["metadata"]["uid"] for p in pods(kube, ns, "low").values()}
+    assert_placed_by_kueue(kube, ns, "low")
+    wait_for(lambda: ("Succeeded", "True") in conditions(kube, ns, "low"), timeout=90, what="low Succeeded")
+    wait_for(lambda: cq_usage(kube, ns) == (0, 0, "0"), what="all quota released")
+    if ttl is not None:  # then the TTL deletes it, its Workload with it
+        wait_for(lambda: kube.get("tfjob", "low", ns, check=False) is None, timeout=60, what="low deleted by TTL")
+        wait_for(lambda: workload(kube, ns, "low") is None, timeout=60, what="low's Workload deleted")
+
+
+def test_kueue_evicts_a_tfjob_whose_pods_never_start(kube, queue):
+    ns = queue("100")
+    # Within quota, but larger than any node (32 cpu): Kueue admits it, the scheduler cannot place it.
+    submit(kube, ns, queued_job("stuck", {"Worker": replica(1, "40")}))
+    wait_for(lambda: wl_true(kube, ns, "stuck", "Admitted"), what="stuck admitted")
+    wait_for(lambda: len(pods(kube, ns, "stuck")) == 1, what="the pod of stuck")
+    assert ("Running", "True") not in conditions(kube, ns, "stuck")
+    wait_for(lambda: wl_true(kube, ns, "stuck", "Evicted", "PodsReadyTimeout"), timeout=PODS_READY_TIMEOUT_S + 60,
+             what="Kueue's PodsReady timeout")
+    wait_for(lambda: suspended(kube, ns, "stuck"), what="stuck suspended")
+    wait_for(lambda: pods(kube, ns, "stuck") == {}, timeout=60, what="the pod deleted")
+    wait_for(lambda: not wl_true(kube, ns, "stuck", "QuotaReserved"), what="quota released")
+    w = workload(kube, ns, "stuck")
+    assert w["status"]["requeueState"]["count"] == 1  # re-queued, after a backoff
+    cond = conditions(kube, ns, "stuck")
+    assert cond[-1] == ("Suspended", "True") and ("Succeeded", "True") not in cond and ("Failed", "True") not in cond
