@@ -1,5 +1,5 @@
 #pragma once
-// Defaulting of a TFJob exactly as upstream's SetDefaults_TFJob (tfjob-v1-spec.md 1.7):
+// Defaulting of a TFJob exactly as upstream's SetDefaults_TFJob (docs/semantics.md 1.7):
 // cleanPodPolicy None, successPolicy "", replica keys normalised case-insensitively,
 // replicas 1, restartPolicy Never, and the tfjob-port 2222 on the tensorflow container.
 // Applied in memory; never written back to the object's spec.

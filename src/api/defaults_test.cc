@@ -24,7 +24,7 @@ std::string WorkerJob(const std::string& replica_fields, const std::string& cont
          container_extra;
 }
 
-// Cases D1-D6 of tfjob-v1-spec.md 4.1.
+// Cases D1-D6 of docs/semantics.md 4.1.
 TEST(SetDefaults, D1KeepsRestartPolicyAndExistingPortSetsReplicasAndPolicies) {
   TfJob job = Load(
       WorkerJob("      restartPolicy: Always\n", "            ports: [{name: tfjob-port, containerPort: 2222}]\n"));

@@ -1,6 +1,6 @@
 #pragma once
 // Kubernetes resource quantities ("500m", "2", "1.5Gi", "1e3") as exact milli-units, enough
-// for adding up pod requests into a PodGroup's minResources (spec 2.8). Canonical output
+// for adding up pod requests into a PodGroup's minResources (docs/semantics.md 2.8). Canonical output
 // follows resource.Quantity.String(): the suffix family of the first operand, the largest
 // suffix that keeps the number whole, "m" when a fraction remains.
 

@@ -2,7 +2,7 @@
 // TFJob (kubeflow.org/v1) object model: the fields the operator reads and writes, as plain
 // value types. Pod templates stay JSON (nlohmann::json) so that every field we don't model
 // passes through to the pods exactly as written. Wire names live in tfjob_json.cc only.
-// See tfjob-v1-spec.md section 1.
+// See docs/semantics.md section 1.
 
 #include <array>
 #include <cstdint>
@@ -29,7 +29,7 @@ inline constexpr std::string_view kManagedByUs = "kubeflow.org/training-operator
 inline constexpr std::string_view kManagedByMultiKueue = "kueue.x-k8s.io/multikueue";
 
 // The known replica types, enumerated in the fixed order in which status rules and
-// deterministic messages walk them (spec 3.6, D10): Chief, Evaluator, Master, PS, Worker.
+// deterministic messages walk them (docs/semantics.md 3.6, D10): Chief, Evaluator, Master, PS, Worker.
 enum class ReplicaType { kChief, kEvaluator, kMaster, kPS, kWorker };
 inline constexpr std::array<ReplicaType, 5> kAllReplicaTypes = {
     ReplicaType::kChief, ReplicaType::kEvaluator, ReplicaType::kMaster, ReplicaType::kPS, ReplicaType::kWorker};
@@ -136,7 +136,7 @@ struct ReplicaStatus {
   int32_t active = 0;
   int32_t succeeded = 0;
   int32_t failed = 0;
-  // Our extension (spec D2): pod recreations and in-place restarts counted so far; never
+  // Our extension (docs/semantics.md D2): pod recreations and in-place restarts counted so far; never
   // decreases.
   int32_t restarts = 0;
   friend bool operator==(const ReplicaStatus&, const ReplicaStatus&) = default;

@@ -1,5 +1,5 @@
 #pragma once
-// Validation of a TFJob: upstream's webhook checks (tfjob-v1-spec.md 1.8, V1-V8) in their
+// Validation of a TFJob: upstream's webhook checks (docs/semantics.md 1.8, V1-V8) in their
 // order, plus D11 (unknown replica types) and range checks. Runs on the object as written
 // (before defaulting). Every error is returned, in a stable order: object-level checks first,
 // then replica types in key order.

@@ -33,7 +33,7 @@ const char* kDns1035 =
     "character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for "
     "validation is '[a-z]([-a-z0-9]*[a-z0-9])?')";
 
-// Cases W1-W7 of tfjob-v1-spec.md 4.2.
+// Cases W1-W7 of docs/semantics.md 4.2.
 TEST(ValidateTfJob, W1ValidJob) {
   EXPECT_THAT(Errors(Job("test", kWorker, "  runPolicy: {managedBy: kubeflow.org/training-operator}\n")),
               ElementsAre());

@@ -1,5 +1,5 @@
 #pragma once
-// Metrics of the REST client (spec D12): rest_client_requests_total{verb,code} and
+// Metrics of the REST client (docs/semantics.md D12): rest_client_requests_total{verb,code} and
 // rest_client_request_duration_seconds{verb}, the names client-go's metrics adapter uses.
 
 #include <functional>

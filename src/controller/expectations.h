@@ -1,7 +1,7 @@
 #pragma once
 // Expectations: how many creates and deletes of a job's children the controller is still
 // waiting to see in its informer cache. A job is reconciled again only when all of them were
-// observed or their 5-minute TTL passed (spec D1: all, not any), so a stale cache cannot make
+// observed or their 5-minute TTL passed (docs/semantics.md D1: all, not any), so a stale cache cannot make
 // it create a pod twice. Deterministic names and AlreadyExists stay the real guard.
 // client-go's ControllerExpectations. Thread-safe; time from the injected Clock.
 

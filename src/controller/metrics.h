@@ -1,7 +1,7 @@
 #pragma once
 // A Prometheus metrics registry: counters, gauges and histograms with labels, written in the
 // text exposition format (version 0.0.4) for /metrics. Debian has no prometheus-cpp and the
-// format is small (design.md section 5). Every registered metric is served (spec D12).
+// format is small (design.md section 5). Every registered metric is served (docs/semantics.md D12).
 // Thread-safe: values are atomics; label lookups take a mutex.
 
 #include <atomic>

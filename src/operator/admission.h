@@ -1,5 +1,5 @@
 #pragma once
-// The validating admission webhook's decision (spec 1.8): an AdmissionReview (admission.k8s.io/v1)
+// The validating admission webhook's decision (docs/semantics.md 1.8): an AdmissionReview (admission.k8s.io/v1)
 // in, the AdmissionReview answer out. CREATE runs the same checks as `tfjob validate` (shape
 // errors from decoding, then ValidateTfJob); UPDATE adds the immutability rules (managedBy,
 // schedulingPolicy.queue). A denial carries every error, aggregated exactly as upstream's

@@ -62,7 +62,7 @@ TEST(ReviewTfJob, UnknownFieldsAreAdmissionWarnings) {
   EXPECT_EQ(denied["warnings"].size(), 2u);
 }
 
-// The webhook renders spec 4.2's cases as upstream's Denied answer: 403, every error, aggregated.
+// The webhook renders docs/semantics.md 4.2's cases as upstream's Denied answer: 403, every error, aggregated.
 TEST(ReviewTfJob, DenialListsEveryErrorAggregated) {
   struct Case {
     std::string name;

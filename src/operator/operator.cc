@@ -88,7 +88,7 @@ int RunOperator(const OperatorOptions& options, const std::map<std::string, std:
   client.set_observer(controller::RestClientMetrics(registry));
   client.set_logger(log.With({{"client", "controller"}}));
 
-  // A missing PodGroup CRD is a start-up error (spec 2.8), named clearly.
+  // A missing PodGroup CRD is a start-up error (docs/semantics.md 2.8), named clearly.
   auto gang = tfjob::core::GangSchedulerFor(options.gang_scheduler_name);
   if (gang != tfjob::core::GangScheduler::kNone) {
     std::string crd = gang == tfjob::core::GangScheduler::kVolcano ? "podgroups.scheduling.volcano.sh"

@@ -1,5 +1,5 @@
 #pragma once
-// Flags of `tfjob operator` (spec 3.17 and section 6): upstream names where they exist.
+// Flags of `tfjob operator` (docs/semantics.md 3.17 and section 6): upstream names where they exist.
 
 #include <optional>
 #include <string>
@@ -24,7 +24,7 @@ struct OperatorOptions {
   std::string gang_scheduler_name;        // --gang-scheduler-name
   std::string cluster_domain;             // --cluster-domain (or CUSTOM_CLUSTER_DOMAIN)
   bool tf_config_evaluator_in_cluster = true;
-  // Validating admission webhook (spec 1.8): off unless a port is given. TLS from
+  // Validating admission webhook (docs/semantics.md 1.8): off unless a port is given. TLS from
   // <cert dir>/tls.crt and tls.key (controller-runtime's default directory).
   int webhook_port = 0;                                                    // --webhook-port (0: off)
   std::string webhook_host;                                                // --webhook-host ("": all interfaces)

@@ -1,6 +1,6 @@
 #pragma once
 // Test fixtures: TFJobs from YAML text and trimmed pods with labels and states, so table tests
-// read like the spec's cases.
+// read like the cases of docs/semantics.md section 4.
 
 #include <string>
 #include <string_view>
@@ -15,7 +15,7 @@ api::TfJob JobFromYaml(std::string_view yaml);
 // Same, then SetDefaults.
 api::TfJob DefaultedJobFromYaml(std::string_view yaml);
 
-// "NewTFJob(w, p)" of the spec's section 4: job `test-tfjob` in `default`, uid "test-uid", each
+// "NewTFJob(w, p)" of section 4 of docs/semantics.md: job `test-tfjob` in `default`, uid "test-uid", each
 // replica one container `tensorflow` with image and port tfjob-port:2222. Types with 0 omitted.
 api::TfJob NewTfJob(int workers, int ps, bool with_chief = false);
 

@@ -1,4 +1,4 @@
-"""The Kueue contract (issues 8 and 16; spec 3.12 and section 6; regressions R07-R09) against real
+"""The Kueue contract (issues 8 and 16; docs/semantics.md 3.12 and section 6; regressions R07-R09) against real
 Kueue (tests/e2e/kueue.py: scripts/build-kueue's manager, its CRDs, its webhooks by URL, the
 kubeflow.org/tfjob integration, waitForPodsReady on). A TFJob with the queue-name label is
 suspended by Kueue's webhook, admitted in order of quota with the flavour's node selector, runs,

@@ -1,7 +1,7 @@
 """End-to-end tests of `tfjob operator` against the real control plane: the real binary runs
 with the least-privilege kubeconfig (config/rbac), TFJobs go in through kubectl, KWOK steers the
 pods through template annotations, and the tests assert what kubectl shows. Tests named R..
-are the rows of shared/docs/regressions.md."""
+are the rows of docs/semantics.md section 7."""
 import json
 import os
 import time

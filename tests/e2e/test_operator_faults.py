@@ -1,4 +1,4 @@
-"""The operator under faults (regressions.md): killed mid-creation (R01), foreground deletion
+"""The operator under faults (docs/semantics.md section 7): killed mid-creation (R01), foreground deletion
 (R03), a writer racing the status (R10), the API server gone for 30 s (R13), a job recreated
 while its old pods still terminate (R17), and finished jobs costing nothing (R20)."""
 import json

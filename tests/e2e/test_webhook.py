@@ -1,4 +1,4 @@
-"""The validating admission webhook (issue 8, spec 1.8) through the real API server: the operator
+"""The validating admission webhook (issue 8, docs/semantics.md 1.8) through the real API server: the operator
 serves it over TLS with a certificate from config/webhook/generate-cert, a
 ValidatingWebhookConfiguration made from config/webhook/manifests.yaml points at it by URL on
 127.0.0.1 (scoped to the test's namespace, so other suites are not affected), and `kubectl apply`

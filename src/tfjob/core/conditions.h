@@ -1,5 +1,5 @@
 #pragma once
-// Job conditions: the update algorithm of tfjob-v1-spec.md 3.7 (upstream's setCondition) and
+// Job conditions: the update algorithm of docs/semantics.md 3.7 (upstream's setCondition) and
 // the predicates on a status. Pure: `now` is a parameter.
 
 #include <string>

@@ -9,7 +9,7 @@ namespace {
 
 const api::Time kT0 = api::Time(std::chrono::seconds(1767225600));
 
-// Cases CO1-CO5 of tfjob-v1-spec.md 4.12, in sequence.
+// Cases CO1-CO5 of docs/semantics.md 4.12, in sequence.
 TEST(SetCondition, SpecSequenceCO1ToCO5) {
   api::JobStatus st;
   EXPECT_TRUE(SetCondition(st, "Created", "True", "TFJobCreated", "created", kT0));

@@ -1,6 +1,6 @@
 #pragma once
 // Names, labels and owner references of the objects the operator creates for a TFJob
-// (tfjob-v1-spec.md 2.1, 2.2, 2.4). Deterministic: the same job always yields the same names,
+// (docs/semantics.md 2.1, 2.2, 2.4). Deterministic: the same job always yields the same names,
 // so a repeated create meets AlreadyExists instead of making a duplicate (style.md R12).
 
 #include <map>

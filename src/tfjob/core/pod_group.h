@@ -1,5 +1,5 @@
 #pragma once
-// PodGroup rendering for gang scheduling (tfjob-v1-spec.md 2.8): Volcano
+// PodGroup rendering for gang scheduling (docs/semantics.md 2.8): Volcano
 // (scheduling.volcano.sh/v1beta1) or scheduler-plugins (scheduling.x-k8s.io/v1alpha1),
 // including minMember and the computed minResources with priority-class ordering.
 

@@ -409,7 +409,7 @@ Plan Reconcile(const ObservedState& observed, const ReconcileOptions& options) {
       else if (counts.active > 0)
         running = true;
     }
-    // D6: only failures nobody restarts fail the job; dynamic workers may fail (spec 1.2).
+    // D6: only failures nobody restarts fail the job; dynamic workers may fail (docs/semantics.md 1.2).
     if (t.permanent_failures > 0 && failure.empty() &&
         !(job.spec.enable_dynamic_worker && t.type == ReplicaType::kWorker))
       failure = "TFJob " + Key(job) + " has failed because " + std::to_string(t.permanent_failures) + " " + key +

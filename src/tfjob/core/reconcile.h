@@ -2,7 +2,7 @@
 // Reconcile: the TFJob controller's whole decision as a pure function. Given the job, the pods
 // and services it controls, its PodGroup and the time, it returns a Plan: what to create and
 // delete, the new status (only if it changed), events, a job deletion (TTL) and when to look
-// again. Implements tfjob-v1-spec.md section 3 with the decisions of section 6 (D2-D11, D13,
+// again. Implements docs/semantics.md section 3 with the decisions of section 6 (D2-D11, D13,
 // D18). No I/O, no clock, no logging (style.md section 3): table tests drive it.
 
 #include <chrono>
@@ -83,7 +83,7 @@ struct Plan {
 
 Plan Reconcile(const ObservedState& observed, const ReconcileOptions& options);
 
-// Message constants (exact strings, spec 1.6).
+// Message constants (exact strings, docs/semantics.md 1.6).
 std::string RunningMessage(const api::TfJob& job);
 std::string SucceededMessage(const api::TfJob& job);
 

@@ -68,7 +68,7 @@ api::TfJob WithStatus(api::TfJob job, const char* condition) {
   return job;
 }
 
-// Cases N1-N8 of tfjob-v1-spec.md 4.7 (ReconcileJobs with pods and services present).
+// Cases N1-N8 of docs/semantics.md 4.7 (ReconcileJobs with pods and services present).
 TEST(Reconcile, NormalPathN1ToN8) {
   struct Case {
     const char* id;

@@ -1,6 +1,6 @@
 #pragma once
 // Rendering of the children of a TFJob: one Pod and one headless Service per replica
-// (tfjob-v1-spec.md 2.5, 2.7 with D15), as full JSON objects ready to POST. Pure functions of
+// (docs/semantics.md 2.5, 2.7 with D15), as full JSON objects ready to POST. Pure functions of
 // the defaulted job and the options; `tfjob render` prints exactly what the operator creates.
 
 #include <map>

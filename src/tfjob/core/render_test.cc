@@ -59,7 +59,7 @@ TEST(RenderPod, JobRoleMasterOnChiefOrWorkerZero) {
                    .contains("training.kubeflow.org/job-role"));
 }
 
-// Cases R1-R4 of tfjob-v1-spec.md 4.4, plus the template-policy warning.
+// Cases R1-R4 of docs/semantics.md 4.4, plus the template-policy warning.
 TEST(RenderPod, RestartPolicyMapping) {
   struct Case {
     const char* replica_policy;
@@ -136,7 +136,7 @@ TEST(RenderPod, CustomSchedulerNameIsKeptWithWarning) {
   EXPECT_TRUE(RenderPod(testing::NewTfJob(1, 1), ReplicaType::kWorker, 0, opts).events.empty());
 }
 
-// SV2 of tfjob-v1-spec.md 4.12, with D15.
+// SV2 of docs/semantics.md 4.12, with D15.
 TEST(RenderService, HeadlessWithTensorflowPorts) {
   auto svc = RenderService(testing::NewTfJob(1, 0), ReplicaType::kWorker, 0);
   ASSERT_TRUE(svc.ok());

@@ -1,6 +1,6 @@
 #pragma once
 // Reading a job's pods: filtering by replica type, slicing by index, counting into a replica
-// status, exit codes, and the worker-0 success rule (tfjob-v1-spec.md 3.4, 3.6, 1.3).
+// status, exit codes, and the worker-0 success rule (docs/semantics.md 3.4, 3.6, 1.3).
 
 #include <cstdint>
 #include <memory>

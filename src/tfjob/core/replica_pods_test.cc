@@ -61,7 +61,7 @@ TEST(IsRetryableExitCode, E1AndE2) {
   for (int code : {130, 138, kExitCodeUnknown}) EXPECT_TRUE(IsRetryableExitCode(code)) << code;
 }
 
-// Cases K1-K6 of tfjob-v1-spec.md 4.6: worker pods created succeeded -> failed -> running.
+// Cases K1-K6 of docs/semantics.md 4.6: worker pods created succeeded -> failed -> running.
 TEST(IsWorker0Completed, SpecCases) {
   struct Case {
     const char* id;

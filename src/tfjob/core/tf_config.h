@@ -1,5 +1,5 @@
 #pragma once
-// TF_CONFIG: the JSON every TensorFlow process reads to find its peers (tfjob-v1-spec.md 2.6).
+// TF_CONFIG: the JSON every TensorFlow process reads to find its peers (docs/semantics.md 2.6).
 // Standard form {"cluster":{...},"task":{...},"environment":"cloud"} with cluster keys sorted,
 // or the sparse form for enableDynamicWorker. Byte-exact with upstream's output.
 
@@ -22,7 +22,7 @@ struct TfConfigOptions {
   EndpointFn endpoint;
 };
 
-// Sum of replicas over known types != 1 (spec 2.6). REQUIRES: defaulted job.
+// Sum of replicas over known types != 1 (docs/semantics.md 2.6). REQUIRES: defaulted job.
 bool IsDistributed(const api::TfJob& job);
 
 // "<job>-<rt>-<i>.<ns>.svc[.<domain>]:<port>"

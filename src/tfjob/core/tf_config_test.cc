@@ -91,7 +91,7 @@ TEST(GenTfConfig, EndpointFunctionReplacesServiceNames) {
       R"({"cluster":{"ps":["127.0.0.1:20030"],"worker":["127.0.0.1:20040"]},"task":{"type":"worker","index":0},"environment":"cloud"})");
 }
 
-// Cases I1-I4 of tfjob-v1-spec.md 4.4.
+// Cases I1-I4 of docs/semantics.md 4.4.
 TEST(IsDistributed, SpecCases) {
   EXPECT_FALSE(IsDistributed(DistMnist({{"Worker", 1, 0}})));                  // I1
   EXPECT_TRUE(IsDistributed(DistMnist({{"Worker", 1, 0}, {"PS", 1, 0}})));     // I2
