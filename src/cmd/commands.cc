@@ -19,6 +19,7 @@
 #include "api/manifest.h"
 #include "api/tfjob_file.h"
 #include "api/validation.h"
+#include "common/file_reader.h"
 #include "common/logging.h"
 #include "kube/curl_transport.h"
 #include "local/local_runner.h"
@@ -202,46 +203,20 @@ int RunLocalCommand(const std::string& file, local::RunOptions options, bool cle
 }  // namespace
 
 StatusOr<std::string> ReadInput(const std::string& path) {
-  constexpr size_t kLimit = api::kMaxManifestBytes;
   int fd = STDIN_FILENO;
   if (path != "-") {
     fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) return NotFoundError(std::string("cannot read: ") + std::strerror(errno));
   }
-  struct Closer {
-    int fd;
-    ~Closer() {
-      if (fd != STDIN_FILENO) ::close(fd);
-    }
-  } closer{fd};
-  struct stat st {};
-  if (::fstat(fd, &st) == 0) {
-    if (S_ISDIR(st.st_mode)) return InvalidArgumentError("cannot read: is a directory");
-    // A regular file's size is known: refuse it before reading (a 3 GB sparse file costs nothing).
-    if (S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) > kLimit)
-      return InvalidArgumentError(api::InputTooLargeMessage());
+  BoundedRead read = ReadFdBounded(fd, api::kMaxManifestBytes);
+  if (fd != STDIN_FILENO) ::close(fd);
+  switch (read.problem) {
+    case ReadProblem::kNone: return std::move(read.bytes);
+    case ReadProblem::kDirectory: return InvalidArgumentError("cannot read: is a directory");
+    case ReadProblem::kTooLarge: return InvalidArgumentError(api::InputTooLargeMessage());
+    case ReadProblem::kReadError: break;
   }
-  std::string text;
-  // Devices, pipes and files that grow: read in chunks, never more than the limit plus one byte.
-  for (;;) {
-    size_t want = std::min<size_t>(size_t{1} << 16, kLimit + 1 - text.size());
-    size_t old = text.size();
-    text.resize(old + want);
-    ssize_t n = ::read(fd, text.data() + old, want);
-    if (n < 0 && errno == EINTR) {
-      text.resize(old);
-      continue;
-    }
-    if (n < 0) {
-      int e = errno;
-      if (e == EISDIR) return InvalidArgumentError("cannot read: is a directory");
-      return UnavailableError(std::string("cannot read: ") + std::strerror(e));
-    }
-    text.resize(old + static_cast<size_t>(n));
-    if (n == 0) break;
-    if (text.size() > kLimit) return InvalidArgumentError(api::InputTooLargeMessage());
-  }
-  return text;
+  return UnavailableError(std::string("cannot read: ") + std::strerror(read.error));
 }
 
 StatusOr<std::vector<CheckedJob>> CheckJobs(std::string_view text) {
