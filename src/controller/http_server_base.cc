@@ -298,6 +298,30 @@ class RequestStream : public httplib::Stream {
   char last_ = 0;
 };
 
+// One request held in memory, its answer discarded: see HttpServerBase::Start.
+class WarmUpStream : public httplib::Stream {
+ public:
+  bool is_readable() const override { return pos_ < kRequest.size(); }
+  bool is_writable() const override { return true; }
+  ssize_t read(char* ptr, std::size_t size) override {
+    std::size_t n = std::min(size, kRequest.size() - pos_);
+    std::memcpy(ptr, kRequest.data() + pos_, n);
+    pos_ += n;
+    return static_cast<ssize_t>(n);
+  }
+  ssize_t write(const char*, std::size_t size) override { return static_cast<ssize_t>(size); }
+  void get_remote_ip_and_port(std::string& ip, int& port) const override {
+    ip = "127.0.0.1";
+    port = 0;
+  }
+  void get_local_ip_and_port(std::string& ip, int& port) const override { get_remote_ip_and_port(ip, port); }
+  socket_t socket() const override { return INVALID_SOCKET; }
+
+ private:
+  static constexpr std::string_view kRequest = "OPTIONS * HTTP/1.1\r\nHost: warm-up\r\n\r\n";
+  std::size_t pos_ = 0;
+};
+
 bool ExpectsBody(const std::string& method) {
   return method == "POST" || method == "PUT" || method == "PATCH" || method == "DELETE" || method == "PRI";
 }
@@ -398,6 +422,16 @@ Status HttpServerBase::Start(const std::string& address) {
   // The library listens with a backlog of 5; listen(2) again on a listening socket sets it.
   if (::listen(core_->listen_fd(), limits_.backlog) != 0)
     return UnavailableError("cannot set the listen backlog on " + address + ": " + std::strerror(errno));
+  // cpp-httplib builds function-local static tables (the request methods it knows) on the first
+  // request it parses. The library is not built for ThreadSanitizer, which cannot see the guard
+  // that orders that build before the reads of later connection threads and reports a race.
+  // One request parsed here, before any connection thread exists, builds them first.
+  {
+    WarmUpStream warm_up;
+    bool closed = false;
+    core_->ProcessRequest(warm_up, true, closed);
+    close_after_answer = false;
+  }
   thread_ = std::jthread([this](std::stop_token) { core_->listen_after_bind(); });
   return OkStatus();
 }
