@@ -46,7 +46,7 @@ test-tsan: deps build/tsan/build.ninja
 # libFuzzer under ASan/UBSan, $(FUZZ_SECONDS) s each: file -> TFJob -> render, the watch-stream
 # decoder (split-invariance checked), the kubeconfig reader, the API object decoders, the webhook's
 # request handling (HTTP bytes or an AdmissionReview body -> HttpServerBase -> ServeTfJobReview). A crash fails.
-FUZZERS := render watch_decoder kubeconfig object_decoder
+FUZZERS := render watch_decoder kubeconfig object_decoder admission
 test-fuzz: deps build/asan/build.ninja
 	cmake --build build/asan -j $(JOBS) --target $(addsuffix _fuzzer,$(FUZZERS))
 	for f in $(FUZZERS); do scripts/run-fuzzer build/asan/src/$${f}_fuzzer tests/fuzz/$$f $(FUZZ_SECONDS) || exit 1; done
