@@ -47,10 +47,13 @@ struct Collect {
 
 size_t WriteBody(char* data, size_t size, size_t n, void* user) {
   auto* c = static_cast<Collect*>(user);
-  if (c->body.size() + size * n > c->max_bytes) {
+  const size_t need = c->body.size() + size * n;
+  if (need > c->max_bytes) {
     c->too_large = true;
     return 0;  // aborts the transfer (CURLE_WRITE_ERROR)
   }
+  // Doubling, but never past the cap: a body near the cap holds at most the cap, not twice it.
+  if (need > c->body.capacity()) c->body.reserve(std::min(std::max(need, 2 * c->body.capacity()), c->max_bytes));
   c->body.append(data, size * n);
   return size * n;
 }
@@ -59,6 +62,18 @@ size_t ReadHeader(char* data, size_t size, size_t n, void* user) {
   auto* c = static_cast<Collect*>(user);
   c->watchdog->responded = true;
   std::string_view line(data, size * n);
+  // A body announced larger than the cap is refused before a byte of it is read.
+  constexpr std::string_view kLength = "content-length:";
+  if (line.size() > kLength.size() && std::equal(kLength.begin(), kLength.end(), line.begin(), [](char a, char b) {
+        return a == std::tolower(static_cast<unsigned char>(b));
+      })) {
+    std::string v(line.substr(kLength.size()));
+    unsigned long long length = std::strtoull(v.c_str(), nullptr, 10);
+    if (length > c->max_bytes) {
+      c->too_large = true;
+      return 0;  // aborts the transfer
+    }
+  }
   constexpr std::string_view kRetry = "retry-after:";
   if (line.size() > kRetry.size()) {
     std::string lower(line.substr(0, kRetry.size()));

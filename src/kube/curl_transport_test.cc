@@ -116,6 +116,19 @@ TEST(CurlTransport, Issue17AResponseOverTheCapIsRefused) {
   EXPECT_THAT(response.status().message(), HasSubstr("response body larger than the limit of 1048576 bytes"));
 }
 
+TEST(CurlTransport, Issue17ABodyWithoutALengthIsCutAtTheCap) {
+  // No Content-Length (the body ends when the server closes): counted while it arrives.
+  OneShotServer big("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n" +
+                    std::string(3 * 1024 * 1024, 'x'));
+  RealClock clock;
+  CurlTransport transport(ConfigFor(big), clock);
+  HttpRequest r{"GET", "/api/v1/pods"};
+  r.max_response_bytes = 1024 * 1024;
+  auto response = transport.Send(r);
+  EXPECT_EQ(response.status().code(), StatusCode::kDataLoss);
+  EXPECT_THAT(response.status().message(), HasSubstr("response body larger than the limit of 1048576 bytes"));
+}
+
 TEST(CurlTransport, Issue17ConnectionRefusedNamesTheCause) {
   int port;
   {

@@ -307,7 +307,7 @@ def test_list_response_of_200mb(tfjob, tmp_path):
             h.send(item)
             sent += len(item)
     run_case(tfjob, tmp_path, "list response of 200 MB", huge_list,
-             [r'"API request failed"', r'cause="response too large"'], max_rss_mib=256)
+             [r'"API request failed"', r'cause="response too large"'])
 
 
 def test_server_drips_one_byte_a_second(tfjob, tmp_path):
