@@ -9,7 +9,7 @@ export PATH := /usr/local/go/bin:$(PATH)
 JOBS ?= $(shell nproc)
 FUZZ_SECONDS ?= 60
 
-.PHONY: all deps build test test-unit test-local test-hostile test-tensorflow test-asan test-tsan test-fuzz test-e2e chaos demo bench fuzz check-headers format tidy clean control-plane kueue sdk-venv
+.PHONY: all deps build crd test test-unit test-local test-hostile test-tensorflow test-asan test-tsan test-fuzz test-e2e chaos demo bench fuzz check-headers format tidy clean control-plane kueue sdk-venv
 
 all: build
 
@@ -22,6 +22,11 @@ build/release/build.ninja: | deps
 build: deps build/release/build.ninja
 	cmake --build build/release -j $(JOBS)
 	@ln -sf release/tfjob build/tfjob
+
+# The CRD from config/crd/tfjobs.base.yaml and the committed OpenAPI copy (offline); after a
+# K8S_VERSION bump, `scripts/gen-crd --fetch` refreshes the copy from a test control plane first.
+crd:
+	scripts/gen-crd
 
 # Fast feedback: unit tests only. One test: make test-unit TESTS='Render.*'
 test-unit: build

@@ -9,5 +9,6 @@ namespace tfjob::operator_ {
 inline const kube::GroupVersionResource kTfJobs{"kubeflow.org", "v1", "tfjobs"};
 inline const kube::GroupVersionResource kVolcanoPodGroups{"scheduling.volcano.sh", "v1beta1", "podgroups"};
 inline const kube::GroupVersionResource kPluginsPodGroups{"scheduling.x-k8s.io", "v1alpha1", "podgroups"};
+inline const kube::GroupVersionResource kPriorityClasses{"scheduling.k8s.io", "v1", "priorityclasses"};
 
 }  // namespace tfjob::operator_

@@ -2,6 +2,7 @@
 
 #include "api/json_fields.h"
 
+#include <cstdint>
 #include <future>
 
 #include "api/pod_json.h"
@@ -27,6 +28,17 @@ json StatusPatch(const api::JobStatus& status) {
     for (const char* f : {"active", "succeeded", "failed", "restarts"})
       if (!rs.contains(f)) rs[f] = nullptr;
   return json{{"status", st}};
+}
+
+// A PriorityClass trimmed to its value (scheduling.k8s.io/v1: `value`, int32, required).
+StatusOr<int32_t> DecodePriorityClassValue(const json& j) {
+  auto v = j.find("value");
+  bool fits =
+      v != j.end() && (v->is_number_unsigned()  ? v->get<uint64_t>() <= INT32_MAX
+                       : v->is_number_integer() ? v->get<int64_t>() >= INT32_MIN && v->get<int64_t>() <= INT32_MAX
+                                                : false);
+  if (!fits) return InvalidArgumentError("a PriorityClass without an int32 value");
+  return static_cast<int32_t>(v->get<int64_t>());
 }
 
 }  // namespace
@@ -124,6 +136,10 @@ TfJobController::TfJobController(kube::RestClient& client, Clock& clock, control
       Enqueue(api::StringField(m, "namespace") + "/" + api::StringField(m, "name"));
     };
     pod_groups_->AddHandlers({enqueue, [enqueue](const auto&, const auto& n) { enqueue(n); }, enqueue});
+    // No handlers, as upstream: a job sees a changed class at its next reconcile.
+    priority_classes_ = std::make_unique<controller::Informer<int32_t>>(
+        client, controller::ListWatchSpec{kPriorityClasses, ""}, DecodePriorityClassValue,
+        [](const json& j) { return api::StringField(api::ObjectField(j, "metadata"), "name"); }, log_);
   }
 }
 
@@ -144,12 +160,13 @@ void TfJobController::StartInformers() {
   pods_->Start();
   services_->Start();
   if (pod_groups_) pod_groups_->Start();
+  if (priority_classes_) priority_classes_->Start();
   queue_.StartDelayDriver();
 }
 
 bool TfJobController::HasSynced() const {
   return jobs_->HasSynced() && pods_->HasSynced() && services_->HasSynced() &&
-         (!pod_groups_ || pod_groups_->HasSynced());
+         (!pod_groups_ || pod_groups_->HasSynced()) && (!priority_classes_ || priority_classes_->HasSynced());
 }
 
 void TfJobController::StartWorkers() {
@@ -167,6 +184,7 @@ void TfJobController::Stop() {
   pods_->Stop();
   services_->Stop();
   if (pod_groups_) pod_groups_->Stop();
+  if (priority_classes_) priority_classes_->Stop();
 }
 
 void TfJobController::Worker(std::stop_token stop) {
@@ -210,6 +228,14 @@ Status TfJobController::ReconcileKey(const std::string& key) {
       observed.pod_group =
           core::PodGroupState{api::StringField(api::ObjectField(*pg, "status"), "phase"),
                               api::StringField(api::ObjectField(*pg, "spec"), "queue"), api::ObjectField(*pg, "spec")};
+    }
+  }
+  if (priority_classes_) {
+    for (const auto& [type, spec] : job->spec.replica_specs) {
+      if (!spec) continue;
+      std::string name = api::StringField(api::ObjectField(spec->pod_template, "spec"), "priorityClassName");
+      if (name.empty()) continue;
+      if (auto value = priority_classes_->store().Get(name)) observed.priority_classes[name] = *value;
     }
   }
   core::Plan plan = core::Reconcile(observed, reconcile_options_);

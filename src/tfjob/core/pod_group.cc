@@ -80,7 +80,8 @@ std::map<std::string, std::string> ComputeMinResources(const api::TfJob& job,
 }
 
 std::optional<json> RenderPodGroup(const api::TfJob& job, const RenderOptions& options,
-                                   const std::string& existing_queue) {
+                                   const std::string& existing_queue,
+                                   const std::map<std::string, int32_t>& priority_class_values) {
   GangScheduler gang = GangSchedulerFor(options.gang_scheduler_name);
   if (gang == GangScheduler::kNone) return std::nullopt;
   const auto& sp = job.spec.run_policy.scheduling_policy;
@@ -89,10 +90,11 @@ std::optional<json> RenderPodGroup(const api::TfJob& job, const RenderOptions& o
                {"ownerReferences", json::array({api::EncodeOwnerReference(GenOwnerReference(job))})}};
   if (!job.metadata.annotations.empty()) meta["annotations"] = job.metadata.annotations;
   std::map<std::string, std::string> min_resources =
-      sp && !sp->min_resources.empty() ? sp->min_resources : ComputeMinResources(job, options.priority_class_values);
+      sp && !sp->min_resources.empty() ? sp->min_resources : ComputeMinResources(job, priority_class_values);
   json spec = {{"minMember", PodGroupMinMember(job)}};
   if (gang == GangScheduler::kVolcano) {
-    std::string queue = sp && !sp->queue.empty() ? sp->queue : !existing_queue.empty() ? existing_queue : "default";
+    // An existing PodGroup's queue wins, then the job's, then "default" (as upstream).
+    std::string queue = !existing_queue.empty() ? existing_queue : sp && !sp->queue.empty() ? sp->queue : "default";
     spec["queue"] = queue;
     if (sp && !sp->priority_class.empty()) spec["priorityClassName"] = sp->priority_class;
     if (!min_resources.empty()) spec["minResources"] = min_resources;

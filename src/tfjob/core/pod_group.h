@@ -18,13 +18,17 @@ namespace tfjob::tfjob::core {
 int32_t PodGroupMinMember(const api::TfJob& job);
 
 // Requests (or limits where a container has no requests) of the first minMember pods, replica
-// types ordered by the value of their template's priorityClassName (descending).
+// types ordered by the value of their template's priorityClassName (descending; equal values in
+// key order, where upstream's order is undefined).
 std::map<std::string, std::string> ComputeMinResources(const api::TfJob& job,
                                                        const std::map<std::string, int32_t>& priority_class_values);
 
 // nullopt when gang scheduling is off. `existing_queue` is the queue of a PodGroup that
-// already exists (Volcano keeps it when the job names none).
+// already exists: Volcano keeps it when not empty, over schedulingPolicy.queue (docs/semantics.md
+// 2.8). `priority_class_values`: PriorityClass name -> value, for computing minResources (classes
+// not in the map count 0; `tfjob render` has no cluster and passes none).
 std::optional<nlohmann::json> RenderPodGroup(const api::TfJob& job, const RenderOptions& options,
-                                             const std::string& existing_queue = "");
+                                             const std::string& existing_queue = "",
+                                             const std::map<std::string, int32_t>& priority_class_values = {});
 
 }  // namespace tfjob::tfjob::core

@@ -29,17 +29,56 @@ TEST(PodGroupMinMember, MinAvailableOrSum) {
   EXPECT_EQ(PodGroupMinMember(GangJob("  runPolicy: {schedulingPolicy: {minAvailable: 2}}\n")), 2);
 }
 
-TEST(ComputeMinResources, OrdersByPriorityAndStopsAtMinMember) {
-  std::map<std::string, int32_t> prio = {{"high", 1000}, {"low", 10}};
-  // All 4 pods: 3 workers (limits 2 cpu, 2Gi + sidecar 100m) + 1 PS (500m, 1Gi).
-  EXPECT_EQ(ComputeMinResources(GangJob(), prio),
-            (std::map<std::string, std::string>{{"cpu", "6800m"}, {"memory", "7Gi"}}));
-  // minAvailable 2: two workers first because their class is higher.
-  EXPECT_EQ(ComputeMinResources(GangJob("  runPolicy: {schedulingPolicy: {minAvailable: 2}}\n"), prio),
-            (std::map<std::string, std::string>{{"cpu", "4200m"}, {"memory", "4Gi"}}));
-  // Without priorities, key order: PS first.
-  EXPECT_EQ(ComputeMinResources(GangJob("  runPolicy: {schedulingPolicy: {minAvailable: 2}}\n"), {}),
-            (std::map<std::string, std::string>{{"cpu", "2600m"}, {"memory", "3Gi"}}));
+// docs/semantics.md 2.8: replica types sorted by their template's PriorityClass value, highest
+// first (unknown or missing classes count 0, equal values in key order), then the first
+// minMember pods summed. GangJob: PS x1 (class "low"; requests 500m, 1Gi), Worker x3 (class
+// "high"; limits 2, 2Gi plus a sidecar requesting 100m, so 2100m and 2Gi per worker).
+TEST(ComputeMinResources, OrdersReplicaTypesByPriorityClassValue) {
+  using Resources = std::map<std::string, std::string>;
+  const std::string min2 = "  runPolicy: {schedulingPolicy: {minAvailable: 2}}\n";
+  struct Case {
+    const char* name;
+    std::string run_policy;
+    std::map<std::string, int32_t> priorities;
+    Resources want;
+  };
+  const Case cases[] = {
+      {"all pods, any order", "", {{"high", 1000}, {"low", 10}}, {{"cpu", "6800m"}, {"memory", "7Gi"}}},
+      {"workers first: their class is higher",
+       min2,
+       {{"high", 1000}, {"low", 10}},
+       {{"cpu", "4200m"}, {"memory", "4Gi"}}},
+      {"PS first: its class is higher", min2, {{"high", 10}, {"low", 1000}}, {{"cpu", "2600m"}, {"memory", "3Gi"}}},
+      {"no classes known: key order, PS first", min2, {}, {{"cpu", "2600m"}, {"memory", "3Gi"}}},
+      {"equal values: key order", min2, {{"high", 7}, {"low", 7}}, {{"cpu", "2600m"}, {"memory", "3Gi"}}},
+      {"a class not named by any template changes nothing",
+       min2,
+       {{"other", 5000}},
+       {{"cpu", "2600m"}, {"memory", "3Gi"}}},
+      {"a negative value sorts below a missing class (0)", min2, {{"high", -5}}, {{"cpu", "2600m"}, {"memory", "3Gi"}}},
+      {"only the known class counts: workers 1 > PS 0", min2, {{"high", 1}}, {{"cpu", "4200m"}, {"memory", "4Gi"}}},
+      {"minAvailable 1: the top class only",
+       "  runPolicy: {schedulingPolicy: {minAvailable: 1}}\n",
+       {{"high", 1000}},
+       {{"cpu", "2100m"}, {"memory", "2Gi"}}},
+      {"minAvailable 0: nothing", "  runPolicy: {schedulingPolicy: {minAvailable: 0}}\n", {{"high", 1}}, {}},
+      {"minAvailable above the replicas: every pod once",
+       "  runPolicy: {schedulingPolicy: {minAvailable: 9}}\n",
+       {{"low", 1}},
+       {{"cpu", "6800m"}, {"memory", "7Gi"}}},
+  };
+  for (const Case& c : cases) EXPECT_EQ(ComputeMinResources(GangJob(c.run_policy), c.priorities), c.want) << c.name;
+}
+
+// A container with a requests map (even an empty one) adds only its requests; limits stand in
+// only when requests is absent. Init containers do not count.
+TEST(ComputeMinResources, RequestsOrElseLimitsOfContainersOnly) {
+  api::TfJob job = testing::DefaultedJobFromYaml(
+      "apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata: {name: g, namespace: ns}\nspec:\n  tfReplicaSpecs:\n"
+      "    Worker:\n      replicas: 2\n      template: {spec: {initContainers: [{name: i, image: x, resources: "
+      "{requests: {cpu: '9'}}}], containers: [{name: tensorflow, image: x, resources: {requests: {}, limits: {cpu: "
+      "'4'}}}, {name: b, image: y, resources: {limits: {nvidia.com/gpu: 1}}}]}}\n");
+  EXPECT_EQ(ComputeMinResources(job, {}), (std::map<std::string, std::string>{{"nvidia.com/gpu", "2"}}));
 }
 
 TEST(RenderPodGroup, VolcanoAndSchedulerPlugins) {
@@ -54,13 +93,44 @@ TEST(RenderPodGroup, VolcanoAndSchedulerPlugins) {
   EXPECT_EQ(v["metadata"]["annotations"], json::parse(R"({"a":"b"})"));
   EXPECT_EQ(v["spec"],
             json::parse(R"({"minMember":4,"queue":"default","priorityClassName":"pc","minResources":{"cpu":"8"}})"));
-  EXPECT_EQ(RenderPodGroup(GangJob(), volcano, "team-a")->at("spec")["queue"], "team-a");
   RenderOptions plugins;
   plugins.gang_scheduler_name = "sp";
   json p = *RenderPodGroup(GangJob("  runPolicy: {schedulingPolicy: {scheduleTimeoutSeconds: 30}}\n"), plugins);
   EXPECT_EQ(p["apiVersion"], "scheduling.x-k8s.io/v1alpha1");
   EXPECT_EQ(p["spec"]["minMember"], 4);
   EXPECT_EQ(p["spec"]["scheduleTimeoutSeconds"], 30);
+}
+
+// Volcano's queue (docs/semantics.md 2.8), as upstream: an existing PodGroup's non-empty queue is
+// kept, even over schedulingPolicy.queue; then schedulingPolicy.queue; then "default".
+TEST(RenderPodGroup, VolcanoQueuePrecedence) {
+  RenderOptions volcano;
+  volcano.gang_scheduler_name = "volcano";
+  struct Case {
+    std::string job_queue, existing, want;
+  };
+  const Case cases[] = {
+      {"", "", "default"}, {"team-j", "", "team-j"}, {"", "team-e", "team-e"}, {"team-j", "team-e", "team-e"}};
+  for (const Case& c : cases) {
+    std::string rp = c.job_queue.empty() ? "" : "  runPolicy: {schedulingPolicy: {queue: " + c.job_queue + "}}\n";
+    EXPECT_EQ(RenderPodGroup(GangJob(rp), volcano, c.existing)->at("spec")["queue"], c.want)
+        << "job queue '" << c.job_queue << "', existing '" << c.existing << "'";
+  }
+}
+
+// The priorities reach the rendered PodGroup, unless schedulingPolicy.minResources is given.
+TEST(RenderPodGroup, ComputedMinResourcesUseThePriorities) {
+  RenderOptions plugins;
+  plugins.gang_scheduler_name = "sp";
+  const std::string min2 = "  runPolicy: {schedulingPolicy: {minAvailable: 2}}\n";
+  EXPECT_EQ(RenderPodGroup(GangJob(min2), plugins, "", {{"high", 1000}})->at("spec")["minResources"],
+            json::parse(R"({"cpu":"4200m","memory":"4Gi"})"));
+  EXPECT_EQ(RenderPodGroup(GangJob(min2), plugins)->at("spec")["minResources"],
+            json::parse(R"({"cpu":"2600m","memory":"3Gi"})"));
+  EXPECT_EQ(RenderPodGroup(GangJob("  runPolicy: {schedulingPolicy: {minAvailable: 2, minResources: {cpu: '1'}}}\n"),
+                           plugins, "", {{"high", 1000}})
+                ->at("spec")["minResources"],
+            json::parse(R"({"cpu":"1"})"));
 }
 
 }  // namespace

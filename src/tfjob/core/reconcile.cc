@@ -328,7 +328,7 @@ Plan Reconcile(const ObservedState& observed, const ReconcileOptions& options) {
   bool wait_for_gang = false;
   if (gang != GangScheduler::kNone) {
     std::string existing_queue = observed.pod_group ? observed.pod_group->queue : "";
-    auto desired = RenderPodGroup(job, options.render, existing_queue);
+    auto desired = RenderPodGroup(job, options.render, existing_queue, observed.priority_classes);
     if (!observed.pod_group) {
       p.plan.create_pod_group = desired;
     } else if ((*desired)["spec"] != observed.pod_group->spec) {

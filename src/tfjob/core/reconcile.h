@@ -6,6 +6,7 @@
 // D18). No I/O, no clock, no logging (style.md section 3): table tests drive it.
 
 #include <chrono>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,6 +31,9 @@ struct ObservedState {
   std::vector<api::Service> services;  // services labelled for the job
   std::optional<PodGroupState> pod_group;
   api::Time now;
+  // PriorityClass name -> value, for the classes the job's templates name that exist (2.8:
+  // they order the replica types in a computed minResources). Filled only with gang scheduling.
+  std::map<std::string, int32_t> priority_classes;
 };
 
 struct ReconcileOptions {

@@ -22,8 +22,6 @@ GangScheduler GangSchedulerFor(const std::string& gang_scheduler_name);
 struct RenderOptions {
   TfConfigOptions tf_config;
   std::string gang_scheduler_name;
-  // PriorityClass name -> value, for ordering replica types in computed minResources.
-  std::map<std::string, int32_t> priority_class_values;
 };
 
 // An event the operator records while creating a child (e.g. SetPodTemplateRestartPolicy).
