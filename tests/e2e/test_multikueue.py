@@ -10,7 +10,8 @@ A TFJob created on the manager with the queue-name label gets `managedBy:
 kueue.x-k8s.io/multikueue` from Kueue's webhook (the user does not set it); our operator on the
 manager writes nothing to it (no pod, no service, no status write: watched on the manager from
 before the job exists), Kueue copies it to the worker without managedBy, our operator there runs
-it on KWOK, and Kueue copies its status back to the manager's object until Succeeded."""
+it on KWOK, and Kueue copies its status back to the manager's object until Succeeded. With
+ttlSecondsAfterFinished the manager's finished job stays (nobody there deletes it)."""
 import http.client
 import json
 import os
@@ -23,7 +24,7 @@ import uuid
 
 import pytest
 
-from conftest import ROOT, Kube, OperatorProcess, wait_for
+from conftest import ROOT, Kube, OperatorProcess, api_time, wait_for, wait_for_server_time
 from kueue import NAMESPACE_LABEL, Kueue
 from test_kueue import replica
 from test_operator import conditions, ends, job_status, pods, tfjob
@@ -184,7 +185,8 @@ def managers(obj):
     return {(m.get("manager"), m.get("subresource", "")) for m in obj["metadata"].get("managedFields", [])}
 
 
-def test_multikueue_runs_the_job_on_the_worker_and_the_manager_writes_nothing(multikueue):
+@pytest.mark.parametrize("ttl", [None, 5], ids=["no-ttl", "ttlSecondsAfterFinished"])
+def test_multikueue_runs_the_job_on_the_worker_and_the_manager_writes_nothing(multikueue, ttl):
     manager, worker, manager_op = multikueue
     ns = queue_namespace(manager, worker)
     try:
@@ -192,7 +194,8 @@ def test_multikueue_runs_the_job_on_the_worker_and_the_manager_writes_nothing(mu
         watches = {kind: Watch(manager, f"{prefix}/namespaces/{ns}/{kind}")
                    for kind, prefix in (("pods", "/api/v1"), ("services", "/api/v1"), ("events", "/api/v1"),
                                         ("tfjobs", "/apis/kubeflow.org/v1"))}
-        job = tfjob("mk", {"PS": replica(1, "500m"), "Worker": replica(2, "500m", ends(0, "6s"))})
+        job = tfjob("mk", {"PS": replica(1, "500m"), "Worker": replica(2, "500m", ends(0, "6s"))},
+                    {"ttlSecondsAfterFinished": ttl} if ttl is not None else None)
         job["metadata"]["labels"] = {"kueue.x-k8s.io/queue-name": QUEUE}
         created = json.loads(manager("create", "-n", ns, "-o", "json", "-f", "-", stdin=json.dumps(job)))
         # Kueue's webhook set managedBy (the ClusterQueue has a MultiKueue admission check) and suspended it.
@@ -234,6 +237,16 @@ def test_multikueue_runs_the_job_on_the_worker_and_the_manager_writes_nothing(mu
         # After the manager's Workload finished, Kueue removes the copy from the worker.
         wait_for(lambda: worker.get("tfjob", "mk", ns, check=False) is None, timeout=90,
                  what="the worker's copy removed")
+        if ttl is not None:
+            # Nobody deletes the manager's job by its TTL: our operator skips it (R09) and Kueue
+            # deletes only the copy (README, "Kueue in the test bed"). Nor is the copy made again.
+            wait_for_server_time(manager, api_time(st["completionTime"]) + ttl + 10)
+            assert ("Succeeded", "True") in conditions(manager, ns, "mk")
+            assert worker.get("tfjob", "mk", ns, check=False) is None
+        # It ran once on the worker: three pods created there, no more.
+        pod_creates = [e for e in worker.get("events", None, ns)["items"]
+                       if e["involvedObject"]["kind"] == "TFJob" and e["reason"] == "SuccessfulCreatePod"]
+        assert sum(e.get("count", 1) for e in pod_creates) == 3
     finally:
         seen = {kind: w.stop() for kind, w in watches.items()} if "watches" in locals() else {}
         for k in (manager, worker):  # while Kueue still runs on both, so that its finalizers go
