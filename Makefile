@@ -76,7 +76,7 @@ control-plane: deps
 	scripts/build-k8s >/dev/null
 
 # Kueue's manager, CRDs and webhook manifests from its Go module (pinned in scripts/versions.env),
-# cached in ~/.cache/tfjob/kueue-<version>, for tests/e2e/test_kueue.py.
+# cached in ~/.cache/tfjob/kueue-<version>, for tests/e2e/test_kueue.py and test_multikueue.py.
 kueue: deps
 	scripts/build-kueue >/dev/null
 
@@ -86,7 +86,7 @@ sdk-venv: deps
 	scripts/sdk-venv >/dev/null
 
 # End-to-end: a real control plane (etcd, kube-apiserver, controller-manager, scheduler, KWOK),
-# and real Kueue for tests/e2e/test_kueue.py.
+# and real Kueue for tests/e2e/test_kueue.py and test_multikueue.py (a second cluster as its worker).
 test-e2e: build control-plane kueue sdk-venv
 	tests/e2e/run
 

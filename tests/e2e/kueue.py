@@ -49,9 +49,10 @@ def yaml_objects(kube, path):
     return objects
 
 
-def configuration(ports, cert_dir):
-    """Kueue's Configuration (config.kueue.x-k8s.io/v1beta2 at v0.17.0) for the test bed."""
-    return {
+def configuration(ports, cert_dir, multikueue=None):
+    """Kueue's Configuration (config.kueue.x-k8s.io/v1beta2 at v0.17.0) for the test bed; with
+    `multikueue` (its multiKueue section) a MultiKueue manager."""
+    cfg = {
         "apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration",
         "namespace": "kueue-system",
         "health": {"healthProbeBindAddress": f"127.0.0.1:{ports['health']}"},
@@ -73,11 +74,21 @@ def configuration(ports, cert_dir):
         "featureGates": {"VisibilityOnDemand": False},
         "clientConnection": {"qps": 50, "burst": 100},
     }
+    if multikueue is not None:
+        # MultiKueue is beta and on by default at v0.17.0; named so that the manager's role shows.
+        cfg["featureGates"]["MultiKueue"] = True
+        cfg["multiKueue"] = multikueue
+    return cfg
 
 
 class Kueue:
-    def __init__(self, kube):
+    """One Kueue per test cluster: its folder is under the cluster's, and its ports (webhook,
+    health, metrics) are free ones of its own, so a second instance against a second cluster
+    (the MultiKueue worker, test_multikueue.py) shares nothing with the first."""
+
+    def __init__(self, kube, multikueue=None):
         self.kube = kube
+        self.multikueue = multikueue
         self.home = build()
         self.dir = os.path.join(kube.dir, "kueue-" + uuid.uuid4().hex[:6])
         os.makedirs(self.dir)
@@ -100,7 +111,7 @@ class Kueue:
         self.kube.run("create", "namespace", "kueue-system", check=False)  # Kueue's own namespace
         cfg = os.path.join(self.dir, "config.json")  # JSON is YAML; Kueue decodes either
         with open(cfg, "w") as f:
-            json.dump(configuration(self.ports, certs), f, indent=2)
+            json.dump(configuration(self.ports, certs, self.multikueue), f, indent=2)
         self.log = open(self.log_path, "ab")
         env = dict(os.environ, KUBECONFIG=self.kube.kubeconfig)  # admin: Kueue's own RBAC is not needed
         # With internalCertManagement off, Kueue v0.17.0 reads its metrics serving certificate from
