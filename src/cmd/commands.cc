@@ -257,6 +257,7 @@ StatusOr<CheckedFile> CheckFile(std::string_view text) {
   for (auto& l : loaded_file.jobs) {
     CheckedJob c;
     c.warnings = std::move(l.warnings);
+    for (auto& w : api::SpecWarnings(l.job)) c.warnings.push_back(std::move(w));  // D22
     api::FieldErrors errors = l.decode_errors;
     api::FieldErrors more = api::ValidateTfJob(l.job);
     errors.insert(errors.end(), more.begin(), more.end());
