@@ -27,7 +27,7 @@ void NonNegative(const std::string& field, std::optional<int64_t> v, FieldErrors
   if (v && *v < 0) errors->push_back(Invalid(field, std::to_string(*v), "must be greater than or equal to 0"));
 }
 
-// Refused here: what upstream refuses too (V3), and what cannot run (docs/semantics.md D24): a
+// Refused here: what upstream refuses too (V3), and what cannot run (docs/semantics.md D25): a
 // negative backoffLimit fails the job upstream before any pod starts, a negative
 // activeDeadlineSeconds right after its pods are created. Negative ttlSecondsAfterFinished,
 // minAvailable, scheduleTimeoutSeconds and minResources run upstream: SpecWarnings reports them.
@@ -244,7 +244,7 @@ FieldErrors ValidateTfJob(const TfJob& job) {
       errors.push_back(NotSupported(path, QuoteValue(key), kReplicaTypeNames));
     } else {
       // Two spellings of one type run upstream only as the pair "Worker" + "worker" (D22); any
-      // other repeat leaves a second key whose pods collide with the first's (D24).
+      // other repeat leaves a second key whose pods collide with the first's (D25).
       if (auto [it, inserted] = seen.insert(*type); !inserted && !IsCanonicalPair(*type, keys_of.at(*type)))
         errors.push_back(Duplicate(path, QuoteValue(std::string(ReplicaTypeName(*type)))));
       if (ParseReplicaType(key) && IsChiefOrMaster(*type)) ++chief_or_master;  // V8 counts exact keys only

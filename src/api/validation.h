@@ -1,6 +1,6 @@
 #pragma once
 // Validation of a TFJob: upstream's webhook checks (docs/semantics.md 1.8, V1-V8) in their
-// order, plus D11 (unknown replica types) and the checks of D24 (what cannot run); warnings for
+// order, plus D11 (unknown replica types) and the checks of D25 (what cannot run); warnings for
 // what upstream runs but looks wrong (D22). Runs on the object as written
 // (before defaulting). Every error is returned, in a stable order: object-level checks first,
 // then replica types in key order.
@@ -13,7 +13,7 @@ namespace tfjob::api {
 // Upper bound on replicas of one type: rendering is linear in it, and nothing sane asks more.
 inline constexpr int32_t kMaxReplicasPerType = 10000;
 
-// Errors: what upstream's webhook refuses (V1-V8), and what cannot run (D11, D24).
+// Errors: what upstream's webhook refuses (V1-V8), and what cannot run (D11, D25).
 FieldErrors ValidateTfJob(const TfJob& job);
 // Warnings (D22): inputs upstream admits and runs, that are probably not what the author meant
 // (an unknown cleanPodPolicy or successPolicy, "Worker" next to "worker", a lower-case chief

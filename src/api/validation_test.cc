@@ -104,7 +104,7 @@ std::vector<std::string> Warnings(const std::string& yaml) {
 
 const std::string kTf = "      template: {spec: {containers: [{name: tensorflow, image: tf}]}}\n";
 
-// D22 / D24 (docs/semantics.md 6): every odd input either runs upstream, and is admitted with a
+// D22 / D25 (docs/semantics.md 6): every odd input either runs upstream, and is admitted with a
 // warning saying what it does, or cannot run (or upstream refuses it too), and is an error.
 TEST(ValidateTfJob, AdmitsWithWarningsWhatUpstreamRunsAndRefusesWhatCannotRun) {
   struct Case {

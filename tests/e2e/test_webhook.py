@@ -118,7 +118,7 @@ def test_valid_examples_are_admitted_and_run(kube, namespace, webhook):
 
 
 def test_odd_but_runnable_specs_are_admitted_with_warnings(kube, namespace, webhook):
-    """Issue 14 item 3 (docs/semantics.md D22, D24): what upstream admits and runs is admitted with
+    """Issue 14 item 3 (docs/semantics.md D22, D25): what upstream admits and runs is admitted with
     admission warnings, which kubectl prints as "Warning: ..."; what cannot run is denied."""
     w = {"template": container()}
     odd = tfjob("odd", {"Worker": w, "worker": w, "Master": w, "chief": w},
@@ -143,7 +143,7 @@ def test_odd_but_runnable_specs_are_admitted_with_warnings(kube, namespace, webh
     assert printed == [l[len("Warning: "):] for l in r.stderr.splitlines() if l.startswith("Warning: ")]
     assert subprocess.run([os.path.join(ROOT, "build", "tfjob"), "validate", "--strict", path],
                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 1
-    # Negative backoffLimit: upstream fails such a job before any pod runs; refused here (D24).
+    # Negative backoffLimit: upstream fails such a job before any pod runs; refused here (D25).
     r = apply_in(kube, namespace, tfjob("neg", {"Worker": w}, {"backoffLimit": -1}))
     assert r.returncode != 0
     assert (f'admission webhook "{WEBHOOK}" denied the request: spec.runPolicy.backoffLimit: Invalid value: -1: '
