@@ -73,6 +73,11 @@ int32_t TfJobPort(const ReplicaSpec& spec) {
 void SetDefaults(TfJob& job) {
   RunPolicy& rp = job.spec.run_policy;
   if (!rp.clean_pod_policy) rp.clean_pod_policy = std::string(kCleanPodPolicyNone);
+  // Upstream's clean-up keeps pods only for exactly "None" (all of them) or "Running" (the
+  // finished ones), and deletes every pod otherwise: any other value, "" included, acts as "All"
+  // (docs/semantics.md 3.11, D22; validation warns about it).
+  if (*rp.clean_pod_policy != kCleanPodPolicyNone && *rp.clean_pod_policy != kCleanPodPolicyRunning)
+    rp.clean_pod_policy = std::string(kCleanPodPolicyAll);
   if (!job.spec.success_policy) job.spec.success_policy = std::string(kSuccessPolicyDefault);
   NormaliseKeys(job.spec);
   for (auto& [key, spec] : job.spec.replica_specs) {

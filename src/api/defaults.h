@@ -1,8 +1,9 @@
 #pragma once
 // Defaulting of a TFJob exactly as upstream's SetDefaults_TFJob (docs/semantics.md 1.7):
 // cleanPodPolicy None, successPolicy "", replica keys normalised case-insensitively,
-// replicas 1, restartPolicy Never, and the tfjob-port 2222 on the tensorflow container.
-// Applied in memory; never written back to the object's spec.
+// replicas 1, restartPolicy Never, and the tfjob-port 2222 on the tensorflow container. A
+// cleanPodPolicy other than None or Running becomes All, which is how upstream's clean-up treats
+// it (3.11). Applied in memory; never written back to the object's spec.
 
 #include "api/tfjob.h"
 

@@ -1,5 +1,8 @@
 #include "api/validation.h"
 
+#include <algorithm>
+#include <set>
+
 #include "api/defaults.h"
 #include "api/quantity.h"
 
@@ -24,24 +27,21 @@ void NonNegative(const std::string& field, std::optional<int64_t> v, FieldErrors
   if (v && *v < 0) errors->push_back(Invalid(field, std::to_string(*v), "must be greater than or equal to 0"));
 }
 
+// Refused here: what upstream refuses too (V3), and what cannot run (docs/semantics.md D25): a
+// negative backoffLimit fails the job upstream before any pod starts, a negative
+// activeDeadlineSeconds right after its pods are created. Negative ttlSecondsAfterFinished,
+// minAvailable, scheduleTimeoutSeconds and minResources run upstream: SpecWarnings reports them.
 void ValidateRunPolicy(const RunPolicy& p, FieldErrors* errors) {
   const std::string base = "spec.runPolicy";
   if (p.managed_by && !Contains(kManagedBy, *p.managed_by))
     errors->push_back(NotSupported(base + ".managedBy", QuoteValue(*p.managed_by), kManagedBy));
-  if (p.clean_pod_policy && !Contains(kCleanPodPolicies, *p.clean_pod_policy))
-    errors->push_back(NotSupported(base + ".cleanPodPolicy", QuoteValue(*p.clean_pod_policy), kCleanPodPolicies));
-  NonNegative(base + ".ttlSecondsAfterFinished", p.ttl_seconds_after_finished, errors);
   NonNegative(base + ".activeDeadlineSeconds", p.active_deadline_seconds, errors);
   NonNegative(base + ".backoffLimit", p.backoff_limit, errors);
   if (p.scheduling_policy) {
-    const SchedulingPolicy& s = *p.scheduling_policy;
-    NonNegative(base + ".schedulingPolicy.minAvailable", s.min_available, errors);
-    NonNegative(base + ".schedulingPolicy.scheduleTimeoutSeconds", s.schedule_timeout_seconds, errors);
-    for (const auto& [name, text] : s.min_resources) {
-      auto q = Quantity::Parse(text);
-      if (!q || q->milli() < 0)
+    for (const auto& [name, text] : p.scheduling_policy->min_resources) {
+      if (!Quantity::Parse(text))  // upstream's CRD schema refuses it too (the quantity pattern)
         errors->push_back(Invalid(base + ".schedulingPolicy.minResources[" + name + "]", QuoteValue(text),
-                                  "must be a non-negative quantity"));
+                                  "must be a quantity (for example 4, 500m, 16Gi)"));
     }
   }
 }
@@ -93,7 +93,96 @@ void ValidateContainers(const std::string& path, const ReplicaSpec& spec, FieldE
     errors->push_back(Required(containers_path, "must have at least one container with name tensorflow"));  // V7
 }
 
+// The keys of tfReplicaSpecs by the replica type they name ignoring case, in key order.
+std::map<ReplicaType, std::vector<std::string>> KeysByType(const TfJobSpec& spec) {
+  std::map<ReplicaType, std::vector<std::string>> out;
+  for (const auto& [key, value] : spec.replica_specs)
+    if (auto type = ParseReplicaTypeFold(key)) out[*type].push_back(key);
+  return out;
+}
+
+// Exactly two keys for `type`, one of them the canonical name: upstream's defaulting (1.7)
+// moves the other one's spec over the canonical key, deterministically.
+bool IsCanonicalPair(ReplicaType type, const std::vector<std::string>& keys) {
+  if (keys.size() != 2) return false;
+  const std::string canonical(ReplicaTypeName(type));
+  return keys[0] == canonical || keys[1] == canonical;
+}
+
+std::string Path(const std::string& path) {
+  return EscapeNonPrintable(path);
+}
+
 }  // namespace
+
+std::vector<std::string> SpecWarnings(const TfJob& job) {
+  std::vector<std::string> out;
+  const RunPolicy& p = job.spec.run_policy;
+  const std::string base = "spec.runPolicy";
+  auto supported = [](const std::vector<std::string>& values) {
+    std::string list;
+    for (size_t i = 0; i < values.size(); ++i) list += (i > 0 ? ", " : "") + QuoteValue(values[i]);
+    return list;
+  };
+  if (p.clean_pod_policy && !Contains(kCleanPodPolicies, *p.clean_pod_policy))
+    out.push_back(base + ".cleanPodPolicy: unsupported value " + QuoteValue(*p.clean_pod_policy) +
+                  " (supported: " + supported(kCleanPodPolicies) +
+                  "): treated as \"All\", as upstream does: every pod and its service are deleted when the job "
+                  "finishes");
+  if (job.spec.success_policy && !Contains(kSuccessPolicies, *job.spec.success_policy))
+    out.push_back("spec.successPolicy: unsupported value " + QuoteValue(*job.spec.success_policy) +
+                  " (supported: " + supported(kSuccessPolicies) +
+                  "): treated as \"\", the default, as upstream does: the job succeeds when worker 0 (or the chief) "
+                  "does");
+  if (p.ttl_seconds_after_finished && *p.ttl_seconds_after_finished < 0)
+    out.push_back(base + ".ttlSecondsAfterFinished: negative value " + std::to_string(*p.ttl_seconds_after_finished) +
+                  ": the job is deleted as soon as it finishes, as with 0 (upstream does the same)");
+  if (p.active_deadline_seconds && *p.active_deadline_seconds == 0)
+    out.push_back(base + ".activeDeadlineSeconds: 0: the job fails with the deadline message as soon as it starts");
+  if (p.scheduling_policy) {
+    const SchedulingPolicy& s = *p.scheduling_policy;
+    const std::string gang = ": passed to the PodGroup as it is, as upstream does (ignored without gang scheduling)";
+    if (s.min_available && *s.min_available < 0)
+      out.push_back(base + ".schedulingPolicy.minAvailable: negative value " + std::to_string(*s.min_available) + gang +
+                    "; a minMember below 1 holds no pod back");
+    if (s.schedule_timeout_seconds && *s.schedule_timeout_seconds < 0)
+      out.push_back(base + ".schedulingPolicy.scheduleTimeoutSeconds: negative value " +
+                    std::to_string(*s.schedule_timeout_seconds) + gang);
+    for (const auto& [name, text] : s.min_resources) {
+      auto q = Quantity::Parse(text);
+      if (q && q->milli() < 0)
+        out.push_back(Path(base + ".schedulingPolicy.minResources[" + name + "]") + ": negative quantity " +
+                      QuoteValue(text) + gang);
+    }
+  }
+  // Case variants of a replica type (docs/semantics.md 1.7, D22).
+  const auto keys_of = KeysByType(job.spec);
+  for (const auto& [type, keys] : keys_of) {
+    if (!IsCanonicalPair(type, keys)) continue;
+    const std::string canonical(ReplicaTypeName(type));
+    const std::string& other = keys[0] == canonical ? keys[1] : keys[0];
+    out.push_back(Path("spec.tfReplicaSpecs[" + other + "]") + ": " + QuoteValue(other) + " and " +
+                  QuoteValue(canonical) + " are the same replica type: " + QuoteValue(other) + " is used and " +
+                  QuoteValue(canonical) + " is ignored, as upstream does");
+  }
+  // A lower-case chief or master beside the other one: upstream's V8 counts only exact keys, and
+  // the renamed key makes a job with both roles.
+  auto chief = keys_of.find(ReplicaType::kChief), master = keys_of.find(ReplicaType::kMaster);
+  if (chief != keys_of.end() && master != keys_of.end()) {
+    auto exact = [](const std::vector<std::string>& keys, std::string_view name) {
+      return std::find(keys.begin(), keys.end(), name) != keys.end();
+    };
+    const bool chief_exact = exact(chief->second, "Chief"), master_exact = exact(master->second, "Master");
+    if (!(chief_exact && master_exact)) {
+      const std::string& key = !chief_exact ? chief->second.front() : master->second.front();
+      out.push_back(Path("spec.tfReplicaSpecs[" + key + "]") + ": " + QuoteValue(key) + " is read as " +
+                    QuoteValue(std::string(!chief_exact ? "Chief" : "Master")) +
+                    ", so the job has both a Chief and a Master, as upstream runs it: both roles run, TF_CONFIG lists "
+                    "both, and the first of them to succeed or fail decides the job");
+    }
+  }
+  return out;
+}
 
 std::vector<std::string> Dns1035LabelErrors(const std::string& value) {
   std::vector<std::string> errs;
@@ -140,14 +229,13 @@ FieldErrors ValidateTfJob(const TfJob& job) {
   }
 
   ValidateRunPolicy(job.spec.run_policy, &errors);  // V3 and ranges
-  if (job.spec.success_policy && !Contains(kSuccessPolicies, *job.spec.success_policy))
-    errors.push_back(NotSupported("spec.successPolicy", QuoteValue(*job.spec.success_policy), kSuccessPolicies));
 
   if (!job.spec.has_replica_specs) {  // V4
     errors.push_back(Required("spec.tfReplicaSpecs", "must be required"));
     return errors;
   }
-  std::map<ReplicaType, std::string> seen;
+  const std::map<ReplicaType, std::vector<std::string>> keys_of = KeysByType(job.spec);
+  std::set<ReplicaType> seen;
   int chief_or_master = 0;
   for (const auto& [key, spec] : job.spec.replica_specs) {
     const std::string path = "spec.tfReplicaSpecs[" + key + "]";
@@ -155,9 +243,11 @@ FieldErrors ValidateTfJob(const TfJob& job) {
     if (!type) {  // D11
       errors.push_back(NotSupported(path, QuoteValue(key), kReplicaTypeNames));
     } else {
-      if (auto [it, inserted] = seen.emplace(*type, key); !inserted)
+      // Two spellings of one type run upstream only as the pair "Worker" + "worker" (D22); any
+      // other repeat leaves a second key whose pods collide with the first's (D25).
+      if (auto [it, inserted] = seen.insert(*type); !inserted && !IsCanonicalPair(*type, keys_of.at(*type)))
         errors.push_back(Duplicate(path, QuoteValue(std::string(ReplicaTypeName(*type)))));
-      if (IsChiefOrMaster(*type)) ++chief_or_master;
+      if (ParseReplicaType(key) && IsChiefOrMaster(*type)) ++chief_or_master;  // V8 counts exact keys only
     }
     if (!spec) {
       errors.push_back(Required(path + ".template.spec.containers", "must be specified"));  // V5 only

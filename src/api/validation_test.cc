@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "api/defaults.h"
 #include "api/tfjob_file.h"
 
 namespace tfjob::api {
@@ -95,46 +96,213 @@ TEST(ValidateTfJob, D11UnknownReplicaTypeIsRejected) {
                   "\"Master\", \"PS\", \"Worker\""));
 }
 
-TEST(ValidateTfJob, LowerCaseKeysAreAcceptedButNotTwiceForOneType) {
-  EXPECT_THAT(
-      Errors(Job("test", "    worker:\n      template: {spec: {containers: [{name: tensorflow, image: tf}]}}\n")),
-      ElementsAre());
-  EXPECT_THAT(
-      Errors(Job("test",
-                 kWorker + "    worker:\n      template: {spec: {containers: [{name: tensorflow, image: tf}]}}\n")),
-      ElementsAre("spec.tfReplicaSpecs[worker]: Duplicate value: \"Worker\""));
-  // chief + Master normalise to two chief-like roles.
-  EXPECT_THAT(Errors(Job("test",
-                         "    chief:\n      template: {spec: {containers: [{name: tensorflow, image: tf}]}}\n"
-                         "    Master:\n      template: {spec: {containers: [{name: tensorflow, image: tf}]}}\n")),
-              ElementsAre("spec.tfReplicaSpecs: Forbidden: must not have more than 1 Chief or Master role"));
+std::vector<std::string> Warnings(const std::string& yaml) {
+  auto jobs = LoadTfJobs(yaml);
+  EXPECT_TRUE(jobs.ok()) << jobs.status().ToString();
+  return SpecWarnings((*jobs)[0].job);
 }
 
-TEST(ValidateTfJob, RangeChecks) {
-  std::string specs =
-      "    Worker:\n      replicas: -1\n      restartPolicy: Sometimes\n"
-      "      template: {spec: {containers: [{name: tensorflow, image: tf, ports: [{name: tfjob-port, containerPort: "
-      "0}]}]}}\n";
-  std::string rp =
-      "  runPolicy: {cleanPodPolicy: Some, ttlSecondsAfterFinished: -5, activeDeadlineSeconds: -1, "
-      "backoffLimit: -2, schedulingPolicy: {minAvailable: -3, minResources: {cpu: lots}}}\n"
-      "  successPolicy: Majority\n";
-  EXPECT_THAT(
-      Errors(Job("test", specs, rp)),
-      ElementsAre(
-          "spec.runPolicy.cleanPodPolicy: Unsupported value: \"Some\": supported values: \"All\", \"None\", "
-          "\"Running\"",
-          "spec.runPolicy.ttlSecondsAfterFinished: Invalid value: -5: must be greater than or equal to 0",
-          "spec.runPolicy.activeDeadlineSeconds: Invalid value: -1: must be greater than or equal to 0",
-          "spec.runPolicy.backoffLimit: Invalid value: -2: must be greater than or equal to 0",
-          "spec.runPolicy.schedulingPolicy.minAvailable: Invalid value: -3: must be greater than or equal to 0",
-          "spec.runPolicy.schedulingPolicy.minResources[cpu]: Invalid value: \"lots\": must be a non-negative quantity",
-          "spec.successPolicy: Unsupported value: \"Majority\": supported values: \"\", \"AllWorkers\"",
-          "spec.tfReplicaSpecs[Worker].replicas: Invalid value: -1: must be greater than or equal to 0",
-          "spec.tfReplicaSpecs[Worker].restartPolicy: Unsupported value: \"Sometimes\": supported values: "
-          "\"Always\", \"ExitCode\", \"Never\", \"OnFailure\"",
-          "spec.tfReplicaSpecs[Worker].template.spec.containers[0].ports[0].containerPort: Invalid value: 0: "
-          "must be between 1 and 65535, inclusive"));
+const std::string kTf = "      template: {spec: {containers: [{name: tensorflow, image: tf}]}}\n";
+
+// D22 / D25 (docs/semantics.md 6): every odd input either runs upstream, and is admitted with a
+// warning saying what it does, or cannot run (or upstream refuses it too), and is an error.
+TEST(ValidateTfJob, AdmitsWithWarningsWhatUpstreamRunsAndRefusesWhatCannotRun) {
+  struct Case {
+    const char* id;
+    std::string specs;
+    std::string run_policy;  // "  runPolicy: {...}\n" and other spec fields
+    std::vector<std::string> errors;
+    std::vector<std::string> warnings;
+  };
+  const std::string kReplicasRange = ": must be greater than or equal to 0";
+  const std::vector<Case> cases = {
+      {"plain", kWorker, "", {}, {}},
+      // upstream's clean-up deletes every pod unless the policy is exactly None or Running
+      {"cleanPodPolicy unknown",
+       kWorker,
+       "  runPolicy: {cleanPodPolicy: Some}\n",
+       {},
+       {"spec.runPolicy.cleanPodPolicy: unsupported value \"Some\" (supported: \"All\", \"None\", \"Running\"): "
+        "treated as \"All\", as upstream does: every pod and its service are deleted when the job finishes"}},
+      {"cleanPodPolicy lower case",
+       kWorker,
+       "  runPolicy: {cleanPodPolicy: none}\n",
+       {},
+       {"spec.runPolicy.cleanPodPolicy: unsupported value \"none\" (supported: \"All\", \"None\", \"Running\"): "
+        "treated as \"All\", as upstream does: every pod and its service are deleted when the job finishes"}},
+      {"cleanPodPolicy empty",
+       kWorker,
+       "  runPolicy: {cleanPodPolicy: ''}\n",
+       {},
+       {"spec.runPolicy.cleanPodPolicy: unsupported value \"\" (supported: \"All\", \"None\", \"Running\"): "
+        "treated as \"All\", as upstream does: every pod and its service are deleted when the job finishes"}},
+      {"cleanPodPolicy known", kWorker, "  runPolicy: {cleanPodPolicy: Running}\n", {}, {}},
+      // upstream only compares successPolicy with AllWorkers
+      {"successPolicy unknown",
+       kWorker,
+       "  successPolicy: Majority\n",
+       {},
+       {"spec.successPolicy: unsupported value \"Majority\" (supported: \"\", \"AllWorkers\"): treated as \"\", the "
+        "default, as upstream does: the job succeeds when worker 0 (or the chief) does"}},
+      {"successPolicy AllWorkers", kWorker, "  successPolicy: AllWorkers\n", {}, {}},
+      // the job is deleted right after it finishes, upstream and here
+      {"ttl negative",
+       kWorker,
+       "  runPolicy: {ttlSecondsAfterFinished: -5}\n",
+       {},
+       {"spec.runPolicy.ttlSecondsAfterFinished: negative value -5: the job is deleted as soon as it finishes, as "
+        "with 0 (upstream does the same)"}},
+      {"ttl zero", kWorker, "  runPolicy: {ttlSecondsAfterFinished: 0}\n", {}, {}},
+      // upstream fails the job on its first pass, before any pod: it cannot run
+      {"backoffLimit negative",
+       kWorker,
+       "  runPolicy: {backoffLimit: -2}\n",
+       {"spec.runPolicy.backoffLimit: Invalid value: -2" + kReplicasRange},
+       {}},
+      {"backoffLimit zero", kWorker, "  runPolicy: {backoffLimit: 0}\n", {}, {}},
+      // upstream fails the job on the pass after it creates the pods: it cannot run
+      {"activeDeadlineSeconds negative",
+       kWorker,
+       "  runPolicy: {activeDeadlineSeconds: -1}\n",
+       {"spec.runPolicy.activeDeadlineSeconds: Invalid value: -1" + kReplicasRange},
+       {}},
+      {"activeDeadlineSeconds zero",
+       kWorker,
+       "  runPolicy: {activeDeadlineSeconds: 0}\n",
+       {},
+       {"spec.runPolicy.activeDeadlineSeconds: 0: the job fails with the deadline message as soon as it starts"}},
+      // used only by gang scheduling, passed through as upstream does
+      {"minAvailable negative",
+       kWorker,
+       "  runPolicy: {schedulingPolicy: {minAvailable: -3}}\n",
+       {},
+       {"spec.runPolicy.schedulingPolicy.minAvailable: negative value -3: passed to the PodGroup as it is, as "
+        "upstream does (ignored without gang scheduling); a minMember below 1 holds no pod back"}},
+      {"scheduleTimeoutSeconds negative",
+       kWorker,
+       "  runPolicy: {schedulingPolicy: {scheduleTimeoutSeconds: -1}}\n",
+       {},
+       {"spec.runPolicy.schedulingPolicy.scheduleTimeoutSeconds: negative value -1: passed to the PodGroup as it "
+        "is, as upstream does (ignored without gang scheduling)"}},
+      {"minResources negative",
+       kWorker,
+       "  runPolicy: {schedulingPolicy: {minResources: {cpu: '-1'}}}\n",
+       {},
+       {"spec.runPolicy.schedulingPolicy.minResources[cpu]: negative quantity \"-1\": passed to the PodGroup as it "
+        "is, as upstream does (ignored without gang scheduling)"}},
+      // upstream's CRD schema refuses what is not a quantity
+      {"minResources not a quantity",
+       kWorker,
+       "  runPolicy: {schedulingPolicy: {minResources: {cpu: lots}}}\n",
+       {"spec.runPolicy.schedulingPolicy.minResources[cpu]: Invalid value: \"lots\": must be a quantity (for "
+        "example 4, 500m, 16Gi)"},
+       {}},
+      // upstream creates and deletes pod 0 over and over: cannot run
+      {"replicas negative",
+       "    Worker:\n      replicas: -1\n" + kTf,
+       "",
+       {"spec.tfReplicaSpecs[Worker].replicas: Invalid value: -1" + kReplicasRange},
+       {}},
+      // the pod create is refused by the API server: cannot run
+      {"restartPolicy unknown",
+       "    Worker:\n      restartPolicy: Sometimes\n" + kTf,
+       "",
+       {"spec.tfReplicaSpecs[Worker].restartPolicy: Unsupported value: \"Sometimes\": supported values: \"Always\", "
+        "\"ExitCode\", \"Never\", \"OnFailure\""},
+       {}},
+      {"containerPort 0",
+       "    Worker:\n      template: {spec: {containers: [{name: tensorflow, image: tf, ports: [{name: tfjob-port, "
+       "containerPort: 0}]}]}}\n",
+       "",
+       {"spec.tfReplicaSpecs[Worker].template.spec.containers[0].ports[0].containerPort: Invalid value: 0: must be "
+        "between 1 and 65535, inclusive"},
+       {}},
+      // case variants (docs/semantics.md 1.7): one lower-case key is simply renamed
+      {"worker lower case", "    worker:\n" + kTf, "", {}, {}},
+      // "worker" and "Worker": upstream moves "worker" over "Worker", and runs that
+      {"Worker and worker",
+       kWorker + "    worker:\n" + kTf,
+       "",
+       {},
+       {"spec.tfReplicaSpecs[worker]: \"worker\" and \"Worker\" are the same replica type: \"worker\" is used and "
+        "\"Worker\" is ignored, as upstream does"}},
+      {"ps and PS",
+       "    PS:\n" + kTf + kWorker + "    ps:\n" + kTf,
+       "",
+       {},
+       {"spec.tfReplicaSpecs[ps]: \"ps\" and \"PS\" are the same replica type: \"ps\" is used and \"PS\" is "
+        "ignored, as upstream does"}},
+      // two variants without the canonical key, or three keys: upstream keeps a second key whose
+      // pods have the same names as the first's
+      {"worker and WORKER",
+       "    WORKER:\n" + kTf + "    worker:\n" + kTf,
+       "",
+       {"spec.tfReplicaSpecs[worker]: Duplicate value: \"Worker\""},
+       {}},
+      {"three spellings",
+       "    WORKER:\n" + kTf + kWorker + "    worker:\n" + kTf,
+       "",
+       {"spec.tfReplicaSpecs[Worker]: Duplicate value: \"Worker\"",
+        "spec.tfReplicaSpecs[worker]: Duplicate value: \"Worker\""},
+       {}},
+      // V8 counts only the exact keys Chief and Master, as upstream's webhook does
+      {"Chief and Master",
+       "    Chief:\n" + kTf + "    Master:\n" + kTf,
+       "",
+       {"spec.tfReplicaSpecs: Forbidden: must not have more than 1 Chief or Master role"},
+       {}},
+      {"chief beside Master",
+       "    Master:\n" + kTf + "    chief:\n" + kTf,
+       "",
+       {},
+       {"spec.tfReplicaSpecs[chief]: \"chief\" is read as \"Chief\", so the job has both a Chief and a Master, as "
+        "upstream runs it: both roles run, TF_CONFIG lists both, and the first of them to succeed or fail decides "
+        "the job"}},
+      {"master beside Chief",
+       "    Chief:\n" + kTf + "    master:\n" + kTf,
+       "",
+       {},
+       {"spec.tfReplicaSpecs[master]: \"master\" is read as \"Master\", so the job has both a Chief and a Master, "
+        "as upstream runs it: both roles run, TF_CONFIG lists both, and the first of them to succeed or fail "
+        "decides the job"}},
+      {"D11 unknown type stays an error",
+       kWorker + "    Foo:\n" + kTf,
+       "",
+       {"spec.tfReplicaSpecs[Foo]: Unsupported value: \"Foo\": supported values: \"Chief\", \"Evaluator\", "
+        "\"Master\", \"PS\", \"Worker\""},
+       {}},
+  };
+  for (const Case& c : cases) {
+    const std::string yaml = Job("test", c.specs, c.run_policy);
+    EXPECT_THAT(Errors(yaml), ::testing::ElementsAreArray(c.errors)) << c.id;
+    EXPECT_THAT(Warnings(yaml), ::testing::ElementsAreArray(c.warnings)) << c.id;
+    // The API server may cut admission warnings longer than 256 characters.
+    for (const auto& w : c.warnings) EXPECT_LE(w.size(), 256u) << w;
+  }
+}
+
+// What the warnings promise is what the defaulted job does.
+TEST(ValidateTfJob, WarnedInputsRunAsTheWarningsSay) {
+  auto defaulted = [](const std::string& yaml) {
+    TfJob job = (*LoadTfJobs(yaml))[0].job;
+    SetDefaults(job);
+    return job;
+  };
+  for (const char* policy : {"Some", "none", "''", "all"})
+    EXPECT_EQ(defaulted(Job("t", kWorker, std::string("  runPolicy: {cleanPodPolicy: ") + policy + "}\n"))
+                  .spec.run_policy.clean_pod_policy,
+              "All")
+        << policy;
+  for (const char* policy : {"None", "Running", "All"})
+    EXPECT_EQ(defaulted(Job("t", kWorker, std::string("  runPolicy: {cleanPodPolicy: ") + policy + "}\n"))
+                  .spec.run_policy.clean_pod_policy,
+              policy);
+  TfJob pair = defaulted(Job("t", kWorker + "    worker:\n      replicas: 5\n" + kTf));
+  ASSERT_EQ(pair.spec.replica_specs.size(), 1u);
+  EXPECT_EQ(pair.spec.replica_specs.at("Worker")->replicas, 5);  // "worker"'s spec, as upstream
+  TfJob both = defaulted(Job("t", "    Master:\n" + kTf + "    chief:\n" + kTf));
+  EXPECT_TRUE(both.spec.replica_specs.contains("Chief"));
+  EXPECT_TRUE(both.spec.replica_specs.contains("Master"));
 }
 
 TEST(ValidateTfJob, NameTooLongForChildren) {

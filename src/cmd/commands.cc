@@ -232,6 +232,7 @@ StatusOr<CheckedFile> CheckFile(std::string_view text) {
   for (auto& l : loaded_file.jobs) {
     CheckedJob c;
     c.warnings = std::move(l.warnings);
+    for (auto& w : api::SpecWarnings(l.job)) c.warnings.push_back(std::move(w));  // D22
     api::FieldErrors errors = l.decode_errors;
     api::FieldErrors more = api::ValidateTfJob(l.job);
     errors.insert(errors.end(), more.begin(), more.end());
@@ -269,7 +270,8 @@ int Main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
   bool strict = false;
   auto* validate = app.add_subcommand("validate", "Check TFJob files: defaults + validation, errors as path: message");
   validate->add_option("FILE", validate_files, "TFJob manifests (YAML or JSON; - for standard input)")->required();
-  validate->add_flag("--strict", strict, "Warnings (unknown fields, skipped documents) are errors");
+  validate->add_flag("--strict", strict,
+                     "Warnings (unknown fields, skipped documents, odd values upstream runs) are errors");
 
   std::string render_file, render_format = "yaml";
   RenderRequest request;

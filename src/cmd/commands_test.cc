@@ -58,6 +58,7 @@ TEST(Render, GoldenFilesForEveryExample) {
   struct Case {
     const char* example;
     std::vector<std::string> extra_args;
+    const char* folder = "examples";
   };
   std::vector<Case> cases = {
       {"ps-worker", {}},
@@ -67,10 +68,14 @@ TEST(Render, GoldenFilesForEveryExample) {
       {"gang-scheduling", {"--gang-scheduler-name", "volcano"}},
       {"suspended", {}},
       {"all-workers", {"--namespace", "team-a"}},
+      // Issue 14 item 2: a template pasted from `kubectl get pod -o yaml` gives clean pods.
+      {"pasted-template", {}, "tests/compat"},
   };
   bool update = std::getenv("TFJOB_UPDATE_GOLDEN") != nullptr;
+  size_t from_examples = 0;
   for (const auto& c : cases) {
-    std::vector<std::string> args = {"render", (kSource / "examples" / (std::string(c.example) + ".yaml")).string()};
+    from_examples += std::string_view(c.folder) == "examples";
+    std::vector<std::string> args = {"render", (kSource / c.folder / (std::string(c.example) + ".yaml")).string()};
     args.insert(args.end(), c.extra_args.begin(), c.extra_args.end());
     CmdResult r = Tfjob(args);
     ASSERT_EQ(r.code, 0) << c.example << ": " << r.err;
@@ -81,7 +86,7 @@ TEST(Render, GoldenFilesForEveryExample) {
   std::set<std::string> examples;
   for (const auto& e : fs::directory_iterator(kSource / "examples"))
     if (e.path().extension() == ".yaml") examples.insert(e.path().stem().string());
-  EXPECT_EQ(examples.size(), cases.size()) << "every example needs a golden render";
+  EXPECT_EQ(examples.size(), from_examples) << "every example needs a golden render";
 }
 
 TEST(Render, JsonOutputIsAV1List) {
@@ -377,6 +382,53 @@ TEST_F(TempFiles, UnknownFieldsWarnAndStrictMakesThemErrors) {
                                                   kOkWorker))});
   EXPECT_EQ(clean.code, 0) << clean.err;
   EXPECT_EQ(clean.err, "");
+}
+
+// Issue 14 item 3 (docs/semantics.md D22): what upstream admits and runs is valid with warnings
+// (exit 0); --strict makes them errors; render and run print them and go on.
+TEST_F(TempFiles, SpecWarningsAreWarningsAndStrictMakesThemErrors) {
+  std::string file =
+      Write("odd.yaml",
+            Tf("metadata: {name: odd}\nspec:\n  runPolicy: {cleanPodPolicy: none}\n  tfReplicaSpecs:\n" + kOkWorker +
+               "    worker:\n      template: {spec: {containers: [{name: tensorflow, image: "
+               "tf}]}}\n"));
+  const std::string w1 =
+      "spec.runPolicy.cleanPodPolicy: unsupported value \"none\" (supported: \"All\", \"None\", \"Running\"): "
+      "treated as \"All\", as upstream does: every pod and its service are deleted when the job finishes\n";
+  const std::string w2 =
+      "spec.tfReplicaSpecs[worker]: \"worker\" and \"Worker\" are the same replica type: \"worker\" is used and "
+      "\"Worker\" is ignored, as upstream does\n";
+  CmdResult r = Tfjob({"validate", file});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, file + ": TFJob odd is valid\n");
+  EXPECT_EQ(r.err, file + ": warning: " + w1 + file + ": warning: " + w2);
+  CmdResult strict = Tfjob({"validate", "--strict", file});
+  EXPECT_EQ(strict.code, 1);
+  EXPECT_EQ(strict.out, "");
+  EXPECT_EQ(strict.err, file + ": " + w1 + file + ": " + w2);
+  CmdResult render = Tfjob({"render", file, "-o", "json"});
+  EXPECT_EQ(render.code, 0);
+  EXPECT_EQ(render.err, r.err);
+  EXPECT_EQ(nlohmann::json::parse(render.out)["items"].size(), 2u);  // one Worker: "worker"'s spec
+}
+
+// Issue 14: every TFJob example of Kubeflow's training-operator repository (our own equivalents
+// in tests/compat/upstream-examples, each naming the file it mirrors) is valid here, warnings
+// allowed, as upstream admits and runs them.
+TEST(Compat, UpstreamExamplesAreValid) {
+  size_t n = 0;
+  for (const auto& e : fs::directory_iterator(kSource / "tests" / "compat" / "upstream-examples")) {
+    if (e.path().extension() != ".yaml") continue;
+    ++n;
+    const std::string text = ReadText(e.path());
+    EXPECT_EQ(text.rfind("# mirrors: kubeflow/training-operator ", 0), 0u) << e.path() << " names no upstream file";
+    CmdResult r = Tfjob({"validate", e.path().string()});
+    EXPECT_EQ(r.code, 0) << e.path() << ":\n" << r.err;
+    EXPECT_THAT(r.out, ::testing::HasSubstr(" is valid\n")) << e.path();
+    CmdResult render = Tfjob({"render", e.path().string(), "-o", "json"});
+    EXPECT_EQ(render.code, 0) << e.path() << ":\n" << render.err;
+  }
+  EXPECT_GE(n, 11u);
 }
 
 // Issue 17 item 5: every rendered document reads back (YAML 1.1 and 1.2 readers) as the JSON

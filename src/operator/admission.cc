@@ -47,7 +47,9 @@ StatusOr<json> ReviewTfJob(const json& review) {
     checks = api::ValidateTfJob(job);
   }
   errors.insert(errors.end(), checks.begin(), checks.end());
-  return Answer(review, *uid, errors, api::UnknownFieldWarnings(*object));
+  std::vector<std::string> warnings = api::UnknownFieldWarnings(*object);
+  for (auto& w : api::SpecWarnings(job)) warnings.push_back(std::move(w));  // D22
+  return Answer(review, *uid, errors, warnings);
 }
 
 std::pair<int, std::string> ServeTfJobReview(const std::string& body) {

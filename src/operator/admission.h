@@ -4,7 +4,8 @@
 // errors from decoding, then ValidateTfJob); UPDATE adds the immutability rules (managedBy,
 // schedulingPolicy.queue). A denial carries every error, aggregated exactly as upstream's
 // webhook renders them, with code 403 (what controller-runtime's Denied answers). Unknown fields
-// of the object go in response.warnings (api/known_fields.h), allowed or not. Pure: no I/O.
+// of the object (api/known_fields.h) and the oddities upstream admits and runs
+// (api::SpecWarnings, docs/semantics.md D22) go in response.warnings, allowed or not. Pure: no I/O.
 
 #include <nlohmann/json.hpp>
 #include <string>

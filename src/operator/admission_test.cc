@@ -94,6 +94,42 @@ TEST(ReviewTfJob, DenialListsEveryErrorAggregated) {
   }
 }
 
+// Issue 14 item 3 (docs/semantics.md D22): what upstream's webhook admits and upstream runs is
+// admitted, with admission warnings (kubectl prints "Warning: ..."), after the unknown fields.
+TEST(ReviewTfJob, OddButRunnableSpecsAreAdmittedWithWarnings) {
+  json job = Job("test",
+                 {{"Worker", kGoodSpecs["Worker"]},
+                  {"worker", kGoodSpecs["Worker"]},
+                  {"Master", kGoodSpecs["Worker"]},
+                  {"chief", kGoodSpecs["Worker"]}},
+                 {{"cleanPodPolicy", "none"}, {"ttlSecondsAfterFinished", -1}});
+  job["spec"]["successPolicy"] = "AllWorker";
+  job["spec"]["runPolcy"] = json::object();
+  for (const char* op : {"CREATE", "UPDATE"}) {
+    SCOPED_TRACE(op);
+    json r = Answer(Review(op, job, job));
+    EXPECT_EQ(r["allowed"], true) << r.dump();
+    EXPECT_FALSE(r.contains("status"));
+    ASSERT_EQ(r["warnings"].size(), 6u) << r["warnings"].dump();
+    EXPECT_EQ(r["warnings"][0], "spec.runPolcy: unknown field \"runPolcy\"");
+    EXPECT_EQ(r["warnings"][1].get<std::string>().rfind("spec.runPolicy.cleanPodPolicy: unsupported value \"none\"", 0),
+              0u);
+    EXPECT_EQ(r["warnings"][2].get<std::string>().rfind("spec.successPolicy: unsupported value \"AllWorker\"", 0), 0u);
+    EXPECT_EQ(r["warnings"][3].get<std::string>().rfind("spec.runPolicy.ttlSecondsAfterFinished: negative value -1", 0),
+              0u);
+    EXPECT_EQ(r["warnings"][4].get<std::string>().rfind("spec.tfReplicaSpecs[worker]: \"worker\" and \"Worker\"", 0),
+              0u);
+    EXPECT_EQ(r["warnings"][5].get<std::string>().rfind("spec.tfReplicaSpecs[chief]: \"chief\" is read as", 0), 0u);
+  }
+  // What cannot run is still denied, with the warnings alongside.
+  json bad = Job("test", kGoodSpecs, {{"backoffLimit", -1}, {"cleanPodPolicy", "none"}});
+  json r = Answer(Review("CREATE", bad));
+  EXPECT_EQ(r["allowed"], false);
+  EXPECT_EQ(r["status"]["message"],
+            "spec.runPolicy.backoffLimit: Invalid value: -1: must be greater than or equal to 0");
+  EXPECT_EQ(r["warnings"].size(), 1u);
+}
+
 TEST(ReviewTfJob, UpdateMayNotChangeManagedByOrQueue) {
   json old_job = Job("test", kGoodSpecs, {{"schedulingPolicy", {{"queue", "a"}}}});
   json same = old_job;

@@ -116,6 +116,16 @@ def test_exit_code_1_fails_with_the_exact_message(kube, namespace, operator):
         'job "noretry" is failing because "Worker" replica(s) failed.'
 
 
+def test_backoff_limit_0_failure_has_upstreams_backoff_message(kube, namespace, operator):
+    """Issue 14 item 4 (docs/semantics.md 3.8): with backoffLimit 0 a failure nobody restarts ends
+    with upstream's backoff message (what the SDK and dashboards read), not the replica message."""
+    kube.apply(tfjob("bo0", {"Worker": {"template": container(ends(1, "1s"))}}, {"backoffLimit": 0}), namespace)
+    wait_for(lambda: has_condition(kube, namespace, "bo0", "Failed"), timeout=60, what="Failed")
+    last = job_status(kube, namespace, "bo0")["conditions"][-1]
+    assert (last["reason"], last["message"]) == \
+        ("TFJobFailed", "Job bo0 has failed because it has reached the specified backoff limit")
+
+
 def test_R18_invalid_job_fails_validation_and_others_still_run(kube, namespace, operator):
     bad = tfjob("bad", {"Worker": {"replicas": -1, "template": container()},
                         "Trainer": {"template": {"spec": {"containers": [{"name": "main", "image": "x"}]}}}})
@@ -224,6 +234,47 @@ def test_R14_pod_of_another_owner_is_left_alone(kube, namespace, operator):
     time.sleep(2)
     assert "own-worker-7" in pods(kube, namespace, "own")  # not deleted as a scale-down
     assert job_status(kube, namespace, "own")["replicaStatuses"]["Worker"].get("active") == 1
+
+
+def test_pasted_template_metadata_gives_valid_pods_that_run(kube, namespace, operator):
+    """Issue 14 item 2: a template whose metadata was pasted from `kubectl get pod -o yaml` (name,
+    namespace, uid, resourceVersion, generation, creationTimestamp, selfLink, ownerReferences,
+    managedFields) gives pods the API server accepts: only labels and annotations are copied."""
+    template = container(ends(0, "1s"))
+    template["metadata"].update({
+        "name": "trainer-7d9f8b6c5d-x2k4q", "generateName": "trainer-7d9f8b6c5d-", "namespace": "sandbox",
+        "uid": "9b2e4c1a-3f5d-4e6a-8b7c-0d1e2f3a4b5c", "resourceVersion": "4815162342", "generation": 1,
+        "creationTimestamp": "2026-11-30T09:14:07Z", "selfLink": "/api/v1/namespaces/sandbox/pods/trainer",
+        "labels": {"app": "trainer"},
+        "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "trainer-7d9f8b6c5d",
+                             "uid": "1f2e3d4c-5b6a-4798-8a9b-0c1d2e3f4a5b", "controller": True,
+                             "blockOwnerDeletion": True}],
+        "managedFields": [{"apiVersion": "v1", "fieldsType": "FieldsV1", "fieldsV1": {"f:metadata": {}},
+                           "manager": "kube-controller-manager", "operation": "Update",
+                           "time": "2026-11-30T09:14:07Z"}]})
+    kube.apply(tfjob("pasted", {"Worker": {"replicas": 2, "template": template}}), namespace)
+    wait_for(lambda: len(pods(kube, namespace, "pasted")) == 2, what="2 pods created")
+    p = pods(kube, namespace, "pasted")["pasted-worker-1"]
+    assert p["metadata"]["namespace"] == namespace
+    assert p["metadata"]["labels"]["app"] == "trainer"
+    assert [(o["kind"], o["name"]) for o in p["metadata"]["ownerReferences"]] == [("TFJob", "pasted")]
+    assert p["metadata"]["uid"] != "9b2e4c1a-3f5d-4e6a-8b7c-0d1e2f3a4b5c"
+    assert not [e for e in events(kube, namespace, "pasted") if e[1] == "FailedCreatePod"]
+    wait_for(lambda: has_condition(kube, namespace, "pasted", "Succeeded"), timeout=60, what="Succeeded")
+
+
+def test_odd_but_runnable_spec_runs_with_a_warning_event(kube, namespace, operator):
+    """Issue 14 item 3 (docs/semantics.md D22): an unknown cleanPodPolicy runs, as upstream, with
+    one Warning event saying so, and cleans up like All when the job finishes."""
+    kube.apply(tfjob("odd", {"Worker": {"replicas": 2, "template": container(ends(0, "2s"))}},
+                     {"cleanPodPolicy": "none"}), namespace)
+    wait_for(lambda: [e for e in events(kube, namespace, "odd") if e[1] == "TFJobSpecWarning"], what="the warning")
+    [warning] = [e for e in events(kube, namespace, "odd") if e[1] == "TFJobSpecWarning"]
+    assert warning[0] == "Warning"
+    assert warning[2].startswith(f'TFJob {namespace}/odd runs with warnings: spec.runPolicy.cleanPodPolicy: '
+                                 'unsupported value "none"')
+    wait_for(lambda: has_condition(kube, namespace, "odd", "Succeeded"), timeout=60, what="Succeeded")
+    wait_for(lambda: pods(kube, namespace, "odd") == {}, what="every pod deleted, as with All")
 
 
 def test_R02_deleted_pod_of_a_finished_job_is_not_recreated(kube, namespace, operator):

@@ -117,6 +117,39 @@ def test_valid_examples_are_admitted_and_run(kube, namespace, webhook):
     wait_for(lambda: has_condition(kube, namespace, "admitted", "Running"), timeout=60, what="Running")
 
 
+def test_odd_but_runnable_specs_are_admitted_with_warnings(kube, namespace, webhook):
+    """Issue 14 item 3 (docs/semantics.md D22, D25): what upstream admits and runs is admitted with
+    admission warnings, which kubectl prints as "Warning: ..."; what cannot run is denied."""
+    w = {"template": container()}
+    odd = tfjob("odd", {"Worker": w, "worker": w, "Master": w, "chief": w},
+                {"cleanPodPolicy": "none", "ttlSecondsAfterFinished": -1}, successPolicy="AllWorker")
+    r = apply_in(kube, namespace, odd)
+    assert r.returncode == 0, r.stderr
+    for warning in ['Warning: spec.runPolicy.cleanPodPolicy: unsupported value "none" (supported: "All", "None", '
+                    '"Running"): treated as "All"',
+                    'Warning: spec.successPolicy: unsupported value "AllWorker"',
+                    "Warning: spec.runPolicy.ttlSecondsAfterFinished: negative value -1",
+                    'Warning: spec.tfReplicaSpecs[worker]: "worker" and "Worker" are the same replica type',
+                    'Warning: spec.tfReplicaSpecs[chief]: "chief" is read as "Chief"']:
+        assert warning in r.stderr, f"missing {warning!r} in:\n{r.stderr}"
+    # `tfjob validate` prints the same warnings and exits 0; --strict makes them errors.
+    path = os.path.join(kube.dir, f"odd-{uuid.uuid4().hex[:6]}.json")
+    with open(path, "w") as f:
+        json.dump(odd, f)
+    v = subprocess.run([os.path.join(ROOT, "build", "tfjob"), "validate", path], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True)
+    assert v.returncode == 0, v.stderr
+    printed = [l.split(": warning: ", 1)[1] for l in v.stderr.splitlines()]
+    assert printed == [l[len("Warning: "):] for l in r.stderr.splitlines() if l.startswith("Warning: ")]
+    assert subprocess.run([os.path.join(ROOT, "build", "tfjob"), "validate", "--strict", path],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 1
+    # Negative backoffLimit: upstream fails such a job before any pod runs; refused here (D25).
+    r = apply_in(kube, namespace, tfjob("neg", {"Worker": w}, {"backoffLimit": -1}))
+    assert r.returncode != 0
+    assert (f'admission webhook "{WEBHOOK}" denied the request: spec.runPolicy.backoffLimit: Invalid value: -1: '
+            "must be greater than or equal to 0") in r.stderr
+
+
 def test_updates_keep_managed_by_immutable(kube, namespace, webhook):
     assert apply_in(kube, namespace, tfjob("upd", {"Worker": {"template": container()}})).returncode == 0
     r = kube.run("patch", "tfjob", "upd", "-n", namespace, "--type=merge", "-p",

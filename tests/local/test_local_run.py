@@ -145,6 +145,25 @@ def test_invalid_spec_is_refused_like_validate(tmp_path):
     assert "spec.tfReplicaSpecs[Worker].replicas: Invalid value: -1" in r.stderr
 
 
+def test_pasted_template_and_odd_but_runnable_spec_run(tmp_path):
+    """Issue 14 items 2 and 3: a template pasted from `kubectl get pod -o yaml` runs, and what
+    upstream admits and runs (here an unknown cleanPodPolicy) is a warning on stderr, not a refusal."""
+    worker = sh("echo trained; exit 0")
+    worker["template"]["metadata"] = {
+        "name": "trainer-abc12", "namespace": "sandbox", "uid": "9b2e4c1a-3f5d-4e6a-8b7c-0d1e2f3a4b5c",
+        "resourceVersion": "4815162342", "generation": 1, "creationTimestamp": "2026-11-30T09:14:07Z",
+        "selfLink": "/api/v1/namespaces/sandbox/pods/trainer-abc12", "labels": {"app": "trainer"},
+        "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "trainer", "uid": "u1",
+                             "controller": True}],
+        "managedFields": [{"manager": "kubectl", "operation": "Update", "apiVersion": "v1"}]}
+    f = job_file(tmp_path, "pasted", {"Worker": worker}, run_policy={"cleanPodPolicy": "none"})
+    r = run([f])
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "[worker-0] trained" in r.stdout
+    assert ('warning: spec.runPolicy.cleanPodPolicy: unsupported value "none" (supported: "All", "None", '
+            '"Running"): treated as "All"') in r.stderr
+
+
 def test_logs_dir_and_quiet(tmp_path):
     f = job_file(tmp_path, "logged", {"Worker": sh("echo hello from the worker")})
     r = run([f, "--quiet", "--logs-dir", str(tmp_path / "logs")])

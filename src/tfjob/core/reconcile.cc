@@ -162,8 +162,15 @@ Plan Reconcile(const ObservedState& observed, const ReconcileOptions& options) {
 
   Pass p{observed, options, raw, raw.status, {}, {}, {}, observed.now};
   const std::string& name = raw.metadata.name;
-  if (!FindCondition(p.status, kConditionCreated))
+  if (!FindCondition(p.status, kConditionCreated)) {
     p.Condition(kConditionCreated, "True", "TFJobCreated", "TFJob " + name + " is created.");
+    // D22: what upstream admits and runs but looks wrong, once, with the Created condition.
+    if (auto warnings = api::SpecWarnings(raw); !warnings.empty()) {
+      std::string message = "TFJob " + Key(raw) + " runs with warnings: ";
+      for (size_t i = 0; i < warnings.size(); ++i) message += (i > 0 ? "; " : "") + warnings[i];
+      p.Event(kWarning, "TFJobSpecWarning", std::move(message));
+    }
+  }
 
   // D13: an invalid job fails with every error listed; nothing is created. A finished job keeps
   // its outcome (D5) even if its spec is edited into an invalid one later: it only gets cleaned up.
@@ -426,6 +433,10 @@ Plan Reconcile(const ObservedState& observed, const ReconcileOptions& options) {
     p.plan.create_services.clear();
     HandleTtl(p);
   } else if (!failure.empty()) {
+    // With backoffLimit 0, upstream's backoff check sees the new failed pod first and fails the
+    // job with the backoff message, whatever the restart policy (docs/semantics.md 3.8).
+    if (backoff_limit && *backoff_limit == 0)
+      failure = "Job " + name + " has failed because it has reached the specified backoff limit";
     Finish(p, kConditionFailed.data(), "TFJobFailed", failure);
     p.Event(kWarning, "TFJobFailed", failure);  // D7
     p.plan.counters.failed++;

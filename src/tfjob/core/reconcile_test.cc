@@ -342,6 +342,76 @@ TEST(Reconcile, BackoffLimitCountsRecreations) {
   EXPECT_EQ(Decide(zero, pods).status->conditions.back().type, "Failed");  // first failure fails
 }
 
+// Issue 14 item 4 (docs/semantics.md 3.8): with backoffLimit 0, upstream's backoff check sees any
+// new failed pod first, so even a failure nobody restarts (Never, ExitCode below 128) ends with
+// the backoff message; the SDK and dashboards read that condition message.
+TEST(Reconcile, BackoffLimitZeroFailsWithTheBackoffMessage) {
+  const std::string backoff = "Job test-tfjob has failed because it has reached the specified backoff limit";
+  struct Case {
+    const char* id;
+    const char* policy;
+    int exit_code;
+    std::optional<int32_t> limit;
+    std::string message;
+  };
+  for (const Case& c :
+       {Case{"Never, limit 0", "Never", 1, 0, backoff}, Case{"ExitCode 1, limit 0", "ExitCode", 1, 0, backoff},
+        Case{"ExitCode 137, limit 0", "ExitCode", 137, 0, backoff},
+        Case{"Never, limit 1", "Never", 1, 1,
+             "TFJob default/test-tfjob has failed because 1 Worker replica(s) failed."},
+        Case{"ExitCode 1, no limit", "ExitCode", 1, std::nullopt,
+             "job \"test-tfjob\" is failing because \"Worker\" replica(s) failed."}}) {
+    api::TfJob job = WithStatus(testing::NewTfJob(2, 0), "Running");
+    job.spec.run_policy.backoff_limit = c.limit;
+    job.spec.replica_specs["Worker"]->restart_policy = c.policy;
+    std::vector<api::Pod> pods = {MakePod("test-tfjob", "worker", 0, PodPhase::kRunning),
+                                  MakePod("test-tfjob", "worker", 1, PodPhase::kFailed)};
+    testing::WithExitCode(pods[1], c.exit_code);
+    Plan plan = Decide(job, pods);
+    ASSERT_TRUE(plan.status) << c.id;
+    const auto& last = plan.status->conditions.back();
+    EXPECT_EQ(last.type + " " + last.reason, "Failed TFJobFailed") << c.id;
+    EXPECT_EQ(last.message, c.message) << c.id;
+    EXPECT_THAT(plan.create_pods, IsEmpty()) << c.id;
+  }
+}
+
+// D22: the spec's oddities are one Warning event, recorded with the Created condition (once).
+TEST(Reconcile, SpecWarningsAreOneWarningEventWhenTheJobIsCreated) {
+  api::TfJob job = testing::NewTfJob(1, 0);
+  job.spec.run_policy.clean_pod_policy = "none";
+  job.spec.success_policy = "Majority";
+  Plan plan = Decide(job);
+  ASSERT_TRUE(plan.status);
+  EXPECT_EQ(plan.status->conditions.front().type, "Created");
+  EXPECT_EQ(plan.create_pods.size(), 1u);  // admitted and run
+  std::vector<RenderEvent> warnings;
+  for (const auto& e : plan.events)
+    if (e.reason == "TFJobSpecWarning") warnings.push_back(e);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(warnings[0].type, "Warning");
+  EXPECT_EQ(warnings[0].message,
+            "TFJob default/test-tfjob runs with warnings: spec.runPolicy.cleanPodPolicy: unsupported value \"none\" "
+            "(supported: \"All\", \"None\", \"Running\"): treated as \"All\", as upstream does: every pod and its "
+            "service are deleted when the job finishes; spec.successPolicy: unsupported value \"Majority\" "
+            "(supported: \"\", \"AllWorkers\"): treated as \"\", the default, as upstream does: the job succeeds when "
+            "worker 0 (or the chief) does");
+  api::TfJob again = job;
+  again.status = *plan.status;
+  for (const auto& e : Decide(again).events) EXPECT_NE(e.reason, "TFJobSpecWarning");
+  for (const auto& e : Decide(testing::NewTfJob(1, 0)).events) EXPECT_NE(e.reason, "TFJobSpecWarning");
+}
+
+// D22 / 3.11: an unknown cleanPodPolicy cleans up like All, as upstream's clean-up does.
+TEST(Reconcile, UnknownCleanPodPolicyCleansUpLikeAll) {
+  api::TfJob job = WithStatus(testing::NewTfJob(2, 0), "Succeeded");
+  job.spec.run_policy.clean_pod_policy = "none";
+  std::vector<api::Pod> pods;
+  AddPods(pods, "worker", 0, 1, PodPhase::kSucceeded);
+  AddPods(pods, "worker", 1, 1, PodPhase::kRunning);
+  EXPECT_EQ(Decide(job, pods).delete_pods.size(), 2u);
+}
+
 // TT1/DU4/DU5: TTL after completion deletes the job, or requeues until then.
 TEST(Reconcile, TtlAfterFinished) {
   api::TfJob job = WithStatus(testing::NewTfJob(1, 0), "Succeeded");

@@ -48,11 +48,17 @@ RenderedPod RenderPod(const api::TfJob& job, api::ReplicaType type, int32_t inde
   const api::ReplicaSpec& spec = *job.spec.replica_specs.at(key);
   RenderedPod out;
   json tmpl = spec.pod_template.is_object() ? spec.pod_template : json::object();
-  json meta = tmpl.contains("metadata") && tmpl["metadata"].is_object() ? tmpl["metadata"] : json::object();
-  meta.erase("generateName");
+  // Only labels, annotations and finalizers come from the template's metadata (docs/semantics.md
+  // 2.5): a template pasted from `kubectl get -o yaml` carries resourceVersion, uid,
+  // creationTimestamp, managedFields, ownerReferences ..., which a pod create would refuse or
+  // misread.
+  const json tmeta = tmpl.contains("metadata") && tmpl["metadata"].is_object() ? tmpl["metadata"] : json::object();
+  json meta = json::object();
   meta["name"] = ReplicaName(job.metadata.name, type, index);
   meta["namespace"] = job.metadata.ns;
-  json labels = meta.contains("labels") && meta["labels"].is_object() ? meta["labels"] : json::object();
+  if (auto a = tmeta.find("annotations"); a != tmeta.end() && a->is_object() && !a->empty()) meta["annotations"] = *a;
+  if (auto f = tmeta.find("finalizers"); f != tmeta.end() && f->is_array() && !f->empty()) meta["finalizers"] = *f;
+  json labels = tmeta.contains("labels") && tmeta["labels"].is_object() ? tmeta["labels"] : json::object();
   for (const auto& [k, v] : ReplicaLabels(job.metadata.name, type, index)) labels[k] = v;
   if (IsMasterRole(job, type, index)) labels[std::string(kLabelJobRole)] = kJobRoleMaster;
   const GangScheduler gang = GangSchedulerFor(options.gang_scheduler_name);

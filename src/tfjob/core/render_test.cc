@@ -103,6 +103,44 @@ TEST(RenderPod, TemplateFieldsPassThroughAndOperatorLabelsWin) {
   EXPECT_FALSE(o["spec"]["containers"][1].contains("env"));
 }
 
+// Issue 14 item 2 (docs/semantics.md 2.5): of the template's metadata only labels, annotations and
+// finalizers reach the pod, as upstream; a template pasted from `kubectl get -o yaml` keeps
+// resourceVersion, uid, creationTimestamp, managedFields, ownerReferences, ... out of the create.
+TEST(RenderPod, OnlyLabelsAnnotationsAndFinalizersOfTheTemplateMetadata) {
+  api::TfJob job = JobWith(
+      "    Worker:\n      template:\n        metadata:\n"
+      "          name: old-pod-name\n          generateName: old-\n          namespace: elsewhere\n"
+      "          uid: 5d1f7c9e-0000-4000-8000-000000000001\n          resourceVersion: '123456'\n"
+      "          generation: 3\n          creationTimestamp: '2024-05-01T10:00:00Z'\n"
+      "          deletionTimestamp: '2024-05-02T10:00:00Z'\n          deletionGracePeriodSeconds: 30\n"
+      "          selfLink: /api/v1/namespaces/elsewhere/pods/old-pod-name\n"
+      "          ownerReferences: [{apiVersion: apps/v1, kind: ReplicaSet, name: rs, uid: u, controller: true}]\n"
+      "          managedFields: [{manager: kubectl, operation: Update, apiVersion: v1}]\n"
+      "          labels: {app: mnist}\n          annotations: {team: ml}\n"
+      "          finalizers: [example.com/keep]\n"
+      "        spec: {containers: [{name: tensorflow, image: x}]}\n");
+  const json meta = RenderPod(job, ReplicaType::kWorker, 0, {}).object["metadata"];
+  std::vector<std::string> keys;
+  for (auto it = meta.begin(); it != meta.end(); ++it) keys.push_back(it.key());
+  EXPECT_THAT(keys, ::testing::UnorderedElementsAre("name", "namespace", "labels", "annotations", "finalizers",
+                                                    "ownerReferences"));
+  EXPECT_EQ(meta["name"], "test-tfjob-worker-0");
+  EXPECT_EQ(meta["namespace"], "default");
+  EXPECT_EQ(meta["labels"]["app"], "mnist");
+  EXPECT_EQ(meta["annotations"], json::parse(R"({"team":"ml"})"));
+  EXPECT_EQ(meta["finalizers"], json::parse(R"(["example.com/keep"])"));
+  ASSERT_EQ(meta["ownerReferences"].size(), 1u);  // only the job's
+  EXPECT_EQ(meta["ownerReferences"][0]["kind"], "TFJob");
+  // Without any of the three, none appears (upstream's empty maps are omitted on the wire).
+  const json bare = RenderPod(JobWith("    Worker:\n      template:\n        metadata: {creationTimestamp: null}\n"
+                                      "        spec: {containers: [{name: tensorflow, image: x}]}\n"),
+                              ReplicaType::kWorker, 0, {})
+                        .object["metadata"];
+  EXPECT_FALSE(bare.contains("annotations"));
+  EXPECT_FALSE(bare.contains("finalizers"));
+  EXPECT_FALSE(bare.contains("creationTimestamp"));
+}
+
 TEST(RenderPod, GangSchedulingVolcanoAndSchedulerPlugins) {
   api::TfJob job = testing::NewTfJob(2, 0);
   RenderOptions volcano;
