@@ -13,8 +13,7 @@ import pytest
 
 from conftest import ROOT, TFJOB, record, run_measured, process_peak_rss
 
-# TFJOB_UNDER_TEST=/work/main/build/release/tfjob runs the same cases against another build.
-BIN = os.environ.get("TFJOB_UNDER_TEST", TFJOB)
+BIN = TFJOB  # TFJOB_BIN=/path/to/tfjob runs the same cases against another build (conftest.py)
 
 
 def job_file(tmp_path, name, replicas, **spec):
