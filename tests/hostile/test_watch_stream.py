@@ -120,7 +120,7 @@ def normal(kind, path, h):
 class Operator:
     """`tfjob operator` against the fake server; stderr collected by a thread."""
 
-    def __init__(self, tfjob, tmp_path, port, extra=()):
+    def __init__(self, tfjob, tmp_path, port, extra=(), api_timeout=TIMEOUT):
         kubeconfig = tmp_path / "kubeconfig"
         kubeconfig.write_text(
             "apiVersion: v1\nkind: Config\ncurrent-context: x\n"
@@ -128,7 +128,9 @@ class Operator:
             "users: [{name: u, user: {token: t}}]\n"
             "contexts: [{name: x, context: {cluster: c, user: u, namespace: default}}]\n")
         args = [tfjob, "operator", "--kubeconfig", str(kubeconfig), "--metrics-bind-address", "0",
-                "--health-probe-bind-address", "0", "--kube-api-timeout", str(TIMEOUT), *extra]
+                "--health-probe-bind-address", "0", *extra]
+        if api_timeout is not None:  # None: the defaults (and a build that predates the flag)
+            args += ["--kube-api-timeout", str(api_timeout)]
         self.started = time.monotonic()
         self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.PIPE)
@@ -177,9 +179,9 @@ class Operator:
         return rc, peak
 
 
-def run_case(tfjob, tmp_path, case, behaviour, expect, max_rss_mib=96, extra=(), check=None):
+def run_case(tfjob, tmp_path, case, behaviour, expect, max_rss_mib=96, extra=(), check=None, api_timeout=TIMEOUT):
     server = FakeApiServer(behaviour)
-    op = Operator(tfjob, tmp_path, server.server_address[1], extra)
+    op = Operator(tfjob, tmp_path, server.server_address[1], extra, api_timeout)
     try:
         line = op.wait_for(expect)
         running = op.proc.poll() is None
@@ -331,3 +333,71 @@ def test_lease_requests_that_never_answer(tfjob, tmp_path):
         normal(kind, path, h)
     run_case(tfjob, tmp_path, "lease requests never answer", lease_hangs,
              [r'"API request failed"', r'client=leader-election', r'cause=timeout'], extra=["--leader-elect=true"])
+
+
+def test_sigterm_ends_the_operator_within_the_grace_period_while_every_request_hangs(tfjob, tmp_path):
+    # Item 16 with the default time-outs (a request may wait 30 s, twice the grace period): the
+    # lists of the three informers are in flight and never answered when SIGTERM comes.
+    def silent(kind, path, h):
+        h.hold()
+
+    def lists_in_flight(server, op):
+        deadline = time.monotonic() + 10
+        while server.count("list") < 3 and time.monotonic() < deadline and op.proc.poll() is None:
+            time.sleep(0.05)
+        assert server.count("list") >= 3, server.counts
+    run_case(tfjob, tmp_path, "SIGTERM while every request hangs", silent, r"info starting",
+             check=lists_in_flight, api_timeout=None)
+
+
+LOG_TS = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+)Z ")
+
+
+def _seconds(duration):
+    """Seconds of a logged duration: 800ms, 6.2s, 1m30s."""
+    total = 0.0
+    for number, unit in re.findall(r"(\d+(?:\.\d+)?)(ms|s|m|h)", duration):
+        total += float(number) * {"ms": 0.001, "s": 1, "m": 60, "h": 3600}[unit]
+    return total
+
+
+def _field(line, name):
+    m = re.search(rf"\b{name}=(\S+)", line)
+    return m.group(1) if m else None
+
+
+def test_the_retry_log_says_what_actually_happens(tfjob, tmp_path):
+    # Item 17: every list fails (HTTP 500). The client retries each list on its own before the
+    # informer's retry, so the gap between two "list failed" lines of one resource (by the
+    # operator's own log timestamps) must be what the log says: the first line's retry_in plus the
+    # second's elapsed. A log that claims "backoff=800ms" while its lines come 7 s apart fails.
+    # The default time-outs, so that a build without --kube-api-timeout shows what it logs.
+    import datetime
+
+    def broken(kind, path, h):
+        if kind == "list":
+            return h.respond(500, "internal error")
+        normal(kind, path, h)
+
+    def two_lines_apart(server, op):
+        pattern = re.compile(r'"list failed; retrying".* resource=tfjobs ')
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and op.proc.poll() is None:
+            lines = [line for line in op.log().splitlines() if pattern.search(line)]
+            if len(lines) >= 2:
+                break
+            time.sleep(0.2)
+        assert len(lines) >= 2, op.log()[-3000:]
+        first, second = lines[:2]
+        at = [datetime.datetime.fromisoformat(LOG_TS.match(line).group(1)) for line in (first, second)]
+        gap = (at[1] - at[0]).total_seconds()
+        wait = _field(first, "retry_in") or _field(first, "backoff")
+        said = _seconds(wait or "0s") + _seconds(_field(second, "elapsed") or "0s")
+        assert abs(gap - said) < 1.0, (f"the log says {said:.1f}s between two list attempts "
+                                       f"(retry_in/backoff={wait}, elapsed={_field(second, 'elapsed')}), "
+                                       f"its lines are {gap:.1f}s apart:\n{first}\n{second}")
+        # and each failed request of those lists is in the log, or counted as suppressed
+        failed = [line for line in op.log().splitlines() if '"API request failed"' in line]
+        assert failed and all(_field(line, "attempt") and _field(line, "retry_in") for line in failed), failed[:3]
+    run_case(tfjob, tmp_path, "the retry log vs the retries (500s)", broken, r'"list failed; retrying"',
+             check=two_lines_apart, api_timeout=None)
