@@ -69,7 +69,7 @@ print("bound", port)
 def test_300_workers_get_unique_ports_that_are_free_when_each_starts(tmp_path):
     f = job_file(tmp_path, "wide", {"Worker": {"replicas": 300, "template": {"spec": {"containers": [
         container(["python3", "-S", "-c", BIND_OWN_PORT])]}}}}, successPolicy="AllWorkers")
-    r = run_measured([BIN, "run", f, "--quiet"], "tfjob run", "300 workers bind their own port", timeout=120,
+    r = run_measured([BIN, "run", f], "tfjob run", "300 workers bind their own port", timeout=120,
                      max_rss_mib=256)
     why = [line for line in r.output.splitlines() if "Error" in line or "duplicate" in line or "in use" in line]
     assert r.returncode == 0, "\n".join(why[:20]) or r.output[-3000:]
