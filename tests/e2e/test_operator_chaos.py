@@ -325,7 +325,7 @@ def test_chaos_kill_at_random_points(kube, tfjob_crd):
     parallel = int(os.environ.get("TFJOB_CHAOS_PARALLEL", "5"))
     print(f"\nchaos: seed {seed} ({trials} trials, {parallel} at once); replay with TFJOB_CHAOS_SEED={seed}")
     api = Api(kube.dir)
-    started = time.time()
+    started = time.monotonic()
     failures, with_running, kills = [], 0, []
     with ThreadPoolExecutor(max_workers=parallel) as pool:
         futures = [pool.submit(run_kill_trial, api, kube, seed, i) for i in range(trials)]
@@ -338,7 +338,7 @@ def test_chaos_kill_at_random_points(kube, tfjob_crd):
                 failures.append(str(e))
     mid = sum(1 for c, _ in kills if 0 < c < CHILDREN)
     after = collections.Counter(changes for c, changes in kills if c == CHILDREN)
-    print(f"chaos: {trials - len(failures)}/{trials} trials passed in {time.time() - started:.0f}s; {len(kills)} kills: "
+    print(f"chaos: {trials - len(failures)}/{trials} trials passed in {time.monotonic() - started:.0f}s; {len(kills)} kills: "
           f"{sum(1 for c, _ in kills if c == 0)} before the first create, {mid} mid-creation, {sum(after.values())} after "
           f"(by job changes seen: {dict(sorted(after.items()))}); {with_running} trials saw Running before Succeeded")
     assert not failures, f"seed {seed}: {len(failures)} of {trials} trials failed:\n" + "\n".join(failures)

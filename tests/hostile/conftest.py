@@ -5,17 +5,29 @@ process under test peaked at. The table of every case is printed at the end of t
 
 Bounds, not timings: a case fails when the process needs more than its memory bound (peak RSS) or
 hangs past its time-out; the time itself is printed, never asserted.
+
+TFJOB_BIN=/path/to/tfjob runs every case against another build (for instance the unfixed one, to
+prove that a case fails before its fix); the default is build/release/tfjob of this checkout.
+
+Peak RSS: ru_maxrss of a process counts the high-water mark of the memory image it replaced at
+exec, and a child of pytest starts from a copy of pytest (fork) or from pytest's own memory
+(vfork, posix_spawn): either way every figure would include pytest's 50-60 MiB. So run_measured
+starts the command under GNU time (/usr/bin/time, package `time`), a ~1 MiB process whose child
+is the command: time's wait4 reports the command's own peak (and its children's).
 """
 import os
+import signal
 import subprocess
+import tempfile
 import time
 from dataclasses import dataclass
 
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-TFJOB = os.path.join(ROOT, "build", "release", "tfjob")
+TFJOB = os.environ.get("TFJOB_BIN") or os.path.join(ROOT, "build", "release", "tfjob")
 MiB = 1024 * 1024
+GNU_TIME = "/usr/bin/time"
 
 _rows = []
 
@@ -39,44 +51,43 @@ def record(entry_point, case, seconds, peak_rss_bytes, result):
 
 
 def run_measured(args, entry_point, case, stdin=None, timeout=60, max_rss_mib=256, env=None, cwd=ROOT):
-    """Runs args to completion and measures its wall time and its own peak RSS (from wait4's rusage,
-    so only this process counts). Fails on a hang past `timeout` or a peak over `max_rss_mib`."""
-    started = time.monotonic()
-    proc = subprocess.Popen(args, stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=cwd)
-    try:
-        out, err = proc.communicate(input=stdin, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.communicate()
-        record(entry_point, case, time.monotonic() - started, 0, "HANG")
-        pytest.fail(f"{case}: no answer within {timeout}s (hang)")
-    seconds = time.monotonic() - started
-    peak = getattr(proc, "_tfjob_peak", 0)
-    outcome = Outcome(proc.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace"), seconds, peak)
+    """Runs args to completion and measures its wall time and its own peak RSS (see the module
+    docstring). Fails on a hang past `timeout` or a peak over `max_rss_mib`. The return code is
+    Popen's: negative for a signal."""
+    with tempfile.NamedTemporaryFile(prefix="tfjob-rusage-") as usage:
+        wrapped = [GNU_TIME, "-f", "maxrss=%M exit=%x", "-o", usage.name, *args]
+        started = time.monotonic()
+        # A session of its own, so that a hang kills the command too, not only time.
+        proc = subprocess.Popen(wrapped, stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=cwd,
+                                start_new_session=True)
+        try:
+            out, err = proc.communicate(input=stdin, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            record(entry_point, case, time.monotonic() - started, 0, "HANG")
+            pytest.fail(f"{case}: no answer within {timeout}s (hang)")
+        seconds = time.monotonic() - started
+        returncode, peak = _time_report(usage.read().decode("utf-8", "replace"), proc.returncode)
+    outcome = Outcome(returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace"), seconds, peak)
     ok = peak <= max_rss_mib * MiB
-    record(entry_point, case, seconds, peak, f"rc {proc.returncode}" + ("" if ok else " OVER MEMORY BOUND"))
+    record(entry_point, case, seconds, peak, f"rc {returncode}" + ("" if ok else " OVER MEMORY BOUND"))
     assert ok, f"{case}: peak RSS {peak / MiB:.1f} MiB over the bound of {max_rss_mib} MiB"
     return outcome
 
 
-# subprocess.Popen reaps through os.waitpid; wrap it with os.wait4 so that the child's own peak
-# RSS (ru_maxrss, KiB on Linux) is kept on the Popen object.
-_orig_try_wait = subprocess.Popen._try_wait
-
-
-def _try_wait_with_rusage(self, wait_flags):
-    try:
-        pid, sts, usage = os.wait4(self.pid, wait_flags)
-    except ChildProcessError:
-        pid, sts = self.pid, 0
-        usage = None
-    if pid == self.pid and usage is not None:
-        self._tfjob_peak = usage.ru_maxrss * 1024
-    return (pid, sts)
-
-
-subprocess.Popen._try_wait = _try_wait_with_rusage
+def _time_report(text, time_rc):
+    """(return code, peak RSS bytes) from GNU time's report: its last line is our format, preceded
+    by "Command terminated by signal N" when the command died of a signal."""
+    lines = text.strip().splitlines()
+    last = dict(kv.split("=", 1) for kv in lines[-1].split()) if lines and "maxrss=" in lines[-1] else {}
+    if "maxrss" not in last:
+        raise AssertionError(f"{GNU_TIME} reported no usage (rc {time_rc}): {text!r}")
+    for line in lines[:-1]:
+        if line.startswith("Command terminated by signal "):
+            return -int(line.rsplit(" ", 1)[1]), int(last["maxrss"]) * 1024
+    return int(last["exit"]), int(last["maxrss"]) * 1024
 
 
 def process_peak_rss(pid):
@@ -106,3 +117,13 @@ def tfjob():
     if not os.access(TFJOB, os.X_OK):
         pytest.fail(f"{TFJOB} is not built: run make build")
     return TFJOB
+
+
+def pytest_sessionstart(session):
+    if not os.access(GNU_TIME, os.X_OK):
+        raise pytest.UsageError(f"{GNU_TIME} is missing: the hostile suite measures peak RSS with GNU time "
+                                "(package `time`, scripts/install-deps)")
+
+
+def pytest_report_header(config):
+    return f"tfjob under test: {TFJOB}"

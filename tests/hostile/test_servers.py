@@ -6,7 +6,7 @@ pointing at a closed 127.0.0.1 port is enough: the informers retry in the backgr
 The limits under test are in docs/operator.md ("Endpoints"). Client time-outs here are hang
 detection; memory bounds use the operator's own peak RSS (VmHWM).
 
-TFJOB_UNDER_TEST=/path/to/tfjob runs the cases against another build (e.g. the unfixed one).
+TFJOB_BIN=/path/to/tfjob runs the cases against another build (e.g. the unfixed one).
 """
 import http.client
 import json
@@ -23,7 +23,7 @@ import pytest
 
 from conftest import MiB, TFJOB, process_peak_rss, record
 
-BINARY = os.environ.get("TFJOB_UNDER_TEST", TFJOB)
+BINARY = TFJOB  # TFJOB_BIN overrides it (conftest.py)
 VALIDATE = "/validate-kubeflow-org-v1-tfjob"
 RSS_SLACK_MIB = 64  # what a case may add to the operator's peak RSS over its baseline
 

@@ -9,7 +9,8 @@ import time
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-TFJOB = os.path.join(ROOT, "build", "release", "tfjob")
+# TFJOB_BIN=/path/to/tfjob runs the cases against another build (the default: this checkout's).
+TFJOB = os.environ.get("TFJOB_BIN") or os.path.join(ROOT, "build", "release", "tfjob")
 
 
 def run(args, timeout=60, **kw):

@@ -8,7 +8,8 @@ import subprocess
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-TFJOB = os.path.join(ROOT, "build", "release", "tfjob")
+# TFJOB_BIN=/path/to/tfjob runs the cases against another build (the default: this checkout's).
+TFJOB = os.environ.get("TFJOB_BIN") or os.path.join(ROOT, "build", "release", "tfjob")
 
 
 @pytest.fixture(scope="module")
