@@ -314,6 +314,24 @@ def test_list_response_of_200mb(tfjob, tmp_path):
              [r'"API request failed"', r'cause="response too large"'])
 
 
+def test_list_response_of_200mb_without_a_length(tfjob, tmp_path):
+    # No Content-Length: the body ends when the connection closes, so only counting the bytes as
+    # they arrive can stop it. Three informers list at once, each may hold up to the 64 MiB cap
+    # (plus the growth step's copy): the bound is theirs, under the Deployment's 512Mi.
+    def huge_list(kind, path, h):
+        if kind != "list":
+            return normal(kind, path, h)
+        h.send("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n")
+        h.send('{"kind":"List","metadata":{"resourceVersion":"1"},"items":[')
+        item = ('{"metadata":{"name":"p","namespace":"default"}},' * 1000).encode()
+        sent = 0
+        while sent < 200 * 1000 * 1000 and not h.server.closing.is_set():
+            h.send(item)
+            sent += len(item)
+    run_case(tfjob, tmp_path, "list response of 200 MB, no length", huge_list,
+             [r'"API request failed"', r'cause="response too large"'], max_rss_mib=320)
+
+
 def test_server_drips_one_byte_a_second(tfjob, tmp_path):
     def drip(kind, path, h):
         if kind == "list":
