@@ -69,6 +69,7 @@ class TfJobController {
   std::unique_ptr<controller::Informer<api::Pod>> pods_;
   std::unique_ptr<controller::Informer<api::Service>> services_;
   std::unique_ptr<controller::Informer<nlohmann::json>> pod_groups_;
+  std::unique_ptr<controller::Informer<nlohmann::json>> workloads_;  // --gang-scheduler-name kubernetes
   std::vector<std::jthread> workers_;
   std::atomic<int> live_workers_{0};
   std::atomic<uint64_t> reconcile_ids_{0};
