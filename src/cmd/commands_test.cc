@@ -66,7 +66,7 @@ TEST(Render, GoldenFilesForEveryExample) {
       {"single-worker", {}},
       {"exitcode-backoff", {}},
       {"gang-scheduling", {"--gang-scheduler-name", "volcano"}},
-      // D24: kube-scheduler's own gang scheduling, the Workload and PodGroup first.
+      // D27: kube-scheduler's own gang scheduling, the Workload and PodGroup first.
       {"gang-scheduling", {"--gang-scheduler-name", "kubernetes"}, "gang-scheduling-kubernetes"},
       {"suspended", {}},
       {"all-workers", {"--namespace", "team-a"}},

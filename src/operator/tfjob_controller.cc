@@ -36,7 +36,7 @@ const kube::GroupVersionResource& PodGroupResource(core::GangScheduler gang) {
 
 // A native PodGroup being deleted waits for its pods (the PodGroupProtection finalizer of
 // kube-controller-manager): it counts as gone, so the reconcile does not delete it again on every
-// pass (D24).
+// pass (D27).
 bool Terminating(const json& object) {
   return api::ObjectField(object, "metadata").contains("deletionTimestamp");
 }

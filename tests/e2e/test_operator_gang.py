@@ -47,7 +47,7 @@ def test_scheduler_plugins_podgroup(kube, namespace, tfjob_crd):
         assert op.stop() == 0
 
 
-# --- Kubernetes' own gang scheduling (--gang-scheduler-name kubernetes; docs/semantics.md D24) ------
+# --- Kubernetes' own gang scheduling (--gang-scheduler-name kubernetes; docs/semantics.md D27) ------
 # scripts/test-cluster runs kube-apiserver, kube-scheduler and kube-controller-manager with the
 # GenericWorkload and GangScheduling gates and serves scheduling.k8s.io/v1alpha2. The jobs below
 # are scheduled by the real kube-scheduler onto KWOK nodes of their own (cpu 32 each, from

@@ -2,7 +2,7 @@
 // PodGroup rendering for gang scheduling (docs/semantics.md 2.8): Volcano
 // (scheduling.volcano.sh/v1beta1) or scheduler-plugins (scheduling.x-k8s.io/v1alpha1),
 // including minMember and the computed minResources with priority-class ordering; and
-// kube-scheduler's own gang scheduling (scheduling.k8s.io/v1alpha2 Workload and PodGroup, D24).
+// kube-scheduler's own gang scheduling (scheduling.k8s.io/v1alpha2 Workload and PodGroup, D27).
 
 #include <map>
 #include <optional>
@@ -29,7 +29,7 @@ std::map<std::string, std::string> ComputeMinResources(const api::TfJob& job,
 std::optional<nlohmann::json> RenderPodGroup(const api::TfJob& job, const RenderOptions& options,
                                              const std::string& existing_queue = "");
 
-// Kubernetes-native gang scheduling (--gang-scheduler-name kubernetes, docs/semantics.md D24):
+// Kubernetes-native gang scheduling (--gang-scheduler-name kubernetes, docs/semantics.md D27):
 // one Workload per job with one PodGroupTemplate, and one PodGroup made from that template; both
 // are named after the job and owned by it. Every pod names the PodGroup in
 // spec.schedulingGroup.podGroupName. The gang's minCount is PodGroupMinMember (a minAvailable of 0

@@ -63,7 +63,7 @@ TEST(RenderPodGroup, VolcanoAndSchedulerPlugins) {
   EXPECT_EQ(p["spec"]["scheduleTimeoutSeconds"], 30);
 }
 
-// D24: --gang-scheduler-name kubernetes renders kube-scheduler's own Workload API
+// D27: --gang-scheduler-name kubernetes renders kube-scheduler's own Workload API
 // (scheduling.k8s.io/v1alpha2): the gang's minCount is minAvailable, else every replica.
 TEST(RenderNative, WorkloadAndPodGroupPerMinAvailable) {
   struct Case {

@@ -30,7 +30,7 @@ struct ObservedState {
   std::vector<api::Service> services;  // services labelled for the job
   std::optional<PodGroupState> pod_group;
   api::Time now;
-  // The job's scheduling.k8s.io Workload exists (--gang-scheduler-name kubernetes only, D24).
+  // The job's scheduling.k8s.io Workload exists (--gang-scheduler-name kubernetes only, D27).
   bool workload_exists = false;
 };
 
@@ -75,7 +75,7 @@ struct Plan {
   std::optional<nlohmann::json> create_pod_group;
   std::optional<nlohmann::json> update_pod_group;  // full object with the new spec
   bool delete_pod_group = false;
-  // --gang-scheduler-name kubernetes (D24): the Workload, created before the PodGroup and deleted
+  // --gang-scheduler-name kubernetes (D27): the Workload, created before the PodGroup and deleted
   // with it. That PodGroup's spec is immutable: update_pod_group stays empty.
   std::optional<nlohmann::json> create_workload;
   bool delete_workload = false;

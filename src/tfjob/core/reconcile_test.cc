@@ -560,7 +560,7 @@ TEST(Reconcile, FinishedGangJobDeletesItsPodGroupOnce) {
   EXPECT_THAT(after.events, IsEmpty());
 }
 
-// D24: kube-scheduler's gang scheduling: the Workload and the PodGroup with the pods (nothing
+// D27: kube-scheduler's gang scheduling: the Workload and the PodGroup with the pods (nothing
 // waits), never an update of the immutable PodGroup; suspend and finish delete both.
 TEST(Reconcile, KubernetesGangWorkloadAndPodGroup) {
   ReconcileOptions options;

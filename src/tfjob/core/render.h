@@ -17,7 +17,7 @@ namespace tfjob::tfjob::core {
 
 enum class GangScheduler { kNone, kVolcano, kSchedulerPlugins, kKubernetes };
 // "" or "None" -> kNone; "volcano" (any case) -> kVolcano; "kubernetes" (any case) -> kKubernetes
-// (kube-scheduler's own gang scheduling, docs/semantics.md D24); any other name -> kSchedulerPlugins.
+// (kube-scheduler's own gang scheduling, docs/semantics.md D27); any other name -> kSchedulerPlugins.
 GangScheduler GangSchedulerFor(const std::string& gang_scheduler_name);
 
 struct RenderOptions {

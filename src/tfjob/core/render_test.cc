@@ -119,7 +119,7 @@ TEST(RenderPod, GangSchedulingVolcanoAndSchedulerPlugins) {
   EXPECT_FALSE(p["metadata"].contains("annotations"));
 }
 
-// D24: with kube-scheduler's own gang scheduling every pod names the job's PodGroup; the
+// D27: with kube-scheduler's own gang scheduling every pod names the job's PodGroup; the
 // scheduler name stays the template's (the default scheduler does the gang scheduling).
 TEST(RenderPod, GangSchedulingKubernetesNamesThePodGroup) {
   api::TfJob job = JobWith(
