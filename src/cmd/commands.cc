@@ -283,7 +283,8 @@ int Main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
   render->add_option("--cluster-domain", request.options.tf_config.cluster_domain,
                      "Cluster domain appended to TF_CONFIG hosts (<pod>.<ns>.svc.<domain>)");
   render->add_option("--gang-scheduler-name", request.options.gang_scheduler_name,
-                     "volcano, or another name for scheduler-plugins; empty: no gang scheduling");
+                     "volcano, kubernetes (kube-scheduler's Workload API), or another name for scheduler-plugins; "
+                     "empty: no gang scheduling");
   render->add_option("--tf-config-evaluator-in-cluster", evaluator_in_cluster, "List evaluators in TF_CONFIG's cluster")
       ->default_val(true);
 
@@ -317,7 +318,8 @@ int Main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
   oper->add_option("--leader-election-id", op.leader_election_id, "Name of the Lease")->capture_default_str();
   oper->add_option("--leader-election-namespace", op.leader_election_namespace,
                    "Namespace of the Lease (default: the operator's)");
-  oper->add_option("--gang-scheduler-name", op.gang_scheduler_name, "volcano, or a scheduler-plugins scheduler name");
+  oper->add_option("--gang-scheduler-name", op.gang_scheduler_name,
+                   "volcano, kubernetes (kube-scheduler's Workload API), or a scheduler-plugins scheduler name");
   oper->add_option("--cluster-domain", op.cluster_domain, "Cluster domain for TF_CONFIG hosts")
       ->envname("CUSTOM_CLUSTER_DOMAIN");
   oper->add_option("--tf-config-evaluator-in-cluster", op.tf_config_evaluator_in_cluster,

@@ -17,6 +17,7 @@
 #include "kube/curl_transport.h"
 #include "kube/kube_config.h"
 #include "operator/admission.h"
+#include "operator/resources.h"
 #include "operator/tfjob_controller.h"
 #include "tfjob/core/render.h"
 
@@ -90,7 +91,20 @@ int RunOperator(const OperatorOptions& options, const std::map<std::string, std:
 
   // A missing PodGroup CRD is a start-up error (docs/semantics.md 2.8), named clearly.
   auto gang = tfjob::core::GangSchedulerFor(options.gang_scheduler_name);
-  if (gang != tfjob::core::GangScheduler::kNone) {
+  if (gang == tfjob::core::GangScheduler::kKubernetes) {
+    // No CRD: the API is kube-apiserver's own, served only with the GenericWorkload gate and
+    // --runtime-config=scheduling.k8s.io/v1alpha2=true (docs/operator.md).
+    auto found = client.List(kNativeWorkloads, options.ns, {.limit = 1});
+    if (stop.stop_requested()) return 0;
+    if (!found.ok()) {
+      log.Error(IsNotFound(found.status())
+                    ? "gang scheduling by kubernetes needs the scheduling.k8s.io/v1alpha2 API (feature gate "
+                      "GenericWorkload, runtime-config scheduling.k8s.io/v1alpha2=true); it is not served"
+                    : "cannot check for the scheduling.k8s.io/v1alpha2 Workload API",
+                {{"error", found.status().message()}});
+      return 2;
+    }
+  } else if (gang != tfjob::core::GangScheduler::kNone) {
     std::string crd = gang == tfjob::core::GangScheduler::kVolcano ? "podgroups.scheduling.volcano.sh"
                                                                    : "podgroups.scheduling.x-k8s.io";
     auto found = client.Get(kube::kCrds, "", crd);

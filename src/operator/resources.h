@@ -10,5 +10,8 @@ inline const kube::GroupVersionResource kTfJobs{"kubeflow.org", "v1", "tfjobs"};
 inline const kube::GroupVersionResource kVolcanoPodGroups{"scheduling.volcano.sh", "v1beta1", "podgroups"};
 inline const kube::GroupVersionResource kPluginsPodGroups{"scheduling.x-k8s.io", "v1alpha1", "podgroups"};
 inline const kube::GroupVersionResource kPriorityClasses{"scheduling.k8s.io", "v1", "priorityclasses"};
+// kube-scheduler's own gang scheduling (--gang-scheduler-name kubernetes, docs/semantics.md D27).
+inline const kube::GroupVersionResource kNativeWorkloads{"scheduling.k8s.io", "v1alpha2", "workloads"};
+inline const kube::GroupVersionResource kNativePodGroups{"scheduling.k8s.io", "v1alpha2", "podgroups"};
 
 }  // namespace tfjob::operator_

@@ -41,6 +41,18 @@ StatusOr<int32_t> DecodePriorityClassValue(const json& j) {
   return static_cast<int32_t>(v->get<int64_t>());
 }
 
+const kube::GroupVersionResource& PodGroupResource(core::GangScheduler gang) {
+  if (gang == core::GangScheduler::kKubernetes) return kNativePodGroups;
+  return gang == core::GangScheduler::kVolcano ? kVolcanoPodGroups : kPluginsPodGroups;
+}
+
+// A native PodGroup being deleted waits for its pods (the PodGroupProtection finalizer of
+// kube-controller-manager): it counts as gone, so the reconcile does not delete it again on every
+// pass (D27).
+bool Terminating(const json& object) {
+  return api::ObjectField(object, "metadata").contains("deletionTimestamp");
+}
+
 }  // namespace
 
 TfJobController::TfJobController(kube::RestClient& client, Clock& clock, controller::Registry& registry,
@@ -127,9 +139,7 @@ TfJobController::TfJobController(kube::RestClient& client, Clock& clock, control
   auto gang = core::GangSchedulerFor(options.gang_scheduler_name);
   if (gang != core::GangScheduler::kNone) {
     pod_groups_ = std::make_unique<controller::Informer<json>>(
-        client,
-        controller::ListWatchSpec{gang == core::GangScheduler::kVolcano ? kVolcanoPodGroups : kPluginsPodGroups,
-                                  options.ns},
+        client, controller::ListWatchSpec{PodGroupResource(gang), options.ns},
         [](const json& j) -> StatusOr<json> { return j; }, controller::NamespacedKey, log_);
     auto enqueue = [this](const auto& pg) {
       const json& m = api::ObjectField(*pg, "metadata");
@@ -140,6 +150,12 @@ TfJobController::TfJobController(kube::RestClient& client, Clock& clock, control
     priority_classes_ = std::make_unique<controller::Informer<int32_t>>(
         client, controller::ListWatchSpec{kPriorityClasses, ""}, DecodePriorityClassValue,
         [](const json& j) { return api::StringField(api::ObjectField(j, "metadata"), "name"); }, log_);
+    if (gang == core::GangScheduler::kKubernetes) {
+      workloads_ = std::make_unique<controller::Informer<json>>(
+          client, controller::ListWatchSpec{kNativeWorkloads, options.ns},
+          [](const json& j) -> StatusOr<json> { return j; }, controller::NamespacedKey, log_);
+      workloads_->AddHandlers({enqueue, [enqueue](const auto&, const auto& n) { enqueue(n); }, enqueue});
+    }
   }
 }
 
@@ -161,12 +177,14 @@ void TfJobController::StartInformers() {
   services_->Start();
   if (pod_groups_) pod_groups_->Start();
   if (priority_classes_) priority_classes_->Start();
+  if (workloads_) workloads_->Start();
   queue_.StartDelayDriver();
 }
 
 bool TfJobController::HasSynced() const {
   return jobs_->HasSynced() && pods_->HasSynced() && services_->HasSynced() &&
-         (!pod_groups_ || pod_groups_->HasSynced()) && (!priority_classes_ || priority_classes_->HasSynced());
+         (!pod_groups_ || pod_groups_->HasSynced()) && (!priority_classes_ || priority_classes_->HasSynced()) &&
+         (!workloads_ || workloads_->HasSynced());
 }
 
 void TfJobController::StartWorkers() {
@@ -185,6 +203,7 @@ void TfJobController::Stop() {
   services_->Stop();
   if (pod_groups_) pod_groups_->Stop();
   if (priority_classes_) priority_classes_->Stop();
+  if (workloads_) workloads_->Stop();
 }
 
 void TfJobController::Worker(std::stop_token stop) {
@@ -224,7 +243,9 @@ Status TfJobController::ReconcileKey(const std::string& key) {
   for (const auto& p : pods_->store().ByIndex("job", key)) observed.pods.push_back(*p);
   for (const auto& s : services_->store().ByIndex("job", key)) observed.services.push_back(*s);
   if (pod_groups_) {
-    if (auto pg = pod_groups_->store().Get(key)) {
+    auto pg = pod_groups_->store().Get(key);
+    if (pg && workloads_ && Terminating(*pg)) pg = nullptr;
+    if (pg) {
       observed.pod_group =
           core::PodGroupState{api::StringField(api::ObjectField(*pg, "status"), "phase"),
                               api::StringField(api::ObjectField(*pg, "spec"), "queue"), api::ObjectField(*pg, "spec")};
@@ -238,6 +259,7 @@ Status TfJobController::ReconcileKey(const std::string& key) {
       if (auto value = priority_classes_->store().Get(name)) observed.priority_classes[name] = *value;
     }
   }
+  if (workloads_) observed.workload_exists = workloads_->store().Get(key) != nullptr;
   core::Plan plan = core::Reconcile(observed, reconcile_options_);
   if (plan.skip) return OkStatus();
   Status applied = Apply(*job, plan, log);
@@ -341,9 +363,19 @@ Status TfJobController::Apply(const api::TfJob& job, const core::Plan& plan, con
   for (const auto& d : plan.delete_pods) remove(kube::kPods, d, true);
   for (const auto& d : plan.delete_services) remove(kube::kServices, d, false);
 
-  auto gang = core::GangSchedulerFor(options_.gang_scheduler_name);
-  const auto& pg_gvr = gang == core::GangScheduler::kVolcano ? kVolcanoPodGroups : kPluginsPodGroups;
-  if (plan.create_pod_group) {
+  const auto& pg_gvr = PodGroupResource(core::GangSchedulerFor(options_.gang_scheduler_name));
+  bool workload_ready = true;  // the API server refuses a PodGroup whose Workload does not exist
+  if (plan.create_workload) {
+    auto r = client_.Create(kNativeWorkloads, ns, *plan.create_workload);
+    if (r.ok()) {
+      events_.Record(Ref(job), "Normal", "SuccessfulCreateWorkload", "Created Workload: " + job.metadata.name);
+    } else if (!IsAlreadyExists(r.status())) {
+      workload_ready = false;
+      events_.Record(Ref(job), "Warning", "FailedCreateWorkload", "Error creating: " + r.status().message());
+      keep_first(r.status());
+    }
+  }
+  if (plan.create_pod_group && workload_ready) {
     auto r = client_.Create(pg_gvr, ns, *plan.create_pod_group);
     if (!r.ok() && !IsAlreadyExists(r.status())) keep_first(r.status());
   }
@@ -358,6 +390,15 @@ Status TfJobController::Apply(const api::TfJob& job, const core::Plan& plan, con
       events_.Record(Ref(job), "Normal", "SuccessfulDeletePodGroup", "Deleted PodGroup: " + job.metadata.name);
     } else {
       events_.Record(Ref(job), "Warning", "FailedDeletePodGroup", "Error deleting: " + s.message());
+      keep_first(s);
+    }
+  }
+  if (plan.delete_workload) {
+    Status s = client_.Delete(kNativeWorkloads, ns, job.metadata.name);
+    if (s.ok() || IsNotFound(s)) {
+      events_.Record(Ref(job), "Normal", "SuccessfulDeleteWorkload", "Deleted Workload: " + job.metadata.name);
+    } else {
+      events_.Record(Ref(job), "Warning", "FailedDeleteWorkload", "Error deleting: " + s.message());
       keep_first(s);
     }
   }

@@ -72,6 +72,7 @@ class TfJobController {
   // Gang scheduling only: PriorityClass name -> value (cluster-scoped; a few per cluster, one
   // integer each), for the replica order of a computed minResources (docs/semantics.md 2.8).
   std::unique_ptr<controller::Informer<int32_t>> priority_classes_;
+  std::unique_ptr<controller::Informer<nlohmann::json>> workloads_;  // --gang-scheduler-name kubernetes
   std::vector<std::jthread> workers_;
   std::atomic<int> live_workers_{0};
   std::atomic<uint64_t> reconcile_ids_{0};

@@ -101,7 +101,7 @@ def submit(kube, ns, job):
 
 def workload(kube, ns, job):
     """The Workload Kueue made for the TFJob (owned by it)."""
-    for w in kube.get("workloads", None, ns)["items"]:
+    for w in kube.get("workloads.kueue.x-k8s.io", None, ns)["items"]:
         if any(o["kind"] == "TFJob" and o["name"] == job for o in w["metadata"].get("ownerReferences", [])):
             return w
     return None

@@ -230,7 +230,7 @@ def test_multikueue_runs_the_job_on_the_worker_and_the_manager_writes_nothing(mu
         st = job_status(manager, ns, "mk")
         assert st["replicaStatuses"]["Worker"]["succeeded"] == 2 and "completionTime" in st
         assert conditions(manager, ns, "mk")[-1] == ("Succeeded", "True")
-        wl = [w for w in manager.get("workloads", None, ns)["items"]
+        wl = [w for w in manager.get("workloads.kueue.x-k8s.io", None, ns)["items"]
               if any(o["name"] == "mk" for o in w["metadata"].get("ownerReferences", []))]
         assert len(wl) == 1 and any(c["type"] == "Finished" and c["status"] == "True" and c["reason"] == "Succeeded"
                                     for c in wl[0]["status"]["conditions"])

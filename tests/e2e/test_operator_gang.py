@@ -1,11 +1,13 @@
 """Gang scheduling end to end: PodGroups of both flavours, Volcano's wait for the group, the
 PriorityClass order of a computed minResources and Volcano's queue precedence
-(docs/semantics.md 2.8)."""
+(docs/semantics.md 2.8), and kube-scheduler's own gang scheduling (the Workload API) with real
+scheduling onto KWOK nodes."""
 import json
+import uuid
 
 import pytest
 
-from conftest import OperatorProcess, wait_for
+from conftest import OperatorProcess, api_time, wait_for
 from test_operator import container, has_condition, pods, tfjob
 
 
@@ -86,3 +88,135 @@ def test_volcano_keeps_an_existing_podgroups_queue(kube, namespace, tfjob_crd):
         assert pg["spec"]["queue"] == "team-existing", json.dumps(pg["spec"])
     finally:
         assert op.stop() == 0
+
+
+# --- Kubernetes' own gang scheduling (--gang-scheduler-name kubernetes; docs/semantics.md D27) ------
+# scripts/test-cluster runs kube-apiserver, kube-scheduler and kube-controller-manager with the
+# GenericWorkload and GangScheduling gates and serves scheduling.k8s.io/v1alpha2. The jobs below
+# are scheduled by the real kube-scheduler onto KWOK nodes of their own (cpu 32 each, from
+# tests/e2e/manifests/kwok-stages.yaml), tainted so that no other suite's pod lands on them.
+WORKLOADS, PODGROUPS = "workloads.scheduling.k8s.io", "podgroups.scheduling.k8s.io"
+CPU_PER_POD = "12"  # two pods fit on one node, three do not
+
+
+@pytest.fixture
+def gang_nodes(kube):
+    """add_node() creates one more KWOK node for this test; all are deleted afterwards."""
+    tag, made = uuid.uuid4().hex[:8], []
+
+    def add_node():
+        name = f"gang-{tag}-{len(made)}"
+        kube.apply({"apiVersion": "v1", "kind": "Node", "metadata": {
+            "name": name, "annotations": {"kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0"},
+            "labels": {"tfjob.test/gang": tag, "kubernetes.io/hostname": name, "kubernetes.io/os": "linux"}},
+            "spec": {"taints": [{"key": "tfjob.test/gang", "value": tag, "effect": "NoSchedule"}]}})
+        made.append(name)
+        wait_for(lambda: any(c["type"] == "Ready" and c["status"] == "True"
+                             for c in kube.get("node", name)["status"].get("conditions", [])),
+                 timeout=60, what=f"KWOK node {name} Ready")
+        return name
+
+    add_node.tag = tag
+    yield add_node
+    for name in made:
+        kube("delete", "node", name, "--wait=false", check=False)
+
+
+def native_job(name, tag, workers, run_policy=None):
+    template = {"spec": {
+        "nodeSelector": {"tfjob.test/gang": tag},
+        "tolerations": [{"key": "tfjob.test/gang", "operator": "Equal", "value": tag, "effect": "NoSchedule"}],
+        "containers": [{"name": "tensorflow", "image": "tensorflow/tensorflow:2.16.1",
+                        "resources": {"requests": {"cpu": CPU_PER_POD, "memory": "1Gi"}}}]}}
+    return tfjob(name, {"Worker": {"replicas": workers, "template": template}}, run_policy)
+
+
+def bound(pod_map):
+    return {n for n, p in pod_map.items() if p["spec"].get("nodeName")}
+
+
+def scheduled_times(pod_map):
+    """The PodScheduled=True transition time of every pod, as the API server recorded it."""
+    out = {}
+    for n, p in pod_map.items():
+        for c in p.get("status", {}).get("conditions", []):
+            if c["type"] == "PodScheduled" and c["status"] == "True":
+                out[n] = api_time(c["lastTransitionTime"])
+    return out
+
+
+@pytest.fixture
+def native_operator(kube, namespace, tfjob_crd):
+    op = OperatorProcess(kube, "--gang-scheduler-name", "kubernetes", "--namespace", namespace).start()
+    yield op
+    assert op.stop() == 0
+
+
+def test_kubernetes_gang_that_fits_is_bound_at_once(kube, namespace, native_operator, gang_nodes):
+    gang_nodes()
+    kube.apply(native_job("fit", gang_nodes.tag, 2), namespace)
+    wl = wait_for(lambda: kube.get(WORKLOADS, "fit", namespace, check=False), what="the Workload")
+    # (v1.36.3 serves schedulingConstraints: null, its JSON tag has no omitempty)
+    assert [(t["name"], t["schedulingPolicy"]) for t in wl["spec"]["podGroupTemplates"]] == \
+        [("tfjob", {"gang": {"minCount": 2}})]
+    assert wl["metadata"]["ownerReferences"][0]["kind"] == "TFJob"
+    pg = wait_for(lambda: kube.get(PODGROUPS, "fit", namespace, check=False), what="the PodGroup")
+    assert pg["spec"]["schedulingPolicy"] == {"gang": {"minCount": 2}}
+    assert pg["spec"]["podGroupTemplateRef"] == {"workload": {"workloadName": "fit", "podGroupTemplateName": "tfjob"}}
+    wait_for(lambda: len(bound(pods(kube, namespace, "fit"))) == 2, timeout=90, what="both pods bound")
+    placed = pods(kube, namespace, "fit")
+    for p in placed.values():
+        assert p["spec"]["schedulingGroup"] == {"podGroupName": "fit"}
+        assert p["spec"]["schedulerName"] == "default-scheduler"
+    # Permit released the gang together: the API server stamped both bindings in the same second
+    # (its conditions have whole-second precision; one tick of slack for a second boundary).
+    times = scheduled_times(placed)
+    assert len(times) == 2 and max(times.values()) - min(times.values()) <= 1, times
+    wait_for(lambda: has_condition(kube, namespace, "fit", "Running"), timeout=60, what="fit Running")
+
+
+def test_kubernetes_gang_that_does_not_fit_binds_nothing_until_a_node_is_added(kube, namespace, native_operator,
+                                                                              gang_nodes):
+    gang_nodes()  # room for two of the three pods
+    kube.apply(native_job("big", gang_nodes.tag, 3), namespace)
+    wait_for(lambda: len(pods(kube, namespace, "big")) == 3, timeout=60, what="the three pods")
+
+    def scheduler_gave_up():
+        pg = kube.get(PODGROUPS, "big", namespace, check=False) or {}
+        if any(c["type"] == "PodGroupScheduled" and c["status"] == "False"
+               for c in pg.get("status", {}).get("conditions", [])):
+            return True
+        return any(c["type"] == "PodScheduled" and c["status"] == "False"
+                   for p in pods(kube, namespace, "big").values() for c in p.get("status", {}).get("conditions", []))
+
+    wait_for(scheduler_gave_up, timeout=90, what="kube-scheduler to find the gang unschedulable")
+    assert bound(pods(kube, namespace, "big")) == set()  # all or nothing: not the two that fit
+    gang_nodes()
+    wait_for(lambda: len(bound(pods(kube, namespace, "big"))) == 3, timeout=120,
+             what="all three pods bound once a second node exists")
+    wait_for(lambda: has_condition(kube, namespace, "big", "Running"), timeout=60, what="big Running")
+
+
+def gone(kube, namespace, name):
+    return kube.get(WORKLOADS, name, namespace, check=False) is None and \
+        kube.get(PODGROUPS, name, namespace, check=False) is None
+
+
+def test_kubernetes_gang_suspended_or_deleted_leaves_no_workload(kube, namespace, native_operator, gang_nodes):
+    gang_nodes()
+    for name in ("sus", "del"):
+        kube.apply(native_job(name, gang_nodes.tag, 1), namespace)
+    for name in ("sus", "del"):
+        wait_for(lambda: len(bound(pods(kube, namespace, name))) == 1, timeout=90, what=f"{name}'s pod bound")
+        assert kube.get(WORKLOADS, name, namespace, check=False) is not None
+    kube("patch", "tfjob", "sus", "-n", namespace, "--type=merge", "-p", '{"spec":{"runPolicy":{"suspend":true}}}')
+    kube("delete", "tfjob", "del", "-n", namespace, "--wait=false")
+    wait_for(lambda: gone(kube, namespace, "sus") and pods(kube, namespace, "sus") == {}, timeout=90,
+             what="the suspended job's pods, Workload and PodGroup deleted")
+    assert kube.get("tfjob", "sus", namespace) is not None
+    wait_for(lambda: gone(kube, namespace, "del"), timeout=90,
+             what="the garbage collector to delete the deleted job's Workload and PodGroup")
+    # Resumed: a new Workload and PodGroup, and the pod bound again.
+    kube("patch", "tfjob", "sus", "-n", namespace, "--type=merge", "-p", '{"spec":{"runPolicy":{"suspend":false}}}')
+    wait_for(lambda: not gone(kube, namespace, "sus") and len(bound(pods(kube, namespace, "sus"))) == 1, timeout=90,
+             what="the resumed job's Workload, PodGroup and bound pod")

@@ -84,6 +84,7 @@ std::optional<json> RenderPodGroup(const api::TfJob& job, const RenderOptions& o
                                    const std::map<std::string, int32_t>& priority_class_values) {
   GangScheduler gang = GangSchedulerFor(options.gang_scheduler_name);
   if (gang == GangScheduler::kNone) return std::nullopt;
+  if (gang == GangScheduler::kKubernetes) return RenderNativePodGroup(job);
   const auto& sp = job.spec.run_policy.scheduling_policy;
   json meta = {{"name", job.metadata.name},
                {"namespace", job.metadata.ns},
@@ -104,6 +105,50 @@ std::optional<json> RenderPodGroup(const api::TfJob& job, const RenderOptions& o
   if (!min_resources.empty()) spec["minResources"] = min_resources;
   if (sp && sp->schedule_timeout_seconds) spec["scheduleTimeoutSeconds"] = *sp->schedule_timeout_seconds;
   return json{{"apiVersion", "scheduling.x-k8s.io/v1alpha1"}, {"kind", "PodGroup"}, {"metadata", meta}, {"spec", spec}};
+}
+
+namespace {
+
+json NativeSchedulingPolicy(const api::TfJob& job) {
+  const int32_t min_count = PodGroupMinMember(job);
+  if (min_count <= 0) return {{"basic", json::object()}};
+  return {{"gang", {{"minCount", min_count}}}};
+}
+
+json NativeMeta(const api::TfJob& job) {
+  return {{"name", job.metadata.name},
+          {"namespace", job.metadata.ns},
+          {"ownerReferences", json::array({api::EncodeOwnerReference(GenOwnerReference(job))})}};
+}
+
+}  // namespace
+
+std::optional<json> RenderWorkload(const api::TfJob& job, const RenderOptions& options) {
+  if (GangSchedulerFor(options.gang_scheduler_name) != GangScheduler::kKubernetes) return std::nullopt;
+  json spec = {
+      {"controllerRef", {{"apiGroup", "kubeflow.org"}, {"kind", std::string(api::kKind)}, {"name", job.metadata.name}}},
+      {"podGroupTemplates", json::array({{{"name", std::string(kNativePodGroupTemplate)},
+                                          {"schedulingPolicy", NativeSchedulingPolicy(job)}}})}};
+  return json{{"apiVersion", std::string(kNativeSchedulingApiVersion)},
+              {"kind", "Workload"},
+              {"metadata", NativeMeta(job)},
+              {"spec", std::move(spec)}};
+}
+
+json RenderNativePodGroup(const api::TfJob& job) {
+  json spec = {
+      {"podGroupTemplateRef",
+       {{"workload",
+         {{"workloadName", job.metadata.name}, {"podGroupTemplateName", std::string(kNativePodGroupTemplate)}}}}},
+      {"schedulingPolicy", NativeSchedulingPolicy(job)}};
+  return json{{"apiVersion", std::string(kNativeSchedulingApiVersion)},
+              {"kind", "PodGroup"},
+              {"metadata", NativeMeta(job)},
+              {"spec", std::move(spec)}};
+}
+
+void SetNativeSchedulingGroup(const api::TfJob& job, json* pod_spec) {
+  (*pod_spec)["schedulingGroup"] = {{"podGroupName", job.metadata.name}};
 }
 
 }  // namespace tfjob::tfjob::core

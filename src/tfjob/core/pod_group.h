@@ -1,11 +1,13 @@
 #pragma once
 // PodGroup rendering for gang scheduling (docs/semantics.md 2.8): Volcano
 // (scheduling.volcano.sh/v1beta1) or scheduler-plugins (scheduling.x-k8s.io/v1alpha1),
-// including minMember and the computed minResources with priority-class ordering.
+// including minMember and the computed minResources with priority-class ordering; and
+// kube-scheduler's own gang scheduling (scheduling.k8s.io/v1alpha2 Workload and PodGroup, D27).
 
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -30,5 +32,21 @@ std::map<std::string, std::string> ComputeMinResources(const api::TfJob& job,
 std::optional<nlohmann::json> RenderPodGroup(const api::TfJob& job, const RenderOptions& options,
                                              const std::string& existing_queue = "",
                                              const std::map<std::string, int32_t>& priority_class_values = {});
+
+// Kubernetes-native gang scheduling (--gang-scheduler-name kubernetes, docs/semantics.md D27):
+// one Workload per job with one PodGroupTemplate, and one PodGroup made from that template; both
+// are named after the job and owned by it. Every pod names the PodGroup in
+// spec.schedulingGroup.podGroupName. The gang's minCount is PodGroupMinMember (a minAvailable of 0
+// gives the basic policy: no gang).
+inline constexpr std::string_view kNativeSchedulingApiVersion = "scheduling.k8s.io/v1alpha2";
+inline constexpr std::string_view kNativePodGroupTemplate = "tfjob";
+
+// nullopt unless the gang scheduler is kKubernetes.
+std::optional<nlohmann::json> RenderWorkload(const api::TfJob& job, const RenderOptions& options);
+// The PodGroup of RenderWorkload's template (RenderPodGroup returns it for kKubernetes).
+nlohmann::json RenderNativePodGroup(const api::TfJob& job);
+// Points a pod spec at the job's PodGroup (spec.schedulingGroup.podGroupName), replacing any group
+// the template names.
+void SetNativeSchedulingGroup(const api::TfJob& job, nlohmann::json* pod_spec);
 
 }  // namespace tfjob::tfjob::core

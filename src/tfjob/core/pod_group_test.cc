@@ -133,5 +133,50 @@ TEST(RenderPodGroup, ComputedMinResourcesUseThePriorities) {
             json::parse(R"({"cpu":"1"})"));
 }
 
+// D27: --gang-scheduler-name kubernetes renders kube-scheduler's own Workload API
+// (scheduling.k8s.io/v1alpha2): the gang's minCount is minAvailable, else every replica.
+TEST(RenderNative, WorkloadAndPodGroupPerMinAvailable) {
+  struct Case {
+    std::string name;
+    std::string run_policy;
+    json policy;
+  };
+  const std::vector<Case> cases = {
+      {"every replica by default", "", json::parse(R"({"gang":{"minCount":4}})")},
+      {"minAvailable", "  runPolicy: {schedulingPolicy: {minAvailable: 2}}\n",
+       json::parse(R"({"gang":{"minCount":2}})")},
+      {"minAvailable 0: no gang", "  runPolicy: {schedulingPolicy: {minAvailable: 0}}\n",
+       json::parse(R"({"basic":{}})")},
+  };
+  RenderOptions native;
+  native.gang_scheduler_name = "Kubernetes";
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    api::TfJob job = GangJob(c.run_policy);
+    std::optional<json> w = RenderWorkload(job, native);
+    ASSERT_TRUE(w);
+    EXPECT_EQ(*w, json::parse(R"({"apiVersion":"scheduling.k8s.io/v1alpha2","kind":"Workload",
+      "metadata":{"name":"g","namespace":"ns","ownerReferences":[{"apiVersion":"kubeflow.org/v1","kind":"TFJob",
+        "name":"g","uid":"u","controller":true,"blockOwnerDeletion":true}]},
+      "spec":{"controllerRef":{"apiGroup":"kubeflow.org","kind":"TFJob","name":"g"},
+        "podGroupTemplates":[{"name":"tfjob","schedulingPolicy":)" +
+                              c.policy.dump() + "}]}}"));
+    std::optional<json> pg = RenderPodGroup(job, native);
+    ASSERT_TRUE(pg);
+    EXPECT_EQ((*pg)["apiVersion"], "scheduling.k8s.io/v1alpha2");
+    EXPECT_EQ((*pg)["kind"], "PodGroup");
+    EXPECT_EQ((*pg)["metadata"], (*w)["metadata"]);
+    EXPECT_EQ((*pg)["spec"], json::parse(R"({"podGroupTemplateRef":{"workload":{"workloadName":"g",
+      "podGroupTemplateName":"tfjob"}},"schedulingPolicy":)" +
+                                         c.policy.dump() + "}"));
+  }
+  for (const char* other : {"", "volcano", "sp"}) {
+    RenderOptions o;
+    o.gang_scheduler_name = other;
+    EXPECT_FALSE(RenderWorkload(GangJob(), o)) << other;
+  }
+  EXPECT_EQ(GangSchedulerFor("kubernetes"), GangScheduler::kKubernetes);
+}
+
 }  // namespace
 }  // namespace tfjob::tfjob::core

@@ -68,6 +68,9 @@ void CleanUp(Pass& p, bool finished) {
     // D9: once, while the PodGroup still exists (upstream repeats it on every reconcile).
     if (finished) p.Event(kNormal, "JobTerminated", "Job has been terminated. Deleting PodGroup");
   }
+  if (GangSchedulerFor(p.options.render.gang_scheduler_name) == GangScheduler::kKubernetes &&
+      p.observed.workload_exists)
+    p.plan.delete_workload = true;
 }
 
 // `from` plus `s` seconds, or nullopt when that lies beyond what a Time holds (the year 2262):
@@ -338,7 +341,7 @@ Plan Reconcile(const ObservedState& observed, const ReconcileOptions& options) {
     auto desired = RenderPodGroup(job, options.render, existing_queue, observed.priority_classes);
     if (!observed.pod_group) {
       p.plan.create_pod_group = desired;
-    } else if ((*desired)["spec"] != observed.pod_group->spec) {
+    } else if (gang != GangScheduler::kKubernetes && (*desired)["spec"] != observed.pod_group->spec) {
       p.plan.update_pod_group = desired;
     }
     if (gang == GangScheduler::kVolcano &&
@@ -346,6 +349,8 @@ Plan Reconcile(const ObservedState& observed, const ReconcileOptions& options) {
       wait_for_gang = true;
       p.status.last_reconcile_time = p.now;
     }
+    if (gang == GangScheduler::kKubernetes && !observed.workload_exists)
+      p.plan.create_workload = RenderWorkload(job, options.render);
   }
 
   // Creates and scale-down deletes (3.4, 3.5). D18 holds: finished and deleting jobs returned.
@@ -451,6 +456,7 @@ Plan Reconcile(const ObservedState& observed, const ReconcileOptions& options) {
     if (gang != GangScheduler::kNone) {
       p.plan.create_pod_group.reset();
       p.plan.update_pod_group.reset();
+      p.plan.create_workload.reset();
     }
   }
   return finalize();

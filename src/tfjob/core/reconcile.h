@@ -34,6 +34,8 @@ struct ObservedState {
   // PriorityClass name -> value, for the classes the job's templates name that exist (2.8:
   // they order the replica types in a computed minResources). Filled only with gang scheduling.
   std::map<std::string, int32_t> priority_classes;
+  // The job's scheduling.k8s.io Workload exists (--gang-scheduler-name kubernetes only, D27).
+  bool workload_exists = false;
 };
 
 struct ReconcileOptions {
@@ -77,6 +79,10 @@ struct Plan {
   std::optional<nlohmann::json> create_pod_group;
   std::optional<nlohmann::json> update_pod_group;  // full object with the new spec
   bool delete_pod_group = false;
+  // --gang-scheduler-name kubernetes (D27): the Workload, created before the PodGroup and deleted
+  // with it. That PodGroup's spec is immutable: update_pod_group stays empty.
+  std::optional<nlohmann::json> create_workload;
+  bool delete_workload = false;
   std::vector<RenderEvent> events;
   std::optional<api::JobStatus> status;  // set only when it differs from the observed status
   bool delete_job = false;               // ttlSecondsAfterFinished passed

@@ -630,6 +630,53 @@ TEST(Reconcile, FinishedGangJobDeletesItsPodGroupOnce) {
   EXPECT_THAT(after.events, IsEmpty());
 }
 
+// D27: kube-scheduler's gang scheduling: the Workload and the PodGroup with the pods (nothing
+// waits), never an update of the immutable PodGroup; suspend and finish delete both.
+TEST(Reconcile, KubernetesGangWorkloadAndPodGroup) {
+  ReconcileOptions options;
+  options.render.gang_scheduler_name = "kubernetes";
+  struct Case {
+    std::string name;
+    bool pod_group, workload, suspend, finished;
+    bool create_workload, create_pod_group, delete_pod_group, delete_workload;
+    size_t pods;
+  };
+  const std::vector<Case> cases = {
+      {"new job", false, false, false, false, true, true, false, false, 2},
+      {"both exist", true, true, false, false, false, false, false, false, 2},
+      {"workload lost", true, false, false, false, true, false, false, false, 2},
+      {"pod group lost", false, true, false, false, false, true, false, false, 2},
+      {"suspended", true, true, true, false, false, false, true, true, 0},
+      {"suspended, both gone", false, false, true, false, false, false, false, false, 0},
+      {"finished", true, true, false, true, false, false, true, true, 0},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    api::TfJob job = testing::NewTfJob(2, 0);
+    job.spec.run_policy.suspend = c.suspend;
+    if (c.finished) job = WithStatus(job, "Succeeded");
+    ObservedState o{job, {}, {}, std::nullopt, kNow};
+    o.workload_exists = c.workload;
+    // A spec that differs from the desired one: a native PodGroup is still never updated.
+    if (c.pod_group) o.pod_group = PodGroupState{"", "", nlohmann::json::object()};
+    Plan plan = Reconcile(o, options);
+    EXPECT_EQ(plan.create_workload.has_value(), c.create_workload);
+    EXPECT_EQ(plan.create_pod_group.has_value(), c.create_pod_group);
+    EXPECT_FALSE(plan.update_pod_group);
+    EXPECT_EQ(plan.delete_pod_group, c.delete_pod_group);
+    EXPECT_EQ(plan.delete_workload, c.delete_workload);
+    EXPECT_EQ(plan.create_pods.size(), c.pods);
+    if (plan.create_workload) {
+      EXPECT_EQ((*plan.create_workload)["kind"], "Workload");
+    }
+    if (plan.create_pod_group) {
+      EXPECT_EQ((*plan.create_pod_group)["apiVersion"], "scheduling.k8s.io/v1alpha2");
+    }
+    for (const auto& pod : plan.create_pods)
+      EXPECT_EQ(pod.object["spec"]["schedulingGroup"]["podGroupName"], "test-tfjob");
+  }
+}
+
 // D5: a finished job edited into an invalid spec keeps its outcome; it is not failed again.
 TEST(Reconcile, FinishedJobIsNotFailedByALaterInvalidEdit) {
   api::TfJob job = WithStatus(testing::NewTfJob(1, 0), "Succeeded");

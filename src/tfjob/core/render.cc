@@ -35,6 +35,7 @@ GangScheduler GangSchedulerFor(const std::string& name) {
   std::string lower = name;
   std::transform(lower.begin(), lower.end(), lower.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (lower == "kubernetes") return GangScheduler::kKubernetes;
   return lower == "volcano" ? GangScheduler::kVolcano : GangScheduler::kSchedulerPlugins;
 }
 
@@ -89,7 +90,8 @@ RenderedPod RenderPod(const api::TfJob& job, api::ReplicaType type, int32_t inde
   pod_spec["restartPolicy"] =
       spec.restart_policy == api::kRestartExitCode ? std::string(api::kRestartNever) : spec.restart_policy;
 
-  if (gang != GangScheduler::kNone) {
+  if (gang == GangScheduler::kKubernetes) SetNativeSchedulingGroup(job, &pod_spec);
+  if (gang != GangScheduler::kNone && gang != GangScheduler::kKubernetes) {
     const std::string scheduler = EffectiveSchedulerName(options.gang_scheduler_name);
     for (const auto& [k, other] : job.spec.replica_specs) {
       if (!other || !other->pod_template.is_object()) continue;
@@ -133,6 +135,7 @@ StatusOr<json> RenderService(const api::TfJob& job, api::ReplicaType type, int32
 StatusOr<RenderedJob> RenderJob(const api::TfJob& job, const RenderOptions& options) {
   RenderedJob out;
   const TfConfigGenerator tf_config(job, options.tf_config);
+  if (auto workload = RenderWorkload(job, options)) out.objects.push_back(std::move(*workload));
   if (auto pg = RenderPodGroup(job, options)) out.objects.push_back(std::move(*pg));
   for (const auto& [key, spec] : job.spec.replica_specs) {
     auto type = api::ParseReplicaType(key);

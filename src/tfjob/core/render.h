@@ -15,8 +15,9 @@
 
 namespace tfjob::tfjob::core {
 
-enum class GangScheduler { kNone, kVolcano, kSchedulerPlugins };
-// "" or "None" -> kNone; "volcano" (any case) -> kVolcano; any other name -> kSchedulerPlugins.
+enum class GangScheduler { kNone, kVolcano, kSchedulerPlugins, kKubernetes };
+// "" or "None" -> kNone; "volcano" (any case) -> kVolcano; "kubernetes" (any case) -> kKubernetes
+// (kube-scheduler's own gang scheduling, docs/semantics.md D27); any other name -> kSchedulerPlugins.
 GangScheduler GangSchedulerFor(const std::string& gang_scheduler_name);
 
 struct RenderOptions {
@@ -46,7 +47,8 @@ RenderedPod RenderPod(const api::TfJob& job, api::ReplicaType type, int32_t inde
 StatusOr<nlohmann::json> RenderService(const api::TfJob& job, api::ReplicaType type, int32_t index);
 
 // Every pod, service and (with gang scheduling) the PodGroup, in a stable order: replica types
-// in spec key order, indices ascending, pods before services, PodGroup first.
+// in spec key order, indices ascending, pods before services, PodGroup first (with
+// --gang-scheduler-name kubernetes: the Workload, then the PodGroup).
 struct RenderedJob {
   std::vector<nlohmann::json> objects;
   std::vector<RenderEvent> events;

@@ -157,6 +157,33 @@ TEST(RenderPod, GangSchedulingVolcanoAndSchedulerPlugins) {
   EXPECT_FALSE(p["metadata"].contains("annotations"));
 }
 
+// D27: with kube-scheduler's own gang scheduling every pod names the job's PodGroup; the
+// scheduler name stays the template's (the default scheduler does the gang scheduling).
+TEST(RenderPod, GangSchedulingKubernetesNamesThePodGroup) {
+  api::TfJob job = JobWith(
+      "    PS: {template: {spec: {schedulerName: my-sched, schedulingGroup: {podGroupName: other},"
+      " containers: [{name: tensorflow, image: x}]}}}\n"
+      "    Worker: {template: {spec: {containers: [{name: tensorflow, image: x}]}}}\n");
+  RenderOptions opts;
+  opts.gang_scheduler_name = "kubernetes";
+  for (ReplicaType type : {ReplicaType::kPS, ReplicaType::kWorker}) {
+    RenderedPod pod = RenderPod(job, type, 0, opts);
+    EXPECT_EQ(pod.object["spec"]["schedulingGroup"], json::parse(R"({"podGroupName":"test-tfjob"})"));
+    EXPECT_TRUE(pod.events.empty());
+    EXPECT_FALSE(pod.object["metadata"].contains("annotations"));
+    EXPECT_FALSE(pod.object["metadata"]["labels"].contains("scheduling.x-k8s.io/pod-group"));
+  }
+  EXPECT_EQ(RenderPod(job, ReplicaType::kPS, 0, opts).object["spec"]["schedulerName"], "my-sched");
+  EXPECT_FALSE(RenderPod(job, ReplicaType::kWorker, 0, opts).object["spec"].contains("schedulerName"));
+  EXPECT_FALSE(RenderPod(job, ReplicaType::kWorker, 0, RenderOptions{}).object["spec"].contains("schedulingGroup"));
+  // RenderJob: the Workload, then its PodGroup, then the pods and services.
+  auto rendered = RenderJob(job, opts);
+  ASSERT_TRUE(rendered.ok());
+  std::vector<std::string> kinds;
+  for (const json& o : rendered->objects) kinds.push_back(o["kind"]);
+  EXPECT_EQ(kinds, (std::vector<std::string>{"Workload", "PodGroup", "Pod", "Service", "Pod", "Service"}));
+}
+
 // GS1: a custom schedulerName in any template is kept, with a warning.
 TEST(RenderPod, CustomSchedulerNameIsKeptWithWarning) {
   api::TfJob job = JobWith(
