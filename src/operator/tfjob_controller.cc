@@ -2,6 +2,7 @@
 
 #include "api/json_fields.h"
 
+#include <charconv>
 #include <future>
 
 #include "api/pod_json.h"
@@ -14,6 +15,15 @@ namespace {
 
 using nlohmann::json;
 namespace core = ::tfjob::tfjob::core;
+
+// A resourceVersion as a number (etcd's revision), for the mutation cache's "newer than" only,
+// as client-go's MutationCache compares them; nullopt when it is not one.
+std::optional<uint64_t> ResourceVersionNumber(const std::string& rv) {
+  uint64_t v = 0;
+  auto [ptr, ec] = std::from_chars(rv.data(), rv.data() + rv.size(), v);
+  if (rv.empty() || ec != std::errc() || ptr != rv.data() + rv.size()) return std::nullopt;
+  return v;
+}
 
 std::string JobKeyOf(const api::ChildMeta& meta) {
   return meta.job_name.empty() ? "" : meta.ns + "/" + meta.job_name;
@@ -89,6 +99,10 @@ TfJobController::TfJobController(kube::RestClient& client, Clock& clock, control
                       },
                       [this](const auto& j) {
                         expectations_.Delete(j->metadata.ns + "/" + j->metadata.name);
+                        {
+                          std::lock_guard lock(written_mu_);
+                          written_.erase(j->metadata.ns + "/" + j->metadata.name);
+                        }
                         std::lock_guard lock(latency_mu_);
                         created_observed_.erase(j->metadata.uid);
                         running_observed_.erase(j->metadata.uid);
@@ -193,12 +207,36 @@ controller::ObjectReference TfJobController::Ref(const api::TfJob& job) const {
   return {std::string(api::kApiVersion), std::string(api::kKind), job.metadata.ns, job.metadata.name, job.metadata.uid};
 }
 
+std::shared_ptr<const api::TfJob> TfJobController::Newest(const std::string& key,
+                                                          std::shared_ptr<const api::TfJob> cached) {
+  std::lock_guard lock(written_mu_);
+  auto it = written_.find(key);
+  if (it == written_.end()) return cached;
+  auto mine = ResourceVersionNumber(it->second->metadata.resource_version);
+  auto seen = ResourceVersionNumber(cached->metadata.resource_version);
+  if (mine && seen && *mine > *seen && it->second->metadata.uid == cached->metadata.uid) return it->second;
+  written_.erase(it);  // the informer caught up (or the job was replaced)
+  return cached;
+}
+
+void TfJobController::Wrote(const std::string& key, const json& object) {
+  auto decoded = api::DecodeTfJobStrict(object);
+  std::lock_guard lock(written_mu_);
+  if (decoded.ok())
+    written_[key] = std::make_shared<const api::TfJob>(std::move(decoded).value());
+  else
+    written_.erase(key);
+}
+
 Status TfJobController::ReconcileKey(const std::string& key) {
   auto job = jobs_->store().Get(key);
   if (!job) {
     expectations_.Delete(key);
+    std::lock_guard lock(written_mu_);
+    written_.erase(key);
     return OkStatus();  // deleted: its children go with it (owner references)
   }
+  job = Newest(key, std::move(job));
   // Wait for the cache to show every create and delete we issued (D1).
   if (!expectations_.Satisfied(key)) return OkStatus();
   Logger log = log_.With({{"tfjob", key}, {"reconcile_id", std::to_string(++reconcile_ids_)}});
@@ -342,7 +380,10 @@ Status TfJobController::Apply(const api::TfJob& job, const core::Plan& plan, con
   if (plan.status) {
     auto r =
         client_.Patch(kTfJobs, ns, job.metadata.name, kube::PatchType::kMerge, StatusPatch(*plan.status), "status");
-    if (!r.ok() && !IsNotFound(r.status())) keep_first(r.status().WithContext("writing status"));
+    if (r.ok())
+      Wrote(key, *r);
+    else if (!IsNotFound(r.status()))
+      keep_first(r.status().WithContext("writing status"));
   }
   const std::vector<std::string> labels = {ns, "tensorflow"};
   if (plan.counters.successful) jobs_successful_->With(labels).Inc(plan.counters.successful);

@@ -7,6 +7,7 @@
 // controller-runtime's Reconciler + Controller, for one kind.
 
 #include <atomic>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -55,6 +56,12 @@ class TfJobController {
   Status Apply(const api::TfJob& job, const tfjob::core::Plan& plan, const Logger& log);
   Status CreateChildren(const api::TfJob& job, const tfjob::core::Plan& plan, const Logger& log);
   controller::ObjectReference Ref(const api::TfJob& job) const;
+  // The job as our last write of it returned it, while the informer has not shown that version
+  // yet (client-go's MutationCache): a pass woken by pod events must not run on the job as it
+  // was before our own status write (it would compute the terminal status again from later pods,
+  // or recreate the pods a finished job just cleaned up; docs/semantics.md D24, D18).
+  std::shared_ptr<const api::TfJob> Newest(const std::string& key, std::shared_ptr<const api::TfJob> cached);
+  void Wrote(const std::string& key, const nlohmann::json& object);
 
   kube::RestClient& client_;
   Clock& clock_;
@@ -72,6 +79,8 @@ class TfJobController {
   std::vector<std::jthread> workers_;
   std::atomic<int> live_workers_{0};
   std::atomic<uint64_t> reconcile_ids_{0};
+  std::mutex written_mu_;  // guards written_
+  std::map<std::string, std::shared_ptr<const api::TfJob>> written_;
 
   controller::Family<controller::Counter>* jobs_created_;
   controller::Family<controller::Counter>* jobs_deleted_;

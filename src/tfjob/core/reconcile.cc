@@ -143,6 +143,64 @@ void AbnormalPodEvents(Pass& p, const api::Pod& pod) {
             "Error pod " + pod.meta.name + " condition message: " + latest->message);
 }
 
+// One replica type of the spec with its pods sliced by index.
+struct TypeState {
+  ReplicaType type;
+  const api::ReplicaSpec* spec;
+  std::vector<std::vector<const api::Pod*>> slices;
+  int32_t restartable_failures = 0;  // failed pods the policy would restart
+  int32_t permanent_failures = 0;    // failed pods of policy Never (or exit code < 128)
+};
+
+// D24: the status a job finishes with counts its pods as they are in the terminal pass, on every
+// path that ends it (backoff, deadline, ExitCode, 3.6), so it never keeps the counts of an
+// earlier pass. Pods this pass deletes (cleanPodPolicy) are counted as being deleted (Running:
+// failed, as in 3.4 d); a Succeeded job counts what is still active as succeeded at once (3.3
+// step 3, which upstream applies one pass later). REQUIRES: the terminal condition and the
+// clean-up deletions are in `p`. Later passes of the finished job leave the counts alone.
+void CountTerminal(Pass& p, const std::vector<TypeState>& types) {
+  const bool succeeded = IsSucceeded(p.status);
+  std::set<std::string> deleting;
+  for (const auto& d : p.plan.delete_pods) deleting.insert(d.name);
+  for (const auto& t : types) {
+    api::ReplicaStatus& rs = p.status.replica_statuses[std::string(api::ReplicaTypeName(t.type))];
+    api::ReplicaStatus counts;
+    counts.restarts = rs.restarts;
+    for (const auto& slice : t.slices)
+      for (const api::Pod* pod : slice) {
+        if (!succeeded && pod->phase == api::PodPhase::kRunning && deleting.contains(pod->meta.name))
+          ++counts.failed;
+        else
+          CountPod(*pod, &counts);
+      }
+    if (succeeded) {
+      counts.succeeded += counts.active;
+      counts.active = 0;
+    }
+    rs = counts;
+  }
+}
+
+std::string ExitedMessage(const api::TfJob& job, const api::Pod& pod, int32_t code) {
+  return "Pod: " + job.metadata.ns + "." + pod.meta.name + " exited with code " + std::to_string(code);
+}
+
+// D24: when the job ends, one Normal ExitedWithCode for every pod whose tensorflow container has
+// terminated and that this pass has not reported yet (a pod that exited 0, or failed under
+// Never), so the chief's or worker 0's exit 0 is on record once (upstream repeats it on every
+// reconcile, D9).
+void ReportExits(Pass& p, const std::vector<TypeState>& types) {
+  for (const auto& t : types)
+    for (const auto& slice : t.slices)
+      for (const api::Pod* pod : slice) {
+        auto code = TensorflowExitCode(*pod);
+        if (!code) continue;
+        RenderEvent e{kNormal, "ExitedWithCode", ExitedMessage(p.job, *pod, *code)};
+        if (std::find(p.plan.events.begin(), p.plan.events.end(), e) == p.plan.events.end())
+          p.plan.events.push_back(std::move(e));
+      }
+}
+
 }  // namespace
 
 std::string RunningMessage(const api::TfJob& job) {
@@ -222,13 +280,6 @@ Plan Reconcile(const ObservedState& observed, const ReconcileOptions& options) {
   if (!p.status.start_time) p.status.start_time = p.now;
 
   // Per replica type, in the fixed order: slice the pods and decide restarts.
-  struct TypeState {
-    ReplicaType type;
-    const api::ReplicaSpec* spec;
-    std::vector<std::vector<const api::Pod*>> slices;
-    int32_t restartable_failures = 0;  // failed pods the policy would restart
-    int32_t permanent_failures = 0;    // failed pods of policy Never (or exit code < 128)
-  };
   std::vector<TypeState> types;
   int64_t recreations = 0, in_place = 0;
   for (const auto& [key, spec] : job.spec.replica_specs) {
@@ -282,10 +333,12 @@ Plan Reconcile(const ObservedState& observed, const ReconcileOptions& options) {
   }
   if (!limit_message.empty()) {  // 3.3 step 7 (v1.9.4 order, D4, D7)
     p.plan.requeue_after.reset();
+    ReportExits(p, types);
     Finish(p, kConditionFailed.data(), "TFJobFailed", limit_message);
     p.Event(kWarning, "TFJobFailed", limit_message);
     p.plan.counters.failed++;
     CleanUp(p, true);
+    CountTerminal(p, types);
     HandleTtl(p);
     return finalize();
   }
@@ -293,9 +346,7 @@ Plan Reconcile(const ObservedState& observed, const ReconcileOptions& options) {
   // ExitCode < 128: the job fails now (3.4 c), unless the success rule holds below (D5).
   std::string exit_code_failure;
   for (const auto& [t, pod] : exit_code_failures) {
-    if (auto code = TensorflowExitCode(*pod))
-      p.Event(kNormal, "ExitedWithCode",
-              "Pod: " + job.metadata.ns + "." + pod->meta.name + " exited with code " + std::to_string(*code));
+    if (auto code = TensorflowExitCode(*pod)) p.Event(kNormal, "ExitedWithCode", ExitedMessage(job, *pod, *code));
     if (exit_code_failure.empty())
       exit_code_failure = "job \"" + name + "\" is failing because \"" + std::string(api::ReplicaTypeName(t->type)) +
                           "\" replica(s) failed.";
@@ -310,9 +361,7 @@ Plan Reconcile(const ObservedState& observed, const ReconcileOptions& options) {
   }
   for (const api::Pod* pod : to_restart) {
     p.plan.delete_pods.push_back({pod->meta.name, pod->meta.uid});
-    if (auto code = TensorflowExitCode(*pod))
-      p.Event(kNormal, "ExitedWithCode",
-              "Pod: " + job.metadata.ns + "." + pod->meta.name + " exited with code " + std::to_string(*code));
+    if (auto code = TensorflowExitCode(*pod)) p.Event(kNormal, "ExitedWithCode", ExitedMessage(job, *pod, *code));
   }
   if (!restarting_types.empty()) {  // D10: fixed order
     std::string list;
@@ -416,12 +465,14 @@ Plan Reconcile(const ObservedState& observed, const ReconcileOptions& options) {
                 " replica(s) failed.";
   }
   if (failure.empty() && !exit_code_failure.empty()) failure = exit_code_failure;
+  if (succeeded || !failure.empty()) ReportExits(p, types);
   if (succeeded) {
     Finish(p, kConditionSucceeded.data(), "TFJobSucceeded", SucceededMessage(job));
     p.Event(kNormal, "TFJobSucceeded", SucceededMessage(job));
     if (!failure.empty()) p.Event(kWarning, "TFJobFailed", failure);  // D5: recorded, not terminal
     p.plan.counters.successful++;
     CleanUp(p, true);
+    CountTerminal(p, types);
     p.plan.create_pods.clear();
     p.plan.create_services.clear();
     HandleTtl(p);
@@ -430,6 +481,7 @@ Plan Reconcile(const ObservedState& observed, const ReconcileOptions& options) {
     p.Event(kWarning, "TFJobFailed", failure);  // D7
     p.plan.counters.failed++;
     CleanUp(p, true);
+    CountTerminal(p, types);
     p.plan.create_pods.clear();
     p.plan.create_services.clear();
     HandleTtl(p);

@@ -1,5 +1,6 @@
 #include "tfjob/core/reconcile.h"
 
+#include <algorithm>
 #include <limits>
 
 #include <gmock/gmock.h>
@@ -8,6 +9,14 @@
 #include "testing/fixtures.h"
 #include "tfjob/core/conditions.h"
 #include "tfjob/core/naming.h"
+
+namespace tfjob::api {
+// Readable failures: "{active 1, succeeded 0, failed 0, restarts 2}".
+void PrintTo(const ReplicaStatus& s, std::ostream* os) {
+  *os << "{active " << s.active << ", succeeded " << s.succeeded << ", failed " << s.failed << ", restarts "
+      << s.restarts << "}";
+}
+}  // namespace tfjob::api
 
 namespace tfjob::tfjob::core {
 namespace {
@@ -340,6 +349,209 @@ TEST(Reconcile, BackoffLimitCountsRecreations) {
   zero.spec.run_policy.backoff_limit = 0;
   zero.status.replica_statuses["Worker"].restarts = 0;
   EXPECT_EQ(Decide(zero, pods).status->conditions.back().type, "Failed");  // first failure fails
+}
+
+// Issue 14 item 7 (D24): the terminal status write counts the pods as they are, whatever path
+// ends the job (backoff, deadline, ExitCode, status computation), and a later pass of the
+// finished job changes nothing. Pods the terminal pass deletes (cleanPodPolicy) are counted as
+// being deleted (Running: failed); in a Succeeded job the pods still active are counted as
+// succeeded in the same write (3.3 step 3 moved to the terminal pass).
+TEST(Reconcile, TerminalStatusCountsThePodsAsTheyAre) {
+  struct Case {
+    const char* id;
+    const char* worker_policy;
+    int32_t backoff_limit;  // -1: unset
+    int64_t deadline;       // -1: unset
+    const char* clean_pod_policy;
+    bool chief;
+    std::vector<PodPhase> workers;  // worker pods by index
+    int32_t worker_exit_code;       // for Failed/Succeeded workers
+    api::ReplicaStatus stale;       // the Worker status before this pass
+    const char* outcome;
+    api::ReplicaStatus worker;  // the Worker status written
+  };
+  const std::vector<Case> cases = {
+      // The report of issue 14: ExitCode 137, backoffLimit 2, after 2 restarts.
+      {"backoff-exitcode",
+       "ExitCode",
+       2,
+       -1,
+       "None",
+       false,
+       {PodPhase::kFailed},
+       137,
+       {1, 0, 0, 2},
+       "Failed",
+       {0, 0, 1, 2}},
+      {"backoff-exitcode-all",
+       "ExitCode",
+       2,
+       -1,
+       "All",
+       false,
+       {PodPhase::kFailed},
+       137,
+       {1, 0, 0, 2},
+       "Failed",
+       {0, 0, 1, 2}},
+      {"backoff-zero-onfailure",
+       "OnFailure",
+       0,
+       -1,
+       "None",
+       false,
+       {PodPhase::kRunning, PodPhase::kFailed},
+       1,
+       {2, 0, 0, 0},
+       "Failed",
+       {1, 0, 1, 0}},
+      {"deadline-none",
+       "Never",
+       -1,
+       0,
+       "None",
+       false,
+       {PodPhase::kRunning, PodPhase::kPending},
+       0,
+       {2, 0, 0, 0},
+       "Failed",
+       {1, 0, 0, 0}},
+      {"deadline-all",
+       "Never",
+       -1,
+       0,
+       "All",
+       false,
+       {PodPhase::kRunning, PodPhase::kSucceeded},
+       0,
+       {2, 0, 0, 0},
+       "Failed",
+       {0, 1, 1, 0}},
+      {"exitcode-permanent",
+       "ExitCode",
+       -1,
+       -1,
+       "Running",
+       false,
+       {PodPhase::kFailed, PodPhase::kRunning},
+       1,
+       {2, 0, 0, 1},
+       "Failed",
+       {0, 0, 2, 1}},
+      {"never-failed",
+       "Never",
+       -1,
+       -1,
+       "None",
+       false,
+       {PodPhase::kRunning, PodPhase::kFailed},
+       1,
+       {2, 0, 0, 0},
+       "Failed",
+       {1, 0, 1, 0}},
+      {"chief-succeeded",
+       "Never",
+       -1,
+       -1,
+       "None",
+       true,
+       {PodPhase::kRunning, PodPhase::kRunning},
+       0,
+       {2, 0, 0, 0},
+       "Succeeded",
+       {0, 2, 0, 0}},
+      {"chief-succeeded-running",
+       "Never",
+       -1,
+       -1,
+       "Running",
+       true,
+       {PodPhase::kRunning, PodPhase::kFailed},
+       1,
+       {2, 0, 0, 0},
+       "Succeeded",
+       {0, 1, 1, 0}},
+      {"worker0-succeeded",
+       "Never",
+       -1,
+       -1,
+       "None",
+       false,
+       {PodPhase::kSucceeded, PodPhase::kRunning},
+       0,
+       {2, 0, 0, 0},
+       "Succeeded",
+       {0, 2, 0, 0}},
+  };
+  for (const Case& c : cases) {
+    api::TfJob job = WithStatus(testing::NewTfJob(static_cast<int>(c.workers.size()), 0, c.chief), "Running");
+    job.status.start_time = kNow - std::chrono::seconds(10);
+    job.spec.replica_specs["Worker"]->restart_policy = c.worker_policy;
+    job.spec.run_policy.clean_pod_policy = c.clean_pod_policy;
+    if (c.backoff_limit >= 0) job.spec.run_policy.backoff_limit = c.backoff_limit;
+    if (c.deadline >= 0) job.spec.run_policy.active_deadline_seconds = c.deadline;
+    job.status.replica_statuses["Worker"] = c.stale;
+    std::vector<api::Pod> pods;
+    for (size_t i = 0; i < c.workers.size(); ++i) {
+      pods.push_back(MakePod("test-tfjob", "worker", static_cast<int>(i), c.workers[i]));
+      if (c.workers[i] == PodPhase::kFailed || c.workers[i] == PodPhase::kSucceeded)
+        testing::WithExitCode(pods.back(), c.workers[i] == PodPhase::kSucceeded ? 0 : c.worker_exit_code);
+    }
+    if (c.chief) {
+      pods.push_back(MakePod("test-tfjob", "chief", 0, PodPhase::kSucceeded));
+      testing::WithExitCode(pods.back(), 0);
+    }
+    Plan plan = Decide(job, pods);
+    ASSERT_TRUE(plan.status) << c.id;
+    EXPECT_EQ(plan.status->conditions.back().type, c.outcome) << c.id;
+    EXPECT_EQ(plan.status->replica_statuses["Worker"], c.worker) << c.id;
+    if (c.chief) {
+      EXPECT_EQ(plan.status->replica_statuses["Chief"], (api::ReplicaStatus{0, 1, 0, 0})) << c.id;
+    }
+    // Afterwards: the next passes (pods as they were, or deleted as planned, or all gone) write nothing.
+    api::TfJob after = job;
+    after.status = *plan.status;
+    std::vector<api::Pod> kept;
+    for (const auto& pod : pods)
+      if (std::none_of(plan.delete_pods.begin(), plan.delete_pods.end(),
+                       [&](const ChildDeletion& d) { return d.name == pod.meta.name; }))
+        kept.push_back(pod);
+    for (const auto& left : {pods, kept, std::vector<api::Pod>{}}) {
+      Plan next = Decide(after, left, {}, kNow + std::chrono::seconds(5));
+      EXPECT_FALSE(next.status) << c.id << " with " << left.size() << " pods left";
+    }
+  }
+}
+
+// D24: the pods that exited are on record once, when the job ends: the chief's exit 0 (upstream
+// records it on every reconcile), a worker that failed under Never; none again afterwards.
+TEST(Reconcile, TerminalPassRecordsEachExitOnce) {
+  api::TfJob job = testing::NewTfJob(2, 0, true);
+  std::vector<api::Pod> pods = {MakePod("test-tfjob", "chief", 0, PodPhase::kSucceeded),
+                                MakePod("test-tfjob", "worker", 0, PodPhase::kRunning),
+                                MakePod("test-tfjob", "worker", 1, PodPhase::kFailed)};
+  testing::WithExitCode(pods[0], 0);
+  testing::WithExitCode(pods[2], 1);
+  Plan plan = Decide(job, pods);
+  ASSERT_TRUE(plan.status);
+  EXPECT_EQ(plan.status->conditions.back().type, "Succeeded");
+  std::vector<std::string> exits;
+  for (const auto& e : plan.events)
+    if (e.reason == "ExitedWithCode") exits.push_back(e.type + " " + e.message);
+  EXPECT_THAT(exits, ElementsAre("Normal Pod: default.test-tfjob-chief-0 exited with code 0",
+                                 "Normal Pod: default.test-tfjob-worker-1 exited with code 1"));
+  api::TfJob after = job;
+  after.status = *plan.status;
+  EXPECT_THAT(Decide(after, pods).events, IsEmpty());
+  // While the job runs, a worker that exited 0 is not reported yet (no event on every pass).
+  std::vector<api::Pod> running = {MakePod("test-tfjob", "chief", 0, PodPhase::kRunning),
+                                   MakePod("test-tfjob", "worker", 0, PodPhase::kSucceeded),
+                                   MakePod("test-tfjob", "worker", 1, PodPhase::kRunning)};
+  testing::WithExitCode(running[1], 0);
+  EXPECT_THAT(Reasons(Decide(job, running,
+                             {MakeService("test-tfjob", "chief", 0), MakeService("test-tfjob", "worker", 0),
+                              MakeService("test-tfjob", "worker", 1)})),
+              IsEmpty());
 }
 
 // TT1/DU4/DU5: TTL after completion deletes the job, or requeues until then.
