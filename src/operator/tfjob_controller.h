@@ -62,6 +62,13 @@ class TfJobController {
   // or recreate the pods a finished job just cleaned up; docs/semantics.md D24, D18).
   std::shared_ptr<const api::TfJob> Newest(const std::string& key, std::shared_ptr<const api::TfJob> cached);
   void Wrote(const std::string& key, const nlohmann::json& object);
+  // D21: pods deleted by others. A deletionTimestamp (or a delete event, for a pod removed at
+  // once) that this operator did not ask for is noted under the job's key until a pass has
+  // counted it; the pods this operator deletes are remembered by uid until their delete event.
+  void NoteDisruption(const api::Pod& pod);
+  void PodGone(const api::Pod& pod);
+  void DeletingPod(const std::string& key, const std::string& uid);
+  void DeleteDone(const std::string& uid);
 
   kube::RestClient& client_;
   Clock& clock_;
@@ -81,6 +88,10 @@ class TfJobController {
   std::atomic<uint64_t> reconcile_ids_{0};
   std::mutex written_mu_;  // guards written_
   std::map<std::string, std::shared_ptr<const api::TfJob>> written_;
+  std::mutex disruptions_mu_;          // guards own_deletes_, disruptions_
+  std::set<std::string> own_deletes_;  // uids of the pods this operator deleted, until gone
+  std::map<std::string, std::map<std::string, tfjob::core::PodDisruption>> disruptions_;  // key -> uid -> note
+  controller::Family<controller::Counter>* pod_disruptions_;
 
   controller::Family<controller::Counter>* jobs_created_;
   controller::Family<controller::Counter>* jobs_deleted_;

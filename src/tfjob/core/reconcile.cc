@@ -1,6 +1,7 @@
 #include "tfjob/core/reconcile.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -166,6 +167,7 @@ void CountTerminal(Pass& p, const std::vector<TypeState>& types) {
     api::ReplicaStatus& rs = p.status.replica_statuses[std::string(api::ReplicaTypeName(t.type))];
     api::ReplicaStatus counts;
     counts.restarts = rs.restarts;
+    counts.disruptions = rs.disruptions;
     for (const auto& slice : t.slices)
       for (const api::Pod* pod : slice) {
         if (!succeeded && pod->phase == api::PodPhase::kRunning && deleting.contains(pod->meta.name))
@@ -179,6 +181,56 @@ void CountTerminal(Pass& p, const std::vector<TypeState>& types) {
     }
     rs = counts;
   }
+}
+
+// D21: one disruption of a pod of type `type`: counted in replicaStatuses.<Rt>.disruptions
+// (never in `restarts`), a Warning whose reason names it, and a record for the metric.
+void CountDisruption(Pass& p, ReplicaType type, const PodDisruption& d) {
+  p.status.replica_statuses[std::string(api::ReplicaTypeName(type))].disruptions++;
+  std::string message = "Pod " + p.job.metadata.ns + "/" + d.pod + " was disrupted (" + d.reason +
+                        (d.message.empty() ? "" : ": " + d.message) +
+                        "); it is recreated and not counted against backoffLimit";
+  p.Event(kWarning, d.reason, std::move(message));
+  p.plan.disruptions.push_back(d);
+}
+
+// D25: the status as observed, with restarts and disruptions raised to what kCountersAnnotation
+// says (the status may have lost them to a CRD that prunes them).
+api::JobStatus WithCountersAnnotation(const api::TfJob& job) {
+  api::JobStatus st = job.status;
+  auto it = job.metadata.annotations.find(std::string(kCountersAnnotation));
+  if (it == job.metadata.annotations.end()) return st;
+  nlohmann::json j = nlohmann::json::parse(it->second, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return st;
+  auto read = [](const nlohmann::json& counts, const char* field) -> int32_t {
+    auto f = counts.find(field);
+    if (f == counts.end() || !f->is_number_integer()) return 0;
+    int64_t v = f->get<int64_t>();
+    return v < 0                                     ? 0
+           : v > std::numeric_limits<int32_t>::max() ? std::numeric_limits<int32_t>::max()
+                                                     : static_cast<int32_t>(v);
+  };
+  for (auto t = j.begin(); t != j.end(); ++t) {
+    if (!t->is_object() || !api::ParseReplicaType(t.key())) continue;
+    int32_t restarts = read(*t, "restarts"), disruptions = read(*t, "disruptions");
+    if (restarts == 0 && disruptions == 0) continue;
+    api::ReplicaStatus& rs = st.replica_statuses[t.key()];
+    rs.restarts = std::max(rs.restarts, restarts);
+    rs.disruptions = std::max(rs.disruptions, disruptions);
+  }
+  return st;
+}
+
+// D25: kCountersAnnotation for `st`: the non-zero counters, keys sorted; "" when there are none.
+std::string CountersAnnotation(const api::JobStatus& st) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [type, rs] : st.replica_statuses) {
+    nlohmann::json c = nlohmann::json::object();
+    if (rs.restarts != 0) c["restarts"] = rs.restarts;
+    if (rs.disruptions != 0) c["disruptions"] = rs.disruptions;
+    if (!c.empty()) j[type] = std::move(c);
+  }
+  return j.empty() ? "" : j.dump();
 }
 
 std::string ExitedMessage(const api::TfJob& job, const api::Pod& pod, int32_t code) {
@@ -218,7 +270,8 @@ Plan Reconcile(const ObservedState& observed, const ReconcileOptions& options) {
   if (raw.spec.run_policy.managed_by && *raw.spec.run_policy.managed_by != api::kManagedByUs) return skip;
   if (raw.metadata.deletion_timestamp) return skip;
 
-  Pass p{observed, options, raw, raw.status, {}, {}, {}, observed.now};
+  const api::JobStatus base = WithCountersAnnotation(raw);  // what "unchanged" means (D25)
+  Pass p{observed, options, raw, base, {}, {}, {}, observed.now};
   const std::string& name = raw.metadata.name;
   if (!FindCondition(p.status, kConditionCreated))
     p.Condition(kConditionCreated, "True", "TFJobCreated", "TFJob " + name + " is created.");
@@ -229,7 +282,7 @@ Plan Reconcile(const ObservedState& observed, const ReconcileOptions& options) {
     std::string message = FailedValidationMessage(raw, errors);
     Finish(p, kConditionFailed.data(), "TFJobFailedValidation", message);
     p.Event(kWarning, "TFJobFailedValidation", message);
-    if (!(p.status == raw.status)) p.plan.status = p.status;
+    if (!(p.status == base)) p.plan.status = p.status;
     return p.plan;
   }
   api::SetDefaults(p.job);
@@ -241,7 +294,13 @@ Plan Reconcile(const ObservedState& observed, const ReconcileOptions& options) {
     if (svc.meta.controller_uid == job.metadata.uid) p.services[svc.meta.name] = &svc;
 
   auto finalize = [&]() -> Plan {
-    if (!(p.status == raw.status)) p.plan.status = p.status;
+    if (!(p.status == base)) p.plan.status = p.status;
+    if (options.counters_in_annotation) {
+      std::string counters = CountersAnnotation(p.status);
+      auto it = raw.metadata.annotations.find(std::string(kCountersAnnotation));
+      if (!counters.empty() && (it == raw.metadata.annotations.end() || it->second != counters))
+        p.plan.counters_annotation = std::move(counters);
+    }
     return std::move(p.plan);
   };
 
@@ -292,6 +351,15 @@ Plan Reconcile(const ObservedState& observed, const ReconcileOptions& options) {
       if (pod->phase == api::PodPhase::kRunning && !pod->meta.deletion_timestamp) in_place += InPlaceRestarts(*pod);
   }
 
+  // D21: pods disrupted by others are counted once and recreated whatever the restart policy;
+  // backoffLimit never sees them. Deletions the controller noted (a deletionTimestamp or a
+  // delete it did not issue), and pods a disruption left Failed (deleted below, recreated by the
+  // next pass).
+  for (const PodDisruption& d : observed.disruptions)
+    for (const auto& t : types)
+      if (api::ReplicaTypeLabel(t.type) == d.replica_type) CountDisruption(p, t.type, d);
+  std::vector<const api::Pod*> disrupted;
+
   // Restart decisions (3.4 c with D2, D6).
   const auto& backoff_limit = job.spec.run_policy.backoff_limit;
   std::string limit_message;
@@ -303,6 +371,13 @@ Plan Reconcile(const ObservedState& observed, const ReconcileOptions& options) {
       if (slice.size() != 1) continue;
       const api::Pod* pod = slice[0];
       if (pod->phase != api::PodPhase::kFailed || pod->meta.deletion_timestamp) continue;
+      if (!pod->disruption_reason.empty()) {
+        CountDisruption(
+            p, t.type,
+            {pod->meta.name, pod->meta.uid, pod->meta.replica_type, pod->disruption_reason, pod->disruption_message});
+        disrupted.push_back(pod);
+        continue;
+      }
       bool restartable = policy == api::kRestartOnFailure || policy == api::kRestartAlways ||
                          (policy == api::kRestartExitCode && IsRetryableExitCode(RestartExitCode(*pod)));
       if (restartable) {
@@ -363,6 +438,7 @@ Plan Reconcile(const ObservedState& observed, const ReconcileOptions& options) {
     p.plan.delete_pods.push_back({pod->meta.name, pod->meta.uid});
     if (auto code = TensorflowExitCode(*pod)) p.Event(kNormal, "ExitedWithCode", ExitedMessage(job, *pod, *code));
   }
+  for (const api::Pod* pod : disrupted) p.plan.delete_pods.push_back({pod->meta.name, pod->meta.uid});
   if (!restarting_types.empty()) {  // D10: fixed order
     std::string list;
     for (size_t i = 0; i < restarting_types.size(); ++i) list += (i > 0 ? ", " : "") + restarting_types[i];
@@ -443,6 +519,7 @@ Plan Reconcile(const ObservedState& observed, const ReconcileOptions& options) {
     const std::string key(api::ReplicaTypeName(t.type));
     api::ReplicaStatus counts;
     counts.restarts = p.status.replica_statuses[key].restarts;
+    counts.disruptions = p.status.replica_statuses[key].disruptions;
     for (const auto& slice : t.slices)
       for (const api::Pod* pod : slice) CountPod(*pod, &counts);
     p.status.replica_statuses[key] = counts;

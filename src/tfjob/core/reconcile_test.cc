@@ -14,7 +14,7 @@ namespace tfjob::api {
 // Readable failures: "{active 1, succeeded 0, failed 0, restarts 2}".
 void PrintTo(const ReplicaStatus& s, std::ostream* os) {
   *os << "{active " << s.active << ", succeeded " << s.succeeded << ", failed " << s.failed << ", restarts "
-      << s.restarts << "}";
+      << s.restarts << ", disruptions " << s.disruptions << "}";
 }
 }  // namespace tfjob::api
 
@@ -552,6 +552,235 @@ TEST(Reconcile, TerminalPassRecordsEachExitOnce) {
                              {MakeService("test-tfjob", "chief", 0), MakeService("test-tfjob", "worker", 0),
                               MakeService("test-tfjob", "worker", 1)})),
               IsEmpty());
+}
+
+// D21 (issue 14 item 6): a pod disrupted by others is recreated whatever the restart policy, is
+// counted in replicaStatuses.<Rt>.disruptions and never in restarts (backoffLimit 0 holds), and
+// gets a Warning whose reason names the disruption.
+TEST(Reconcile, DisruptedPodsAreRecreatedNotCountedAgainstBackoff) {
+  struct Case {
+    const char* id;
+    const char* policy;
+    bool finished;
+    // worker-0: a pod in this phase (kUnknown: none), with this disruption reason ("" none) and
+    // deletionTimestamp; plus one note from the controller when note_reason is set.
+    PodPhase phase;
+    const char* pod_disruption;
+    bool terminating;
+    const char* note_reason;
+    std::vector<std::string> deleted, created;
+    api::ReplicaStatus worker;
+    const char* last_condition;
+    std::vector<std::string> reasons;
+  };
+  const std::vector<Case> cases = {
+      {"kubelet-eviction-never",
+       "Never",
+       false,
+       PodPhase::kFailed,
+       "TerminationByKubelet",
+       false,
+       nullptr,
+       {"test-tfjob-worker-0"},
+       {},
+       {0, 0, 1, 0, 1},
+       "Running",
+       {"Warning TerminationByKubelet"}},
+      {"evicted-without-condition",
+       "ExitCode",
+       false,
+       PodPhase::kFailed,
+       "Evicted",
+       false,
+       nullptr,
+       {"test-tfjob-worker-0"},
+       {},
+       {0, 0, 1, 0, 1},
+       "Running",
+       {"Warning Evicted"}},
+      {"pod-gc-onfailure",
+       "OnFailure",
+       false,
+       PodPhase::kFailed,
+       "DeletionByPodGC",
+       false,
+       nullptr,
+       {"test-tfjob-worker-0"},
+       {},
+       {0, 0, 1, 0, 1},
+       "Running",
+       {"Warning DeletionByPodGC"}},
+      {"evicted-still-terminating",
+       "Never",
+       false,
+       PodPhase::kRunning,
+       "EvictionByEvictionAPI",
+       true,
+       "EvictionByEvictionAPI",
+       {},
+       {},
+       {0, 0, 1, 0, 1},
+       "Running",
+       {"Warning EvictionByEvictionAPI"}},
+      {"evicted-and-gone",
+       "Never",
+       false,
+       PodPhase::kUnknown,
+       "",
+       false,
+       "EvictionByEvictionAPI",
+       {},
+       {"test-tfjob-worker-0"},
+       {0, 0, 0, 0, 1},
+       "Running",
+       {"Warning EvictionByEvictionAPI"}},
+      {"kubectl-delete",
+       "ExitCode",
+       false,
+       PodPhase::kUnknown,
+       "",
+       false,
+       "DeletedExternally",
+       {},
+       {"test-tfjob-worker-0"},
+       {0, 0, 0, 0, 1},
+       "Running",
+       {"Warning DeletedExternally"}},
+      {"preemption-announced",
+       "Never",
+       false,
+       PodPhase::kRunning,
+       "PreemptionByScheduler",
+       false,
+       nullptr,
+       {},
+       {},
+       {1, 0, 0, 0, 0},
+       "Running",
+       {}},
+      {"finished-job",
+       "Never",
+       true,
+       PodPhase::kUnknown,
+       "",
+       false,
+       "EvictionByEvictionAPI",
+       {},
+       {},
+       {0, 1, 0, 0, 0},
+       "Succeeded",
+       {}},
+  };
+  for (const Case& c : cases) {
+    api::TfJob job = WithStatus(testing::NewTfJob(2, 0), c.finished ? "Succeeded" : "Running");
+    job.status.start_time = kNow;
+    job.spec.run_policy.backoff_limit = 0;
+    job.spec.replica_specs["Worker"]->restart_policy = c.policy;
+    job.status.replica_statuses["Worker"] = c.finished ? api::ReplicaStatus{0, 1, 0, 0, 0} : api::ReplicaStatus{};
+    std::vector<api::Pod> pods = {MakePod("test-tfjob", "worker", 1, PodPhase::kRunning)};
+    if (c.phase != PodPhase::kUnknown) {
+      pods.push_back(MakePod("test-tfjob", "worker", 0, c.phase));
+      pods.back().disruption_reason = c.pod_disruption;
+      if (c.phase == PodPhase::kFailed) testing::WithExitCode(pods.back(), 137);
+      if (c.terminating) pods.back().meta.deletion_timestamp = kNow;
+    }
+    if (c.finished) pods.erase(pods.begin());
+    ObservedState o{
+        job,          pods, {MakeService("test-tfjob", "worker", 0), MakeService("test-tfjob", "worker", 1)},
+        std::nullopt, kNow, {}};
+    if (c.note_reason)
+      o.disruptions.push_back({"test-tfjob-worker-0", "test-tfjob-worker-0-uid", "worker", c.note_reason, "evicting"});
+    Plan plan = Reconcile(o, {});
+    EXPECT_EQ(Names(plan.delete_pods), c.deleted) << c.id;
+    EXPECT_EQ(Names(plan.create_pods), c.created) << c.id;
+    const api::JobStatus& st = plan.status ? *plan.status : job.status;
+    EXPECT_EQ(st.replica_statuses.at("Worker").disruptions, c.worker.disruptions) << c.id;
+    EXPECT_EQ(st.replica_statuses.at("Worker").restarts, 0) << c.id;  // D21: never a restart
+    EXPECT_EQ(st.conditions.back().type, c.last_condition) << c.id;
+    std::vector<std::string> reasons;
+    for (const auto& e : plan.events)
+      if (e.type == "Warning") reasons.push_back(e.type + " " + e.reason);
+    EXPECT_EQ(reasons, c.reasons) << c.id;
+    EXPECT_EQ(plan.disruptions.size(), c.reasons.size()) << c.id;
+    EXPECT_EQ(plan.counters.restarted, 0) << c.id;
+    if (!c.reasons.empty() && !plan.disruptions.empty() && !plan.events.empty()) {
+      EXPECT_EQ(plan.disruptions[0].replica_type, "worker") << c.id;
+      EXPECT_THAT(plan.events.back().message,
+                  ::testing::StartsWith("Pod default/test-tfjob-worker-0 was disrupted (" + c.reasons[0].substr(8)))
+          << c.id;
+      EXPECT_THAT(plan.events.back().message,
+                  ::testing::EndsWith("); it is recreated and not counted against backoffLimit"))
+          << c.id;
+    }
+    // The count survives later passes (it is in the status), and a pass without a new
+    // disruption adds nothing.
+    if (plan.status && !c.finished) {
+      api::TfJob next = job;
+      next.status = *plan.status;
+      ObservedState later{
+          next, {MakePod("test-tfjob", "worker", 1, PodPhase::kRunning)}, o.services, std::nullopt, kNow, {}};
+      Plan again = Reconcile(later, {});
+      const api::JobStatus& st2 = again.status ? *again.status : next.status;
+      EXPECT_EQ(st2.replica_statuses.at("Worker").disruptions, c.worker.disruptions) << c.id;
+      EXPECT_THAT(again.disruptions, IsEmpty()) << c.id;
+    }
+  }
+}
+
+// D21 with D24: a job that ends keeps its disruption count in the terminal status.
+TEST(Reconcile, TerminalStatusKeepsTheDisruptions) {
+  api::TfJob job = WithStatus(testing::NewTfJob(1, 0), "Running");
+  job.status.replica_statuses["Worker"] = {1, 0, 0, 0, 3};
+  std::vector<api::Pod> pods = {MakePod("test-tfjob", "worker", 0, PodPhase::kSucceeded)};
+  testing::WithExitCode(pods[0], 0);
+  Plan plan = Decide(job, pods);
+  ASSERT_TRUE(plan.status);
+  EXPECT_EQ(plan.status->conditions.back().type, "Succeeded");
+  EXPECT_EQ(plan.status->replica_statuses["Worker"], (api::ReplicaStatus{0, 1, 0, 0, 3}));
+}
+
+// D25 (issue 14 item 8): with a CRD whose status schema prunes restarts, the counts are kept in
+// an annotation, read back as the larger of both, and backoffLimit holds.
+TEST(Reconcile, CountersAnnotationKeepsTheBackoffCount) {
+  api::TfJob job = WithStatus(testing::NewTfJob(1, 0), "Running");
+  job.status.start_time = kNow;
+  job.spec.run_policy.backoff_limit = 2;
+  job.spec.replica_specs["Worker"]->restart_policy = "ExitCode";
+  std::vector<api::Pod> failed = {MakePod("test-tfjob", "worker", 0, PodPhase::kFailed)};
+  testing::WithExitCode(failed[0], 137);
+  std::vector<api::Service> svcs = {MakeService("test-tfjob", "worker", 0)};
+  ReconcileOptions pruning;
+  pruning.counters_in_annotation = true;
+  auto decide = [&](const api::TfJob& j, const std::vector<api::Pod>& pods, const ReconcileOptions& o) {
+    return Reconcile(ObservedState{j, pods, svcs, std::nullopt, kNow, {}}, o);
+  };
+  // First restart: the annotation is planned (the glue writes it before deleting the pod).
+  Plan first = decide(job, failed, pruning);
+  EXPECT_THAT(Names(first.delete_pods), ElementsAre("test-tfjob-worker-0"));
+  ASSERT_TRUE(first.counters_annotation);
+  EXPECT_EQ(*first.counters_annotation, R"({"Worker":{"restarts":1}})");
+  EXPECT_FALSE(decide(job, failed, {}).counters_annotation);  // our CRD: the status keeps it
+  // The status lost restarts to the schema; the annotation says 2: the next failure is over the limit.
+  api::TfJob pruned = job;
+  pruned.metadata.annotations[std::string(kCountersAnnotation)] = R"({"Worker":{"restarts":2}})";
+  Plan over = decide(pruned, failed, pruning);
+  ASSERT_TRUE(over.status);
+  EXPECT_EQ(over.status->conditions.back().message,
+            "Job test-tfjob has failed because it has reached the specified backoff limit");
+  EXPECT_EQ(over.status->replica_statuses["Worker"], (api::ReplicaStatus{0, 0, 1, 2, 0}));
+  EXPECT_FALSE(over.counters_annotation);  // unchanged
+  // Steady state: the status without restarts is not rewritten on every pass.
+  std::vector<api::Pod> running = {MakePod("test-tfjob", "worker", 0, PodPhase::kRunning)};
+  api::TfJob steady = pruned;
+  steady.status.replica_statuses["Worker"] = {1, 0, 0, 0, 0};
+  SetCondition(steady.status, "Running", "True", "TFJobRunning", RunningMessage(steady), kNow);
+  Plan quiet = decide(steady, running, pruning);
+  EXPECT_FALSE(quiet.status);
+  EXPECT_FALSE(quiet.counters_annotation);
+  // Garbage in the annotation is ignored.
+  api::TfJob garbage = job;
+  garbage.metadata.annotations[std::string(kCountersAnnotation)] = "{not json";
+  EXPECT_EQ(decide(garbage, failed, pruning).status->replica_statuses["Worker"].restarts, 1);
 }
 
 // TT1/DU4/DU5: TTL after completion deletes the job, or requeues until then.
