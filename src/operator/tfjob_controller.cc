@@ -108,6 +108,10 @@ TfJobController::TfJobController(kube::RestClient& client, Clock& clock, control
                           std::lock_guard lock(written_mu_);
                           written_.erase(j->metadata.ns + "/" + j->metadata.name);
                         }
+                        {
+                          std::lock_guard lock(disruptions_mu_);
+                          disruptions_.erase(j->metadata.ns + "/" + j->metadata.name);
+                        }
                         std::lock_guard lock(latency_mu_);
                         created_observed_.erase(j->metadata.uid);
                         running_observed_.erase(j->metadata.uid);
@@ -164,11 +168,17 @@ void TfJobController::OnChildEvent(const api::ChildMeta& meta, int created, int 
 
 void TfJobController::NoteDisruption(const api::Pod& pod) {
   std::string key = JobKeyOf(pod.meta);
-  if (key.empty()) return;
+  // A standby replica notes nothing: the leader counts what it sees, and notes a standby kept
+  // would count those disruptions again after a failover.
+  if (key.empty() || !leading_.load()) return;
+  // A pod that had already ended is not disrupted by its deletion (and a pod that a previous
+  // operator process deleted to restart it is Failed): only a DisruptionTarget makes it one.
+  if (pod.disruption_reason.empty() && (pod.phase == api::PodPhase::kSucceeded || pod.phase == api::PodPhase::kFailed))
+    return;
   std::lock_guard lock(disruptions_mu_);
   if (own_deletes_.contains(pod.meta.uid)) return;
-  core::PodDisruption d{pod.meta.name, pod.meta.uid, pod.meta.replica_type, pod.disruption_reason,
-                        pod.disruption_message};
+  core::PodDisruption d{pod.meta.name,          pod.meta.uid,          pod.meta.replica_type,
+                        pod.meta.replica_index, pod.disruption_reason, pod.disruption_message};
   if (d.reason.empty()) {
     d.reason = std::string(core::kDeletedExternally);
     d.message = "deleted without the operator asking";
@@ -213,6 +223,7 @@ bool TfJobController::HasSynced() const {
 }
 
 void TfJobController::StartWorkers() {
+  leading_ = true;
   for (int i = 0; i < options_.workers; ++i) workers_.emplace_back([this](std::stop_token stop) { Worker(stop); });
 }
 

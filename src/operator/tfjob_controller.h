@@ -92,6 +92,7 @@ class TfJobController {
   std::set<std::string> own_deletes_;  // uids of the pods this operator deleted, until gone
   std::map<std::string, std::map<std::string, tfjob::core::PodDisruption>> disruptions_;  // key -> uid -> note
   controller::Family<controller::Counter>* pod_disruptions_;
+  std::atomic<bool> leading_{false};  // set by StartWorkers: only the leader notes disruptions
 
   controller::Family<controller::Counter>* jobs_created_;
   controller::Family<controller::Counter>* jobs_deleted_;

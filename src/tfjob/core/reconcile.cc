@@ -355,9 +355,12 @@ Plan Reconcile(const ObservedState& observed, const ReconcileOptions& options) {
   // backoffLimit never sees them. Deletions the controller noted (a deletionTimestamp or a
   // delete it did not issue), and pods a disruption left Failed (deleted below, recreated by the
   // next pass).
+  // A noted pod of an index the spec no longer has is a scale-down (by us, or by a previous
+  // operator process), not a disruption.
   for (const PodDisruption& d : observed.disruptions)
     for (const auto& t : types)
-      if (api::ReplicaTypeLabel(t.type) == d.replica_type) CountDisruption(p, t.type, d);
+      if (api::ReplicaTypeLabel(t.type) == d.replica_type && d.index >= 0 && d.index < api::ReplicasOrDefault(*t.spec))
+        CountDisruption(p, t.type, d);
   std::vector<const api::Pod*> disrupted;
 
   // Restart decisions (3.4 c with D2, D6).
@@ -372,9 +375,9 @@ Plan Reconcile(const ObservedState& observed, const ReconcileOptions& options) {
       const api::Pod* pod = slice[0];
       if (pod->phase != api::PodPhase::kFailed || pod->meta.deletion_timestamp) continue;
       if (!pod->disruption_reason.empty()) {
-        CountDisruption(
-            p, t.type,
-            {pod->meta.name, pod->meta.uid, pod->meta.replica_type, pod->disruption_reason, pod->disruption_message});
+        CountDisruption(p, t.type,
+                        {pod->meta.name, pod->meta.uid, pod->meta.replica_type, pod->meta.replica_index,
+                         pod->disruption_reason, pod->disruption_message});
         disrupted.push_back(pod);
         continue;
       }

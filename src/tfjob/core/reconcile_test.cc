@@ -689,7 +689,8 @@ TEST(Reconcile, DisruptedPodsAreRecreatedNotCountedAgainstBackoff) {
         job,          pods, {MakeService("test-tfjob", "worker", 0), MakeService("test-tfjob", "worker", 1)},
         std::nullopt, kNow, {}};
     if (c.note_reason)
-      o.disruptions.push_back({"test-tfjob-worker-0", "test-tfjob-worker-0-uid", "worker", c.note_reason, "evicting"});
+      o.disruptions.push_back(
+          {"test-tfjob-worker-0", "test-tfjob-worker-0-uid", "worker", 0, c.note_reason, "evicting"});
     Plan plan = Reconcile(o, {});
     EXPECT_EQ(Names(plan.delete_pods), c.deleted) << c.id;
     EXPECT_EQ(Names(plan.create_pods), c.created) << c.id;
@@ -725,6 +726,16 @@ TEST(Reconcile, DisruptedPodsAreRecreatedNotCountedAgainstBackoff) {
       EXPECT_THAT(again.disruptions, IsEmpty()) << c.id;
     }
   }
+}
+
+// D21: a noted deletion of an index the spec no longer has is a scale-down, not a disruption.
+TEST(Reconcile, ScaledDownPodIsNotADisruption) {
+  api::TfJob job = WithStatus(testing::NewTfJob(2, 0), "Running");
+  ObservedState o{job, {}, {}, std::nullopt, kNow, {}};
+  o.disruptions.push_back({"test-tfjob-worker-3", "u3", "worker", 3, "DeletedExternally", ""});
+  Plan plan = Reconcile(o, {});
+  EXPECT_THAT(plan.disruptions, IsEmpty());
+  EXPECT_EQ(plan.status->replica_statuses["Worker"].disruptions, 0);
 }
 
 // D21 with D24: a job that ends keeps its disruption count in the terminal status.
