@@ -1,5 +1,5 @@
 #pragma once
-// The start-up check of the installed TFJob CRD (docs/semantics.md D25): does its status schema
+// The start-up check of the installed TFJob CRD (docs/semantics.md D29): does its status schema
 // keep our extensions replicaStatuses.<type>.restarts (D2) and .disruptions (D21)? With
 // upstream's CRD left in place it does not: the API server prunes them from every status write,
 // and the restart count would start again from 0 after each operator restart. Pure: the CRD is

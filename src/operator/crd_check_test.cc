@@ -24,7 +24,7 @@ json& ReplicaStatusSchema(json& crd) {
             ["replicaStatuses"]["additionalProperties"];
 }
 
-// D25: our CRD keeps both fields; upstream's (no restarts, no disruptions) prunes them; a schema
+// D29: our CRD keeps both fields; upstream's (no restarts, no disruptions) prunes them; a schema
 // that preserves unknown fields at any level keeps them.
 TEST(CheckCrdStatusSchema, OursUpstreamsAndPreserved) {
   json ours = OurCrd();

@@ -106,7 +106,7 @@ int RunOperator(const OperatorOptions& options, const std::map<std::string, std:
     }
   }
 
-  // D25: does the installed TFJob CRD keep replicaStatuses.<type>.restarts? With upstream's CRD
+  // D29: does the installed TFJob CRD keep replicaStatuses.<type>.restarts? With upstream's CRD
   // the API server prunes it, so the counts go to an annotation too. Said in the log and in
   // tfjob_crd_status_schema_ok; /readyz stays ready either way.
   OperatorOptions run_options = options;

@@ -30,7 +30,7 @@ struct OperatorOptions {
   std::string webhook_host;                                                // --webhook-host ("": all interfaces)
   std::string webhook_cert_dir = "/tmp/k8s-webhook-server/serving-certs";  // --webhook-cert-dir
   // Not a flag: set by the start-up check of the TFJob CRD when its status schema prunes
-  // replicaStatuses.<type>.restarts (docs/semantics.md D25).
+  // replicaStatuses.<type>.restarts (docs/semantics.md D29).
   bool counters_in_annotation = false;
 };
 

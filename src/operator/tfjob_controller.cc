@@ -413,7 +413,7 @@ Status TfJobController::Apply(const api::TfJob& job, const core::Plan& plan, con
   auto keep_first = [&result](const Status& s) {
     if (result.ok() && !s.ok()) result = s;
   };
-  // D25: the counts first, where the CRD keeps them: if this write fails, nothing else of the
+  // D29: the counts first, where the CRD keeps them: if this write fails, nothing else of the
   // plan happens (a restart's pod is not deleted before its count is kept), and the pass is retried.
   if (plan.counters_annotation) {
     json patch = {

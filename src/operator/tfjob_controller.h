@@ -59,7 +59,7 @@ class TfJobController {
   // The job as our last write of it returned it, while the informer has not shown that version
   // yet (client-go's MutationCache): a pass woken by pod events must not run on the job as it
   // was before our own status write (it would compute the terminal status again from later pods,
-  // or recreate the pods a finished job just cleaned up; docs/semantics.md D24, D18).
+  // or recreate the pods a finished job just cleaned up; docs/semantics.md D28, D18).
   std::shared_ptr<const api::TfJob> Newest(const std::string& key, std::shared_ptr<const api::TfJob> cached);
   void Wrote(const std::string& key, const nlohmann::json& object);
   // D21: pods deleted by others. A deletionTimestamp (or a delete event, for a pod removed at

@@ -85,7 +85,7 @@ def test_ps_worker_job_runs_and_succeeds(kube, namespace, operator):
     assert [c["type"] for c in st["conditions"]] == ["Created", "Running", "Succeeded"]  # R11: terminal last
     assert ("Running", "False") in conditions(kube, namespace, "dist")
     assert st["replicaStatuses"]["Worker"]["succeeded"] == 3
-    # D24: the terminal write itself has the final counts (the PS still running counts as
+    # D28: the terminal write itself has the final counts (the PS still running counts as
     # succeeded, 3.3 step 3), and nothing changes them afterwards.
     assert st["replicaStatuses"] == {"PS": {"succeeded": 2}, "Worker": {"succeeded": 3}}, st["replicaStatuses"]
     assert "completionTime" in st
@@ -107,7 +107,7 @@ def test_R19_chief_succeeds_running_pods_cleaned(kube, namespace, operator):
     wait_for(lambda: has_condition(kube, namespace, "chief", "Succeeded"), timeout=60, what="Succeeded")
     wait_for(lambda: set(pods(kube, namespace, "chief")) == {"chief-chief-0"}, what="only the succeeded chief left")
     assert not has_condition(kube, namespace, "chief", "Failed")
-    # D24: the running pods deleted by cleanPodPolicy count as succeeded in the terminal write.
+    # D28: the running pods deleted by cleanPodPolicy count as succeeded in the terminal write.
     assert job_status(kube, namespace, "chief")["replicaStatuses"] == {
         "Chief": {"succeeded": 1}, "PS": {"succeeded": 1}, "Worker": {"succeeded": 2}}
 
@@ -121,7 +121,7 @@ def test_R06_exit_code_137_restarts_then_fails_on_backoff(kube, namespace, opera
     assert st["replicaStatuses"]["Worker"]["restarts"] == 2
     reasons = [e[1] for e in events(kube, namespace, "retry")]
     assert "TFJobRestarting" in reasons
-    # D24 (issue 14 item 7): the final counts are the pods as they are: the one pod Failed, none
+    # D28 (issue 14 item 7): the final counts are the pods as they are: the one pod Failed, none
     # active, and they stay so.
     assert kube.get("pod", "retry-worker-0", namespace)["status"]["phase"] == "Failed"
     assert st["replicaStatuses"] == {"Worker": {"failed": 1, "restarts": 2}}, st["replicaStatuses"]

@@ -221,7 +221,7 @@ def check_final_status(status, replicas):
 
 def settled(api, ns, name):
     """The job's status once it succeeded; None until then. The write that adds Succeeded has the
-    final counts already (D24: a PS still running counts as succeeded at once), so
+    final counts already (D28: a PS still running counts as succeeded at once), so
     check_final_status holds for the first status seen Succeeded."""
     job = api.get(TFJOBS.format(ns=ns) + "/" + name)
     st = (job or {}).get("status", {})
@@ -244,7 +244,7 @@ def failing_job(name):
 
 
 def check_final_failed_status(status, name):
-    """The status of the failing job (D24): Failed last with the backoff message, and the counts
+    """The status of the failing job (D28): Failed last with the backoff message, and the counts
     of its pods as they are: its one pod Failed, none active, the restarts that the limit allowed
     (a kill between a restart's delete and its status write can cost a recreation, never a count
     in the final status: the job fails only once the count reaches the limit)."""

@@ -1,4 +1,4 @@
-"""Upstream's CRD left in place (docs/semantics.md D25, issue 14 item 8): a status schema without
+"""Upstream's CRD left in place (docs/semantics.md D29, issue 14 item 8): a status schema without
 replicaStatuses.<type>.restarts makes the API server prune it, so the backoff count would start
 again from 0 after every operator restart. The operator says so at start-up (a log line and
 tfjob_crd_status_schema_ok 0), keeps the counts in an annotation, and backoffLimit holds across a
@@ -37,7 +37,7 @@ def pruned(kube, ns):
     return rs.get("active") == 1 and "restarts" not in rs
 
 
-def test_D25_backoff_limit_holds_across_a_restart_with_upstreams_crd(kube, namespace, tfjob_crd):
+def test_D29_backoff_limit_holds_across_a_restart_with_upstreams_crd(kube, namespace, tfjob_crd):
     api = Api(kube.dir)
     ops = []
     try:
@@ -89,7 +89,7 @@ def test_D25_backoff_limit_holds_across_a_restart_with_upstreams_crd(kube, names
         kube("wait", "--for=condition=Established", "crd/tfjobs.kubeflow.org", "--timeout=30s")
 
 
-def test_D25_our_crd_is_reported_ok(kube, namespace, tfjob_crd):
+def test_D29_our_crd_is_reported_ok(kube, namespace, tfjob_crd):
     op = OperatorProcess(kube, "--namespace", namespace, name="our-crd").start()
     try:
         assert op.metric("tfjob_crd_status_schema_ok") == 1

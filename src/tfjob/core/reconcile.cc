@@ -153,7 +153,7 @@ struct TypeState {
   int32_t permanent_failures = 0;    // failed pods of policy Never (or exit code < 128)
 };
 
-// D24: the status a job finishes with counts its pods as they are in the terminal pass, on every
+// D28: the status a job finishes with counts its pods as they are in the terminal pass, on every
 // path that ends it (backoff, deadline, ExitCode, 3.6), so it never keeps the counts of an
 // earlier pass. Pods this pass deletes (cleanPodPolicy) are counted as being deleted (Running:
 // failed, as in 3.4 d); a Succeeded job counts what is still active as succeeded at once (3.3
@@ -194,7 +194,7 @@ void CountDisruption(Pass& p, ReplicaType type, const PodDisruption& d) {
   p.plan.disruptions.push_back(d);
 }
 
-// D25: the status as observed, with restarts and disruptions raised to what kCountersAnnotation
+// D29: the status as observed, with restarts and disruptions raised to what kCountersAnnotation
 // says (the status may have lost them to a CRD that prunes them).
 api::JobStatus WithCountersAnnotation(const api::TfJob& job) {
   api::JobStatus st = job.status;
@@ -221,7 +221,7 @@ api::JobStatus WithCountersAnnotation(const api::TfJob& job) {
   return st;
 }
 
-// D25: kCountersAnnotation for `st`: the non-zero counters, keys sorted; "" when there are none.
+// D29: kCountersAnnotation for `st`: the non-zero counters, keys sorted; "" when there are none.
 std::string CountersAnnotation(const api::JobStatus& st) {
   nlohmann::json j = nlohmann::json::object();
   for (const auto& [type, rs] : st.replica_statuses) {
@@ -237,7 +237,7 @@ std::string ExitedMessage(const api::TfJob& job, const api::Pod& pod, int32_t co
   return "Pod: " + job.metadata.ns + "." + pod.meta.name + " exited with code " + std::to_string(code);
 }
 
-// D24: when the job ends, one Normal ExitedWithCode for every pod whose tensorflow container has
+// D28: when the job ends, one Normal ExitedWithCode for every pod whose tensorflow container has
 // terminated and that this pass has not reported yet (a pod that exited 0, or failed under
 // Never), so the chief's or worker 0's exit 0 is on record once (upstream repeats it on every
 // reconcile, D9).
@@ -270,7 +270,7 @@ Plan Reconcile(const ObservedState& observed, const ReconcileOptions& options) {
   if (raw.spec.run_policy.managed_by && *raw.spec.run_policy.managed_by != api::kManagedByUs) return skip;
   if (raw.metadata.deletion_timestamp) return skip;
 
-  const api::JobStatus base = WithCountersAnnotation(raw);  // what "unchanged" means (D25)
+  const api::JobStatus base = WithCountersAnnotation(raw);  // what "unchanged" means (D29)
   Pass p{observed, options, raw, base, {}, {}, {}, observed.now};
   const std::string& name = raw.metadata.name;
   if (!FindCondition(p.status, kConditionCreated))

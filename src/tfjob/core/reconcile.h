@@ -3,7 +3,7 @@
 // and services it controls, its PodGroup and the time, it returns a Plan: what to create and
 // delete, the new status (only if it changed), events, a job deletion (TTL) and when to look
 // again. Implements docs/semantics.md section 3 with the decisions of section 6 (D2-D11, D13,
-// D18, D21, D24). No I/O, no clock, no logging (style.md section 3): table tests drive it.
+// D18, D21, D28). No I/O, no clock, no logging (style.md section 3): table tests drive it.
 
 #include <chrono>
 #include <optional>
@@ -48,14 +48,14 @@ struct ObservedState {
   std::vector<PodDisruption> disruptions;  // noted since the last pass (D21); each is counted once
 };
 
-// D25: the annotation on the TFJob that keeps the restart and disruption counts when the
+// D29: the annotation on the TFJob that keeps the restart and disruption counts when the
 // installed CRD's status schema prunes them: {"<Rt>":{"disruptions":M,"restarts":N}}. The core
 // always reads the larger of it and the status, so a count survives either way.
 inline constexpr std::string_view kCountersAnnotation = "tfjob.kubeflow.org/replica-counters";
 
 struct ReconcileOptions {
   RenderOptions render;
-  // D25: the status schema prunes restarts/disruptions: keep them in kCountersAnnotation too.
+  // D29: the status schema prunes restarts/disruptions: keep them in kCountersAnnotation too.
   bool counters_in_annotation = false;
 };
 
@@ -104,7 +104,7 @@ struct Plan {
   // The disruptions this pass counted (D21), for tfjob_pod_disruptions_total: the noted ones and
   // the pods found Failed by a disruption (deleted here to be recreated).
   std::vector<PodDisruption> disruptions;
-  // D25 (counters_in_annotation): the new value of kCountersAnnotation, to be written before
+  // D29 (counters_in_annotation): the new value of kCountersAnnotation, to be written before
   // anything else of the plan (a count must be kept before the pod it counts is deleted).
   std::optional<std::string> counters_annotation;
   friend bool operator==(const Plan&, const Plan&) = default;

@@ -351,7 +351,7 @@ TEST(Reconcile, BackoffLimitCountsRecreations) {
   EXPECT_EQ(Decide(zero, pods).status->conditions.back().type, "Failed");  // first failure fails
 }
 
-// Issue 14 item 7 (D24): the terminal status write counts the pods as they are, whatever path
+// Issue 14 item 7 (D28): the terminal status write counts the pods as they are, whatever path
 // ends the job (backoff, deadline, ExitCode, status computation), and a later pass of the
 // finished job changes nothing. Pods the terminal pass deletes (cleanPodPolicy) are counted as
 // being deleted (Running: failed); in a Succeeded job the pods still active are counted as
@@ -523,7 +523,7 @@ TEST(Reconcile, TerminalStatusCountsThePodsAsTheyAre) {
   }
 }
 
-// D24: the pods that exited are on record once, when the job ends: the chief's exit 0 (upstream
+// D28: the pods that exited are on record once, when the job ends: the chief's exit 0 (upstream
 // records it on every reconcile), a worker that failed under Never; none again afterwards.
 TEST(Reconcile, TerminalPassRecordsEachExitOnce) {
   api::TfJob job = testing::NewTfJob(2, 0, true);
@@ -738,7 +738,7 @@ TEST(Reconcile, ScaledDownPodIsNotADisruption) {
   EXPECT_EQ(plan.status->replica_statuses["Worker"].disruptions, 0);
 }
 
-// D21 with D24: a job that ends keeps its disruption count in the terminal status.
+// D21 with D28: a job that ends keeps its disruption count in the terminal status.
 TEST(Reconcile, TerminalStatusKeepsTheDisruptions) {
   api::TfJob job = WithStatus(testing::NewTfJob(1, 0), "Running");
   job.status.replica_statuses["Worker"] = {1, 0, 0, 0, 3};
@@ -750,7 +750,7 @@ TEST(Reconcile, TerminalStatusKeepsTheDisruptions) {
   EXPECT_EQ(plan.status->replica_statuses["Worker"], (api::ReplicaStatus{0, 1, 0, 0, 3}));
 }
 
-// D25 (issue 14 item 8): with a CRD whose status schema prunes restarts, the counts are kept in
+// D29 (issue 14 item 8): with a CRD whose status schema prunes restarts, the counts are kept in
 // an annotation, read back as the larger of both, and backoffLimit holds.
 TEST(Reconcile, CountersAnnotationKeepsTheBackoffCount) {
   api::TfJob job = WithStatus(testing::NewTfJob(1, 0), "Running");
