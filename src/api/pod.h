@@ -61,6 +61,12 @@ struct Pod {
   // Only conditions whose status is not "True" (what abnormal-pod events report), so a
   // healthy pod keeps none.
   std::vector<PodCondition> conditions;
+  // Set when someone else is disrupting the pod (docs/semantics.md D21): the reason and message
+  // of its `DisruptionTarget` condition (status True: EvictionByEvictionAPI,
+  // PreemptionByScheduler, DeletionByTaintManager, TerminationByKubelet, DeletionByPodGC, ...), or
+  // `Evicted` with status.message for a kubelet eviction reported without that condition.
+  std::string disruption_reason;
+  std::string disruption_message;
   friend bool operator==(const Pod&, const Pod&) = default;
 };
 

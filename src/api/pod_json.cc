@@ -79,12 +79,20 @@ StatusOr<Pod> DecodePod(const json& j) {
       pod.init_container_statuses = DecodeContainerStatuses(*cs);
     if (auto conds = st->find("conditions"); conds != st->end() && conds->is_array()) {
       for (const json& c : *conds) {
+        if (c.is_object() && Str(c, "type") == "DisruptionTarget" && Str(c, "status") == "True") {
+          pod.disruption_reason = Str(c, "reason").empty() ? "DisruptionTarget" : Str(c, "reason");
+          pod.disruption_message = Str(c, "message");
+        }
         if (!c.is_object() || Str(c, "status") == "True") continue;
         PodCondition pc{Str(c, "type"), Str(c, "status"), Str(c, "reason"), Str(c, "message"), std::nullopt};
         if (auto t = c.find("lastTransitionTime"); t != c.end() && t->is_string())
           pc.last_transition_time = ParseTime(t->get<std::string>());
         pod.conditions.push_back(std::move(pc));
       }
+    }
+    if (pod.disruption_reason.empty() && pod.phase == PodPhase::kFailed && Str(*st, "reason") == "Evicted") {
+      pod.disruption_reason = "Evicted";
+      pod.disruption_message = Str(*st, "message");
     }
   }
   return pod;

@@ -139,6 +139,9 @@ struct ReplicaStatus {
   // Our extension (docs/semantics.md D2): pod recreations and in-place restarts counted so far; never
   // decreases.
   int32_t restarts = 0;
+  // Our extension (docs/semantics.md D21): pods disrupted by others (evicted, preempted, deleted
+  // without the operator asking) and recreated; not counted in `restarts`; never decreases.
+  int32_t disruptions = 0;
   friend bool operator==(const ReplicaStatus&, const ReplicaStatus&) = default;
 };
 

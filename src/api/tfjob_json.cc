@@ -187,6 +187,7 @@ JobStatus DecodeStatus(const json& j, FieldErrors* errors) {
       out.succeeded = s.Integer<int32_t>("succeeded").value_or(0);
       out.failed = s.Integer<int32_t>("failed").value_or(0);
       out.restarts = s.Integer<int32_t>("restarts").value_or(0);
+      out.disruptions = s.Integer<int32_t>("disruptions").value_or(0);
       st.replica_statuses[it.key()] = out;
     }
   }
@@ -313,6 +314,7 @@ json EncodeStatus(const JobStatus& st) {
     if (v.succeeded != 0) r["succeeded"] = v.succeeded;
     if (v.failed != 0) r["failed"] = v.failed;
     if (v.restarts != 0) r["restarts"] = v.restarts;
+    if (v.disruptions != 0) r["disruptions"] = v.disruptions;
     rs[k] = std::move(r);
   }
   j["replicaStatuses"] = std::move(rs);

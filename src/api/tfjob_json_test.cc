@@ -1,5 +1,7 @@
 #include "api/tfjob_json.h"
 
+#include "api/pod_json.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -37,18 +39,39 @@ TEST(DecodeTfJob, FloatReplicasAreNotIntegers) {
 
 TEST(EncodeStatus, OmitsZeroCountersAndRoundTrips) {
   JobStatus st;
-  st.replica_statuses["Worker"] = ReplicaStatus{2, 0, 1, 3};
+  st.replica_statuses["Worker"] = ReplicaStatus{2, 0, 1, 3, 4};
   st.replica_statuses["PS"] = ReplicaStatus{};
   st.start_time = Time(std::chrono::seconds(1767225600));
   st.conditions.push_back({"Created", "True", "TFJobCreated", "TFJob a is created.", st.start_time, st.start_time});
   json j = EncodeStatus(st);
   EXPECT_EQ(j["replicaStatuses"]["PS"], json::object());
-  EXPECT_EQ(j["replicaStatuses"]["Worker"], json::parse(R"({"active":2,"failed":1,"restarts":3})"));
+  EXPECT_EQ(j["replicaStatuses"]["Worker"], json::parse(R"({"active":2,"disruptions":4,"failed":1,"restarts":3})"));
   EXPECT_EQ(j["startTime"], "2026-01-01T00:00:00Z");
   FieldErrors errors;
   TfJob back = DecodeTfJob(json{{"status", j}}, &errors);
   EXPECT_TRUE(errors.empty());
   EXPECT_EQ(back.status, st);
+}
+
+// D21: a pod's disruption comes from its DisruptionTarget condition (status True), or from a
+// kubelet eviction reported only as status.reason Evicted.
+TEST(DecodePod, DisruptionTargetAndEvicted) {
+  json pod = json::parse(R"({"metadata": {"name": "p", "uid": "u"}, "status": {"phase": "Running", "conditions": [
+      {"type": "Ready", "status": "True"},
+      {"type": "DisruptionTarget", "status": "True", "reason": "EvictionByEvictionAPI", "message": "Eviction API: evicting"}]}})");
+  auto p = DecodePod(pod);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->disruption_reason, "EvictionByEvictionAPI");
+  EXPECT_EQ(p->disruption_message, "Eviction API: evicting");
+  EXPECT_TRUE(p->conditions.empty());  // only conditions that are not True are kept
+  pod["status"]["conditions"][1]["status"] = "False";
+  EXPECT_EQ(DecodePod(pod)->disruption_reason, "");
+  json evicted = json::parse(R"({"metadata": {"name": "p"}, "status": {"phase": "Failed", "reason": "Evicted",
+      "message": "The node was low on resource: memory."}})");
+  EXPECT_EQ(DecodePod(evicted)->disruption_reason, "Evicted");
+  EXPECT_EQ(DecodePod(evicted)->disruption_message, "The node was low on resource: memory.");
+  evicted["status"]["phase"] = "Running";
+  EXPECT_EQ(DecodePod(evicted)->disruption_reason, "");
 }
 
 TEST(DecodeTfJobStrict, ShapeErrorsAreDataLoss) {

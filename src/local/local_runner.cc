@@ -664,8 +664,10 @@ int LocalRunner::Run(std::stop_token stop, std::stop_token kill_now) {
       outcomes_[d.name].restarts += 1;
       processes_.erase(it);
     }
+    // ExitedWithCode repeats the runner's own "<replica> exited with code N" line.
     for (const auto& e : plan.events)
-      if (e.reason != "SuccessfulCreatePod") Print("tfjob: " + e.type + " " + e.reason + ": " + e.message);
+      if (e.reason != "SuccessfulCreatePod" && e.reason != "ExitedWithCode")
+        Print("tfjob: " + e.type + " " + e.reason + ": " + e.message);
     if (plan.status) job_.status = *plan.status;
     std::vector<std::string> conditions;
     for (const auto& c : job_.status.conditions) conditions.push_back(c.type + "=" + c.status);

@@ -18,6 +18,7 @@
 #include "kube/kube_config.h"
 #include "operator/admission.h"
 #include "operator/resources.h"
+#include "operator/crd_check.h"
 #include "operator/tfjob_controller.h"
 #include "tfjob/core/render.h"
 
@@ -119,6 +120,41 @@ int RunOperator(const OperatorOptions& options, const std::map<std::string, std:
     }
   }
 
+  // D29: does the installed TFJob CRD keep replicaStatuses.<type>.restarts? With upstream's CRD
+  // the API server prunes it, so the counts go to an annotation too. Said in the log and in
+  // tfjob_crd_status_schema_ok; /readyz stays ready either way.
+  OperatorOptions run_options = options;
+  {
+    auto& schema_ok = registry
+                          .AddGauge("tfjob_crd_status_schema_ok",
+                                    "1 when the installed TFJob CRD keeps replicaStatuses.<type>.restarts and "
+                                    ".disruptions; 0 when they are kept in an annotation instead")
+                          .With({});
+    auto crd = client.Get(kube::kCrds, "", "tfjobs.kubeflow.org");
+    if (stop.stop_requested()) return 0;
+    CrdStatusSchema schema = crd.ok() ? CheckCrdStatusSchema(*crd) : CrdStatusSchema{{"restarts", "disruptions"}};
+    run_options.counters_in_annotation = !schema.ok();
+    schema_ok.Set(schema.ok() ? 1 : 0);
+    std::string pruned;
+    for (const auto& f : schema.pruned) pruned += (pruned.empty() ? "" : ",") + f;
+    if (!crd.ok())
+      log.Warning("cannot read the TFJob CRD; restart counts are kept in an annotation too",
+                  {{"crd", "tfjobs.kubeflow.org"},
+                   {"error", crd.status().message()},
+                   {"annotation", std::string(tfjob::core::kCountersAnnotation)}});
+    else if (!schema.ok())
+      log.Warning(
+          "the installed TFJob CRD's status schema drops replicaStatuses fields of this operator (upstream's CRD?): "
+          "restart counts are kept in an annotation instead; install this operator's CRD (`tfjob crd | kubectl "
+          "apply -f -`, docs/migrate.md)",
+          {{"crd", "tfjobs.kubeflow.org"},
+           {"pruned", pruned},
+           {"annotation", std::string(tfjob::core::kCountersAnnotation)}});
+    else
+      log.Info("the TFJob CRD keeps replicaStatuses.<type>.restarts and .disruptions",
+               {{"crd", "tfjobs.kubeflow.org"}});
+  }
+
   // Events have a client of their own (its own token bucket, as controller-runtime's event
   // broadcaster has): sharing --kube-api-qps with them would slow pod and service creation by a
   // quarter at 20 QPS (bench/README.md). The recorder's own 5/s limit still bounds them.
@@ -130,7 +166,7 @@ int RunOperator(const OperatorOptions& options, const std::map<std::string, std:
   event_client.set_observer(controller::RestClientMetrics(registry));
   event_client.set_logger(log.With({{"client", "events"}}));
   controller::EventRecorder events(event_client, clock, log, &registry);
-  TfJobController controller(client, clock, registry, events, options, log);
+  TfJobController controller(client, clock, registry, events, run_options, log);
   const bool leader_elect = options.leader_elect.value_or(config->source == "in-cluster");
   std::unique_ptr<kube::RestClient> lease_client;
   std::unique_ptr<controller::KubeLeaseLock> lease;

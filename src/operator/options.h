@@ -29,6 +29,9 @@ struct OperatorOptions {
   int webhook_port = 0;                                                    // --webhook-port (0: off)
   std::string webhook_host;                                                // --webhook-host ("": all interfaces)
   std::string webhook_cert_dir = "/tmp/k8s-webhook-server/serving-certs";  // --webhook-cert-dir
+  // Not a flag: set by the start-up check of the TFJob CRD when its status schema prunes
+  // replicaStatuses.<type>.restarts (docs/semantics.md D29).
+  bool counters_in_annotation = false;
 };
 
 }  // namespace tfjob::operator_

@@ -3,6 +3,7 @@
 #include "api/json_fields.h"
 
 #include <cstdint>
+#include <charconv>
 #include <future>
 
 #include "api/pod_json.h"
@@ -16,6 +17,15 @@ namespace {
 using nlohmann::json;
 namespace core = ::tfjob::tfjob::core;
 
+// A resourceVersion as a number (etcd's revision), for the mutation cache's "newer than" only,
+// as client-go's MutationCache compares them; nullopt when it is not one.
+std::optional<uint64_t> ResourceVersionNumber(const std::string& rv) {
+  uint64_t v = 0;
+  auto [ptr, ec] = std::from_chars(rv.data(), rv.data() + rv.size(), v);
+  if (rv.empty() || ec != std::errc() || ptr != rv.data() + rv.size()) return std::nullopt;
+  return v;
+}
+
 std::string JobKeyOf(const api::ChildMeta& meta) {
   return meta.job_name.empty() ? "" : meta.ns + "/" + meta.job_name;
 }
@@ -25,7 +35,7 @@ std::string JobKeyOf(const api::ChildMeta& meta) {
 json StatusPatch(const api::JobStatus& status) {
   json st = api::EncodeStatus(status);
   for (auto& [type, rs] : st["replicaStatuses"].items())
-    for (const char* f : {"active", "succeeded", "failed", "restarts"})
+    for (const char* f : {"active", "succeeded", "failed", "restarts", "disruptions"})
       if (!rs.contains(f)) rs[f] = nullptr;
   return json{{"status", st}};
 }
@@ -68,6 +78,7 @@ TfJobController::TfJobController(kube::RestClient& client, Clock& clock, control
   reconcile_options_.render.gang_scheduler_name = options.gang_scheduler_name;
   reconcile_options_.render.tf_config.cluster_domain = options.cluster_domain;
   reconcile_options_.render.tf_config.evaluator_in_cluster = options.tf_config_evaluator_in_cluster;
+  reconcile_options_.counters_in_annotation = options.counters_in_annotation;
   const std::vector<std::string> labels = {"job_namespace", "framework"};
   jobs_created_ = &registry.AddCounter("training_operator_jobs_created_total", "Counts number of jobs created", labels);
   jobs_deleted_ = &registry.AddCounter("training_operator_jobs_deleted_total", "Counts number of jobs deleted", labels);
@@ -96,6 +107,10 @@ TfJobController::TfJobController(kube::RestClient& client, Clock& clock, control
                                .AddHistogram("tfjob_job_pods_running_seconds",
                                              "Time from a TFJob's creation until all its pods run", {}, latency_buckets)
                                .With({});
+  pod_disruptions_ =
+      &registry.AddCounter("tfjob_pod_disruptions_total",
+                           "Pods of TFJobs disrupted by others (evicted, preempted, deleted) and recreated, by reason",
+                           {"job_namespace", "replica_type", "reason"});
   children_ =
       &registry.AddCounter("tfjob_children_total", "Pods and services created and deleted, by kind, action and result",
                            {"kind", "action", "result"});
@@ -113,6 +128,14 @@ TfJobController::TfJobController(kube::RestClient& client, Clock& clock, control
                       },
                       [this](const auto& j) {
                         expectations_.Delete(j->metadata.ns + "/" + j->metadata.name);
+                        {
+                          std::lock_guard lock(written_mu_);
+                          written_.erase(j->metadata.ns + "/" + j->metadata.name);
+                        }
+                        {
+                          std::lock_guard lock(disruptions_mu_);
+                          disruptions_.erase(j->metadata.ns + "/" + j->metadata.name);
+                        }
                         std::lock_guard lock(latency_mu_);
                         created_observed_.erase(j->metadata.uid);
                         running_observed_.erase(j->metadata.uid);
@@ -127,9 +150,13 @@ TfJobController::TfJobController(kube::RestClient& client, Clock& clock, control
   pods_->AddIndex("job", [job_index](const api::Pod& p) { return job_index(p.meta); });
   pods_->AddHandlers({[this](const auto& p) { OnChildEvent(p->meta, 1, 0); },
                       [this](const auto& o, const auto& n) {
+                        if (!o->meta.deletion_timestamp && n->meta.deletion_timestamp) NoteDisruption(*n);
                         if (o->meta.resource_version != n->meta.resource_version) OnChildEvent(n->meta, 0, 0);
                       },
-                      [this](const auto& p) { OnChildEvent(p->meta, 0, 1); }});
+                      [this](const auto& p) {
+                        PodGone(*p);
+                        OnChildEvent(p->meta, 0, 1);
+                      }});
   services_ = std::make_unique<controller::Informer<api::Service>>(
       client, controller::ListWatchSpec{kube::kServices, options.ns, selector}, api::DecodeService,
       controller::NamespacedKey, log_);
@@ -171,6 +198,49 @@ void TfJobController::OnChildEvent(const api::ChildMeta& meta, int created, int 
   Enqueue(key);
 }
 
+void TfJobController::NoteDisruption(const api::Pod& pod) {
+  std::string key = JobKeyOf(pod.meta);
+  // A standby replica notes nothing: the leader counts what it sees, and notes a standby kept
+  // would count those disruptions again after a failover.
+  if (key.empty() || !leading_.load()) return;
+  // A pod that had already ended is not disrupted by its deletion (and a pod that a previous
+  // operator process deleted to restart it is Failed): only a DisruptionTarget makes it one.
+  if (pod.disruption_reason.empty() && (pod.phase == api::PodPhase::kSucceeded || pod.phase == api::PodPhase::kFailed))
+    return;
+  std::lock_guard lock(disruptions_mu_);
+  if (own_deletes_.contains(pod.meta.uid)) return;
+  core::PodDisruption d{pod.meta.name,          pod.meta.uid,          pod.meta.replica_type,
+                        pod.meta.replica_index, pod.disruption_reason, pod.disruption_message};
+  if (d.reason.empty()) {
+    d.reason = std::string(core::kDeletedExternally);
+    d.message = "deleted without the operator asking";
+  }
+  disruptions_[key].try_emplace(pod.meta.uid, std::move(d));
+}
+
+void TfJobController::PodGone(const api::Pod& pod) {
+  bool own = false;
+  {
+    std::lock_guard lock(disruptions_mu_);
+    own = own_deletes_.erase(pod.meta.uid) > 0;
+  }
+  // A pod last seen with a deletionTimestamp was noted then (or was ours).
+  if (!own && !pod.meta.deletion_timestamp) NoteDisruption(pod);
+}
+
+void TfJobController::DeletingPod(const std::string& key, const std::string& uid) {
+  std::lock_guard lock(disruptions_mu_);
+  own_deletes_.insert(uid);
+  // Someone else was quicker (e.g. the pod GC of a pod a disruption left Failed, which this pass
+  // counted already): the note must not count it a second time.
+  if (auto it = disruptions_.find(key); it != disruptions_.end()) it->second.erase(uid);
+}
+
+void TfJobController::DeleteDone(const std::string& uid) {
+  std::lock_guard lock(disruptions_mu_);
+  own_deletes_.erase(uid);
+}
+
 void TfJobController::StartInformers() {
   jobs_->Start();
   pods_->Start();
@@ -188,6 +258,7 @@ bool TfJobController::HasSynced() const {
 }
 
 void TfJobController::StartWorkers() {
+  leading_ = true;
   for (int i = 0; i < options_.workers; ++i) workers_.emplace_back([this](std::stop_token stop) { Worker(stop); });
 }
 
@@ -230,16 +301,50 @@ controller::ObjectReference TfJobController::Ref(const api::TfJob& job) const {
   return {std::string(api::kApiVersion), std::string(api::kKind), job.metadata.ns, job.metadata.name, job.metadata.uid};
 }
 
+std::shared_ptr<const api::TfJob> TfJobController::Newest(const std::string& key,
+                                                          std::shared_ptr<const api::TfJob> cached) {
+  std::lock_guard lock(written_mu_);
+  auto it = written_.find(key);
+  if (it == written_.end()) return cached;
+  auto mine = ResourceVersionNumber(it->second->metadata.resource_version);
+  auto seen = ResourceVersionNumber(cached->metadata.resource_version);
+  if (mine && seen && *mine > *seen && it->second->metadata.uid == cached->metadata.uid) return it->second;
+  written_.erase(it);  // the informer caught up (or the job was replaced)
+  return cached;
+}
+
+void TfJobController::Wrote(const std::string& key, const json& object) {
+  auto decoded = api::DecodeTfJobStrict(object);
+  std::lock_guard lock(written_mu_);
+  if (decoded.ok())
+    written_[key] = std::make_shared<const api::TfJob>(std::move(decoded).value());
+  else
+    written_.erase(key);
+}
+
 Status TfJobController::ReconcileKey(const std::string& key) {
   auto job = jobs_->store().Get(key);
   if (!job) {
     expectations_.Delete(key);
+    {
+      std::lock_guard lock(disruptions_mu_);
+      disruptions_.erase(key);
+    }
+    std::lock_guard lock(written_mu_);
+    written_.erase(key);
     return OkStatus();  // deleted: its children go with it (owner references)
   }
+  job = Newest(key, std::move(job));
   // Wait for the cache to show every create and delete we issued (D1).
   if (!expectations_.Satisfied(key)) return OkStatus();
   Logger log = log_.With({{"tfjob", key}, {"reconcile_id", std::to_string(++reconcile_ids_)}});
-  core::ObservedState observed{*job, {}, {}, std::nullopt, clock_.Now()};
+  core::ObservedState observed{*job, {}, {}, std::nullopt, clock_.Now(), {}};
+  {
+    // Before the pods: a note is made after the pod cache changed, so the pods read next show it.
+    std::lock_guard lock(disruptions_mu_);
+    if (auto it = disruptions_.find(key); it != disruptions_.end())
+      for (const auto& [uid, d] : it->second) observed.disruptions.push_back(d);
+  }
   for (const auto& p : pods_->store().ByIndex("job", key)) observed.pods.push_back(*p);
   for (const auto& s : services_->store().ByIndex("job", key)) observed.services.push_back(*s);
   if (pod_groups_) {
@@ -261,9 +366,23 @@ Status TfJobController::ReconcileKey(const std::string& key) {
   }
   if (workloads_) observed.workload_exists = workloads_->store().Get(key) != nullptr;
   core::Plan plan = core::Reconcile(observed, reconcile_options_);
-  if (plan.skip) return OkStatus();
+  auto consume_notes = [this, &key, &observed] {
+    std::lock_guard lock(disruptions_mu_);
+    auto it = disruptions_.find(key);
+    if (it == disruptions_.end()) return;
+    for (const auto& d : observed.disruptions) it->second.erase(d.uid);
+    if (it->second.empty()) disruptions_.erase(it);
+  };
+  if (plan.skip) {
+    consume_notes();  // never counted: another controller's job, or one being deleted
+    return OkStatus();
+  }
   Status applied = Apply(*job, plan, log);
-  if (applied.ok()) ObserveLatencies(*job, observed.pods, plan.create_pods.size());
+  if (applied.ok()) {
+    consume_notes();
+    for (const auto& d : plan.disruptions) pod_disruptions_->With({job->metadata.ns, d.replica_type, d.reason}).Inc();
+    ObserveLatencies(*job, observed.pods, plan.create_pods.size());
+  }
   if (plan.requeue_after) queue_.AddAfter(key, *plan.requeue_after);
   return applied;
 }
@@ -342,11 +461,22 @@ Status TfJobController::Apply(const api::TfJob& job, const core::Plan& plan, con
   auto keep_first = [&result](const Status& s) {
     if (result.ok() && !s.ok()) result = s;
   };
+  // D29: the counts first, where the CRD keeps them: if this write fails, nothing else of the
+  // plan happens (a restart's pod is not deleted before its count is kept), and the pass is retried.
+  if (plan.counters_annotation) {
+    json patch = {
+        {"metadata", {{"annotations", {{std::string(core::kCountersAnnotation), *plan.counters_annotation}}}}}};
+    auto r = client_.Patch(kTfJobs, ns, job.metadata.name, kube::PatchType::kMerge, patch);
+    if (!r.ok()) return IsNotFound(r.status()) ? OkStatus() : r.status().WithContext("writing the counters annotation");
+    Wrote(key, *r);
+  }
   // Deletes first (restarts, scale-down, cleanup).
   expectations_.Raise(key, 0, static_cast<int>(plan.delete_pods.size() + plan.delete_services.size()));
   auto remove = [&](const kube::GroupVersionResource& gvr, const core::ChildDeletion& d, bool pod) {
+    if (pod) DeletingPod(key, d.uid);  // before the request: its watch events may come first
     Status s = client_.Delete(gvr, ns, d.name, {.precondition_uid = d.uid});
     const char* kind = pod ? "pod" : "service";
+    if (pod && (IsNotFound(s) || IsConflict(s))) DeleteDone(d.uid);  // no delete event of ours will come
     if (s.ok()) {
       children_->With({kind, "delete", "ok"}).Inc();
       events_.Record(Ref(job), "Normal", pod ? "SuccessfulDeletePod" : "SuccessfulDeleteService",
@@ -409,7 +539,10 @@ Status TfJobController::Apply(const api::TfJob& job, const core::Plan& plan, con
   if (plan.status) {
     auto r =
         client_.Patch(kTfJobs, ns, job.metadata.name, kube::PatchType::kMerge, StatusPatch(*plan.status), "status");
-    if (!r.ok() && !IsNotFound(r.status())) keep_first(r.status().WithContext("writing status"));
+    if (r.ok())
+      Wrote(key, *r);
+    else if (!IsNotFound(r.status()))
+      keep_first(r.status().WithContext("writing status"));
   }
   const std::vector<std::string> labels = {ns, "tensorflow"};
   if (plan.counters.successful) jobs_successful_->With(labels).Inc(plan.counters.successful);

@@ -7,6 +7,7 @@
 // controller-runtime's Reconciler + Controller, for one kind.
 
 #include <atomic>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -55,6 +56,19 @@ class TfJobController {
   Status Apply(const api::TfJob& job, const tfjob::core::Plan& plan, const Logger& log);
   Status CreateChildren(const api::TfJob& job, const tfjob::core::Plan& plan, const Logger& log);
   controller::ObjectReference Ref(const api::TfJob& job) const;
+  // The job as our last write of it returned it, while the informer has not shown that version
+  // yet (client-go's MutationCache): a pass woken by pod events must not run on the job as it
+  // was before our own status write (it would compute the terminal status again from later pods,
+  // or recreate the pods a finished job just cleaned up; docs/semantics.md D28, D18).
+  std::shared_ptr<const api::TfJob> Newest(const std::string& key, std::shared_ptr<const api::TfJob> cached);
+  void Wrote(const std::string& key, const nlohmann::json& object);
+  // D21: pods deleted by others. A deletionTimestamp (or a delete event, for a pod removed at
+  // once) that this operator did not ask for is noted under the job's key until a pass has
+  // counted it; the pods this operator deletes are remembered by uid until their delete event.
+  void NoteDisruption(const api::Pod& pod);
+  void PodGone(const api::Pod& pod);
+  void DeletingPod(const std::string& key, const std::string& uid);
+  void DeleteDone(const std::string& uid);
 
   kube::RestClient& client_;
   Clock& clock_;
@@ -76,6 +90,13 @@ class TfJobController {
   std::vector<std::jthread> workers_;
   std::atomic<int> live_workers_{0};
   std::atomic<uint64_t> reconcile_ids_{0};
+  std::mutex written_mu_;  // guards written_
+  std::map<std::string, std::shared_ptr<const api::TfJob>> written_;
+  std::mutex disruptions_mu_;          // guards own_deletes_, disruptions_
+  std::set<std::string> own_deletes_;  // uids of the pods this operator deleted, until gone
+  std::map<std::string, std::map<std::string, tfjob::core::PodDisruption>> disruptions_;  // key -> uid -> note
+  controller::Family<controller::Counter>* pod_disruptions_;
+  std::atomic<bool> leading_{false};  // set by StartWorkers: only the leader notes disruptions
 
   controller::Family<controller::Counter>* jobs_created_;
   controller::Family<controller::Counter>* jobs_deleted_;

@@ -85,8 +85,19 @@ def test_ps_worker_job_runs_and_succeeds(kube, namespace, operator):
     assert [c["type"] for c in st["conditions"]] == ["Created", "Running", "Succeeded"]  # R11: terminal last
     assert ("Running", "False") in conditions(kube, namespace, "dist")
     assert st["replicaStatuses"]["Worker"]["succeeded"] == 3
+    # D28: the terminal write itself has the final counts (the PS still running counts as
+    # succeeded, 3.3 step 3), and nothing changes them afterwards.
+    assert st["replicaStatuses"] == {"PS": {"succeeded": 2}, "Worker": {"succeeded": 3}}, st["replicaStatuses"]
     assert "completionTime" in st
     assert kube("get", "tfjob", "dist", "-n", namespace, "--no-headers").split()[1] == "Succeeded"
+    # Worker 0's exit 0 is on record (once, when the job ended); workers 1 and 2 too if they had
+    # ended by then.
+    exits = [e[2] for e in events(kube, namespace, "dist") if e[:2] == ("Normal", "ExitedWithCode")]
+    assert f"Pod: {namespace}.dist-worker-0 exited with code 0" in exits, exits
+    assert len(exits) == len(set(exits)) and set(exits) <= {
+        f"Pod: {namespace}.dist-worker-{i} exited with code 0" for i in range(3)}, exits
+    time.sleep(2)
+    assert job_status(kube, namespace, "dist")["replicaStatuses"] == st["replicaStatuses"]
 
 
 def test_R19_chief_succeeds_running_pods_cleaned(kube, namespace, operator):
@@ -96,6 +107,9 @@ def test_R19_chief_succeeds_running_pods_cleaned(kube, namespace, operator):
     wait_for(lambda: has_condition(kube, namespace, "chief", "Succeeded"), timeout=60, what="Succeeded")
     wait_for(lambda: set(pods(kube, namespace, "chief")) == {"chief-chief-0"}, what="only the succeeded chief left")
     assert not has_condition(kube, namespace, "chief", "Failed")
+    # D28: the running pods deleted by cleanPodPolicy count as succeeded in the terminal write.
+    assert job_status(kube, namespace, "chief")["replicaStatuses"] == {
+        "Chief": {"succeeded": 1}, "PS": {"succeeded": 1}, "Worker": {"succeeded": 2}}
 
 
 def test_R06_exit_code_137_restarts_then_fails_on_backoff(kube, namespace, operator):
@@ -107,6 +121,12 @@ def test_R06_exit_code_137_restarts_then_fails_on_backoff(kube, namespace, opera
     assert st["replicaStatuses"]["Worker"]["restarts"] == 2
     reasons = [e[1] for e in events(kube, namespace, "retry")]
     assert "TFJobRestarting" in reasons
+    # D28 (issue 14 item 7): the final counts are the pods as they are: the one pod Failed, none
+    # active, and they stay so.
+    assert kube.get("pod", "retry-worker-0", namespace)["status"]["phase"] == "Failed"
+    assert st["replicaStatuses"] == {"Worker": {"failed": 1, "restarts": 2}}, st["replicaStatuses"]
+    time.sleep(2)
+    assert job_status(kube, namespace, "retry")["replicaStatuses"] == {"Worker": {"failed": 1, "restarts": 2}}
 
 
 def test_exit_code_1_fails_with_the_exact_message(kube, namespace, operator):

@@ -86,6 +86,7 @@ class Watch:
         self.uids = {}           # name -> set of uids ever seen
         self.history = {}        # name -> list of objects, in order
         self.added = 0           # ADDED events (plus the initial list)
+        self.added_by_name = collections.Counter()
         self.events = 0          # every event
         self.error = None
         self.conn = None
@@ -106,6 +107,7 @@ class Watch:
             self.events += 1
             if kind == "ADDED":
                 self.added += 1
+                self.added_by_name[name] += 1
             self.cond.notify_all()
 
     def _run(self):
@@ -166,13 +168,21 @@ class Watch:
                 pass
         self.thread.join(timeout=10)
 
-    def duplicates(self):
+    def duplicates(self, prefix=""):
         with self.cond:
-            return {n: sorted(u) for n, u in self.uids.items() if len(u) > 1}
+            return {n: sorted(u) for n, u in self.uids.items() if len(u) > 1 and n.startswith(prefix)}
 
-    def names(self):
+    def names(self, prefix=""):
         with self.cond:
-            return set(self.uids)
+            return {n for n in self.uids if n.startswith(prefix)}
+
+    def added_for(self, prefix):
+        """ADDED events of the objects whose name starts with prefix. REQUIRES: the lock held
+        (in a wait predicate) or no concurrent writer that matters."""
+        return sum(n for name, n in self.added_by_name.items() if name.startswith(prefix))
+
+    def versions(self, name):
+        return len(self.history.get(name, []))
 
     def check(self):
         assert self.error is None, self.error
@@ -210,13 +220,39 @@ def check_final_status(status, replicas):
 
 
 def settled(api, ns, name):
-    """The job's status once it succeeded and its counts settled (the pass after the terminal
-    one moves a still-running PS from active to succeeded); None until then."""
+    """The job's status once it succeeded; None until then. The write that adds Succeeded has the
+    final counts already (D28: a PS still running counts as succeeded at once), so
+    check_final_status holds for the first status seen Succeeded."""
     job = api.get(TFJOBS.format(ns=ns) + "/" + name)
     st = (job or {}).get("status", {})
-    if ("Succeeded", "True") not in condition_types(st):
-        return None
-    return None if any(rs.get("active") for rs in st.get("replicaStatuses", {}).values()) else st
+    return st if ("Succeeded", "True") in condition_types(st) else None
+
+
+def failed(api, ns, name):
+    """The job's status once it failed; None until then."""
+    st = ((api.get(TFJOBS.format(ns=ns) + "/" + name) or {}).get("status", {}))
+    return st if ("Failed", "True") in condition_types(st) else None
+
+
+# The job that fails in each kill trial: ExitCode, exit 137, backoffLimit 1.
+FAIL_LIMIT = 1
+
+
+def failing_job(name):
+    return tfjob(name, {"Worker": {"restartPolicy": "ExitCode", "template": container(ends(137, "1s"))}},
+                 {"backoffLimit": FAIL_LIMIT})
+
+
+def check_final_failed_status(status, name):
+    """The status of the failing job (D28): Failed last with the backoff message, and the counts
+    of its pods as they are: its one pod Failed, none active, the restarts that the limit allowed
+    (a kill between a restart's delete and its status write can cost a recreation, never a count
+    in the final status: the job fails only once the count reaches the limit)."""
+    conds = status["conditions"]
+    assert (conds[0]["type"], conds[-1]["type"], conds[-1]["status"]) == ("Created", "Failed", "True"), conds
+    assert conds[-1]["message"] == f"Job {name} has failed because it has reached the specified backoff limit", conds
+    assert status.get("replicaStatuses") == {"Worker": {"failed": 1, "restarts": FAIL_LIMIT}}, status
+    assert "startTime" in status and "completionTime" in status, status
 
 
 # --- 1. SIGKILL at random points ------------------------------------------------------------
@@ -269,14 +305,15 @@ def run_kill_trial(api, kube, seed, index):
         ops.append(OperatorProcess(kube, "--namespace", ns, *flags, name=f"chaos-{index}").start())
         return ops[-1]
 
-    def children():
-        return watches["pods"].added + watches["services"].added
+    def children():  # the main job's; the failing job's are not counted
+        return watches["pods"].added_for("job-") + watches["services"].added_for("job-")
 
     try:
         for r, p in (("pods", PODS), ("services", SERVICES), ("tfjobs", TFJOBS)):
             watches[r] = Watch(api, p.format(ns=ns))
         op = start(first_flags)
         api.create(TFJOBS.format(ns=ns), chaos_job("job"))
+        api.create(TFJOBS.format(ns=ns), failing_job("fail"))
         start_time = time.time()
         for kind, arg, jitter, flags in plan:
             if kind == "creates":
@@ -286,24 +323,32 @@ def run_kill_trial(api, kube, seed, index):
                 while children() < arg and time.time() < deadline:
                     watches["pods"].wait(lambda w: children() >= arg, 0.02)
             elif kind == "status":
-                watches["tfjobs"].wait(lambda w: w.events >= 1 + arg, 60)
+                watches["tfjobs"].wait(lambda w: w.versions("job") >= 1 + arg, 60)
             else:
                 time.sleep(max(0.0, start_time + arg - time.time()))
             time.sleep(jitter)
             op.kill()
-            kills.append((children(), watches["tfjobs"].events - 1))
+            kills.append((children(), watches["tfjobs"].versions("job") - 1))
             op = start(flags)
         st = wait_for(lambda: settled(api, ns, "job"), timeout=180, interval=0.5,
                       what=f"trial {index} ({ns}): the job Succeeded with settled counts")
         for w in watches.values():
             w.check()
-        assert not watches["pods"].duplicates(), f"duplicate pods: {watches['pods'].duplicates()}"
+        assert not watches["pods"].duplicates("job-"), f"duplicate pods: {watches['pods'].duplicates('job-')}"
         assert not watches["services"].duplicates(), f"duplicate services: {watches['services'].duplicates()}"
         expected = {"job-ps-0"} | {f"job-worker-{i}" for i in range(WORKERS)}
-        assert watches["pods"].names() == expected
-        assert watches["services"].names() == expected
+        assert watches["pods"].names("job-") == expected
+        assert watches["services"].names("job-") == expected
         check_final_status(st, CHAOS_REPLICAS)
         check_condition_history(watches["tfjobs"].history["job"])
+        # The failing job (issue 14 item 7): its final status, then unchanged by later passes.
+        fst = wait_for(lambda: failed(api, ns, "fail"), timeout=120, interval=0.5,
+                       what=f"trial {index} ({ns}): the failing job Failed")
+        check_final_failed_status(fst, "fail")
+        assert len(watches["pods"].uids.get("fail-worker-0", ())) >= 1 + FAIL_LIMIT, watches["pods"].uids
+        assert watches["services"].names("fail-") == {"fail-worker-0"}
+        time.sleep(1)
+        assert failed(api, ns, "fail") == fst, "the failing job's status changed after it failed"
         # It may have been started a moment ago: SIGTERM is handled from its first log line on.
         wait_for(lambda: healthz(op), timeout=60, what="the last operator serving /healthz")
         assert op.stop() == 0, "the last operator did not stop cleanly"

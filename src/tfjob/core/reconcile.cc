@@ -1,6 +1,7 @@
 #include "tfjob/core/reconcile.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -146,6 +147,115 @@ void AbnormalPodEvents(Pass& p, const api::Pod& pod) {
             "Error pod " + pod.meta.name + " condition message: " + latest->message);
 }
 
+// One replica type of the spec with its pods sliced by index.
+struct TypeState {
+  ReplicaType type;
+  const api::ReplicaSpec* spec;
+  std::vector<std::vector<const api::Pod*>> slices;
+  int32_t restartable_failures = 0;  // failed pods the policy would restart
+  int32_t permanent_failures = 0;    // failed pods of policy Never (or exit code < 128)
+};
+
+// D28: the status a job finishes with counts its pods as they are in the terminal pass, on every
+// path that ends it (backoff, deadline, ExitCode, 3.6), so it never keeps the counts of an
+// earlier pass. Pods this pass deletes (cleanPodPolicy) are counted as being deleted (Running:
+// failed, as in 3.4 d); a Succeeded job counts what is still active as succeeded at once (3.3
+// step 3, which upstream applies one pass later). REQUIRES: the terminal condition and the
+// clean-up deletions are in `p`. Later passes of the finished job leave the counts alone.
+void CountTerminal(Pass& p, const std::vector<TypeState>& types) {
+  const bool succeeded = IsSucceeded(p.status);
+  std::set<std::string> deleting;
+  for (const auto& d : p.plan.delete_pods) deleting.insert(d.name);
+  for (const auto& t : types) {
+    api::ReplicaStatus& rs = p.status.replica_statuses[std::string(api::ReplicaTypeName(t.type))];
+    api::ReplicaStatus counts;
+    counts.restarts = rs.restarts;
+    counts.disruptions = rs.disruptions;
+    for (const auto& slice : t.slices)
+      for (const api::Pod* pod : slice) {
+        if (!succeeded && pod->phase == api::PodPhase::kRunning && deleting.contains(pod->meta.name))
+          ++counts.failed;
+        else
+          CountPod(*pod, &counts);
+      }
+    if (succeeded) {
+      counts.succeeded += counts.active;
+      counts.active = 0;
+    }
+    rs = counts;
+  }
+}
+
+// D21: one disruption of a pod of type `type`: counted in replicaStatuses.<Rt>.disruptions
+// (never in `restarts`), a Warning whose reason names it, and a record for the metric.
+void CountDisruption(Pass& p, ReplicaType type, const PodDisruption& d) {
+  p.status.replica_statuses[std::string(api::ReplicaTypeName(type))].disruptions++;
+  std::string message = "Pod " + p.job.metadata.ns + "/" + d.pod + " was disrupted (" + d.reason +
+                        (d.message.empty() ? "" : ": " + d.message) +
+                        "); it is recreated and not counted against backoffLimit";
+  p.Event(kWarning, d.reason, std::move(message));
+  p.plan.disruptions.push_back(d);
+}
+
+// D29: the status as observed, with restarts and disruptions raised to what kCountersAnnotation
+// says (the status may have lost them to a CRD that prunes them).
+api::JobStatus WithCountersAnnotation(const api::TfJob& job) {
+  api::JobStatus st = job.status;
+  auto it = job.metadata.annotations.find(std::string(kCountersAnnotation));
+  if (it == job.metadata.annotations.end()) return st;
+  nlohmann::json j = nlohmann::json::parse(it->second, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return st;
+  auto read = [](const nlohmann::json& counts, const char* field) -> int32_t {
+    auto f = counts.find(field);
+    if (f == counts.end() || !f->is_number_integer()) return 0;
+    int64_t v = f->get<int64_t>();
+    return v < 0                                     ? 0
+           : v > std::numeric_limits<int32_t>::max() ? std::numeric_limits<int32_t>::max()
+                                                     : static_cast<int32_t>(v);
+  };
+  for (auto t = j.begin(); t != j.end(); ++t) {
+    if (!t->is_object() || !api::ParseReplicaType(t.key())) continue;
+    int32_t restarts = read(*t, "restarts"), disruptions = read(*t, "disruptions");
+    if (restarts == 0 && disruptions == 0) continue;
+    api::ReplicaStatus& rs = st.replica_statuses[t.key()];
+    rs.restarts = std::max(rs.restarts, restarts);
+    rs.disruptions = std::max(rs.disruptions, disruptions);
+  }
+  return st;
+}
+
+// D29: kCountersAnnotation for `st`: the non-zero counters, keys sorted; "" when there are none.
+std::string CountersAnnotation(const api::JobStatus& st) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [type, rs] : st.replica_statuses) {
+    nlohmann::json c = nlohmann::json::object();
+    if (rs.restarts != 0) c["restarts"] = rs.restarts;
+    if (rs.disruptions != 0) c["disruptions"] = rs.disruptions;
+    if (!c.empty()) j[type] = std::move(c);
+  }
+  return j.empty() ? "" : j.dump();
+}
+
+std::string ExitedMessage(const api::TfJob& job, const api::Pod& pod, int32_t code) {
+  return "Pod: " + job.metadata.ns + "." + pod.meta.name + " exited with code " + std::to_string(code);
+}
+
+// D28: when the job ends, one Normal ExitedWithCode for every pod whose tensorflow container has
+// terminated and that this pass has not reported yet (a pod that exited 0, or failed under
+// Never), so the chief's or worker 0's exit 0 is on record once (upstream repeats it on every
+// reconcile, D9).
+void ReportExits(Pass& p, const std::vector<TypeState>& types) {
+  for (const auto& t : types)
+    for (const auto& slice : t.slices)
+      for (const api::Pod* pod : slice) {
+        auto code = TensorflowExitCode(*pod);
+        if (!code) continue;
+        RenderEvent e{kNormal, "ExitedWithCode", ExitedMessage(p.job, *pod, *code)};
+        if (std::find(p.plan.events.begin(), p.plan.events.end(), e) == p.plan.events.end())
+          p.plan.events.push_back(std::move(e));
+      }
+}
+
 }  // namespace
 
 std::string RunningMessage(const api::TfJob& job) {
@@ -163,7 +273,8 @@ Plan Reconcile(const ObservedState& observed, const ReconcileOptions& options) {
   if (raw.spec.run_policy.managed_by && *raw.spec.run_policy.managed_by != api::kManagedByUs) return skip;
   if (raw.metadata.deletion_timestamp) return skip;
 
-  Pass p{observed, options, raw, raw.status, {}, {}, {}, observed.now};
+  const api::JobStatus base = WithCountersAnnotation(raw);  // what "unchanged" means (D29)
+  Pass p{observed, options, raw, base, {}, {}, {}, observed.now};
   const std::string& name = raw.metadata.name;
   if (!FindCondition(p.status, kConditionCreated)) {
     p.Condition(kConditionCreated, "True", "TFJobCreated", "TFJob " + name + " is created.");
@@ -181,7 +292,7 @@ Plan Reconcile(const ObservedState& observed, const ReconcileOptions& options) {
     std::string message = FailedValidationMessage(raw, errors);
     Finish(p, kConditionFailed.data(), "TFJobFailedValidation", message);
     p.Event(kWarning, "TFJobFailedValidation", message);
-    if (!(p.status == raw.status)) p.plan.status = p.status;
+    if (!(p.status == base)) p.plan.status = p.status;
     return p.plan;
   }
   api::SetDefaults(p.job);
@@ -193,7 +304,13 @@ Plan Reconcile(const ObservedState& observed, const ReconcileOptions& options) {
     if (svc.meta.controller_uid == job.metadata.uid) p.services[svc.meta.name] = &svc;
 
   auto finalize = [&]() -> Plan {
-    if (!(p.status == raw.status)) p.plan.status = p.status;
+    if (!(p.status == base)) p.plan.status = p.status;
+    if (options.counters_in_annotation) {
+      std::string counters = CountersAnnotation(p.status);
+      auto it = raw.metadata.annotations.find(std::string(kCountersAnnotation));
+      if (!counters.empty() && (it == raw.metadata.annotations.end() || it->second != counters))
+        p.plan.counters_annotation = std::move(counters);
+    }
     return std::move(p.plan);
   };
 
@@ -232,13 +349,6 @@ Plan Reconcile(const ObservedState& observed, const ReconcileOptions& options) {
   if (!p.status.start_time) p.status.start_time = p.now;
 
   // Per replica type, in the fixed order: slice the pods and decide restarts.
-  struct TypeState {
-    ReplicaType type;
-    const api::ReplicaSpec* spec;
-    std::vector<std::vector<const api::Pod*>> slices;
-    int32_t restartable_failures = 0;  // failed pods the policy would restart
-    int32_t permanent_failures = 0;    // failed pods of policy Never (or exit code < 128)
-  };
   std::vector<TypeState> types;
   int64_t recreations = 0, in_place = 0;
   for (const auto& [key, spec] : job.spec.replica_specs) {
@@ -251,6 +361,18 @@ Plan Reconcile(const ObservedState& observed, const ReconcileOptions& options) {
       if (pod->phase == api::PodPhase::kRunning && !pod->meta.deletion_timestamp) in_place += InPlaceRestarts(*pod);
   }
 
+  // D21: pods disrupted by others are counted once and recreated whatever the restart policy;
+  // backoffLimit never sees them. Deletions the controller noted (a deletionTimestamp or a
+  // delete it did not issue), and pods a disruption left Failed (deleted below, recreated by the
+  // next pass).
+  // A noted pod of an index the spec no longer has is a scale-down (by us, or by a previous
+  // operator process), not a disruption.
+  for (const PodDisruption& d : observed.disruptions)
+    for (const auto& t : types)
+      if (api::ReplicaTypeLabel(t.type) == d.replica_type && d.index >= 0 && d.index < api::ReplicasOrDefault(*t.spec))
+        CountDisruption(p, t.type, d);
+  std::vector<const api::Pod*> disrupted;
+
   // Restart decisions (3.4 c with D2, D6).
   const auto& backoff_limit = job.spec.run_policy.backoff_limit;
   std::string limit_message;
@@ -262,6 +384,13 @@ Plan Reconcile(const ObservedState& observed, const ReconcileOptions& options) {
       if (slice.size() != 1) continue;
       const api::Pod* pod = slice[0];
       if (pod->phase != api::PodPhase::kFailed || pod->meta.deletion_timestamp) continue;
+      if (!pod->disruption_reason.empty()) {
+        CountDisruption(p, t.type,
+                        {pod->meta.name, pod->meta.uid, pod->meta.replica_type, pod->meta.replica_index,
+                         pod->disruption_reason, pod->disruption_message});
+        disrupted.push_back(pod);
+        continue;
+      }
       bool restartable = policy == api::kRestartOnFailure || policy == api::kRestartAlways ||
                          (policy == api::kRestartExitCode && IsRetryableExitCode(RestartExitCode(*pod)));
       if (restartable) {
@@ -292,10 +421,12 @@ Plan Reconcile(const ObservedState& observed, const ReconcileOptions& options) {
   }
   if (!limit_message.empty()) {  // 3.3 step 7 (v1.9.4 order, D4, D7)
     p.plan.requeue_after.reset();
+    ReportExits(p, types);
     Finish(p, kConditionFailed.data(), "TFJobFailed", limit_message);
     p.Event(kWarning, "TFJobFailed", limit_message);
     p.plan.counters.failed++;
     CleanUp(p, true);
+    CountTerminal(p, types);
     HandleTtl(p);
     return finalize();
   }
@@ -303,9 +434,7 @@ Plan Reconcile(const ObservedState& observed, const ReconcileOptions& options) {
   // ExitCode < 128: the job fails now (3.4 c), unless the success rule holds below (D5).
   std::string exit_code_failure;
   for (const auto& [t, pod] : exit_code_failures) {
-    if (auto code = TensorflowExitCode(*pod))
-      p.Event(kNormal, "ExitedWithCode",
-              "Pod: " + job.metadata.ns + "." + pod->meta.name + " exited with code " + std::to_string(*code));
+    if (auto code = TensorflowExitCode(*pod)) p.Event(kNormal, "ExitedWithCode", ExitedMessage(job, *pod, *code));
     if (exit_code_failure.empty())
       exit_code_failure = "job \"" + name + "\" is failing because \"" + std::string(api::ReplicaTypeName(t->type)) +
                           "\" replica(s) failed.";
@@ -320,10 +449,9 @@ Plan Reconcile(const ObservedState& observed, const ReconcileOptions& options) {
   }
   for (const api::Pod* pod : to_restart) {
     p.plan.delete_pods.push_back({pod->meta.name, pod->meta.uid});
-    if (auto code = TensorflowExitCode(*pod))
-      p.Event(kNormal, "ExitedWithCode",
-              "Pod: " + job.metadata.ns + "." + pod->meta.name + " exited with code " + std::to_string(*code));
+    if (auto code = TensorflowExitCode(*pod)) p.Event(kNormal, "ExitedWithCode", ExitedMessage(job, *pod, *code));
   }
+  for (const api::Pod* pod : disrupted) p.plan.delete_pods.push_back({pod->meta.name, pod->meta.uid});
   if (!restarting_types.empty()) {  // D10: fixed order
     std::string list;
     for (size_t i = 0; i < restarting_types.size(); ++i) list += (i > 0 ? ", " : "") + restarting_types[i];
@@ -406,6 +534,7 @@ Plan Reconcile(const ObservedState& observed, const ReconcileOptions& options) {
     const std::string key(api::ReplicaTypeName(t.type));
     api::ReplicaStatus counts;
     counts.restarts = p.status.replica_statuses[key].restarts;
+    counts.disruptions = p.status.replica_statuses[key].disruptions;
     for (const auto& slice : t.slices)
       for (const api::Pod* pod : slice) CountPod(*pod, &counts);
     p.status.replica_statuses[key] = counts;
@@ -428,12 +557,14 @@ Plan Reconcile(const ObservedState& observed, const ReconcileOptions& options) {
                 " replica(s) failed.";
   }
   if (failure.empty() && !exit_code_failure.empty()) failure = exit_code_failure;
+  if (succeeded || !failure.empty()) ReportExits(p, types);
   if (succeeded) {
     Finish(p, kConditionSucceeded.data(), "TFJobSucceeded", SucceededMessage(job));
     p.Event(kNormal, "TFJobSucceeded", SucceededMessage(job));
     if (!failure.empty()) p.Event(kWarning, "TFJobFailed", failure);  // D5: recorded, not terminal
     p.plan.counters.successful++;
     CleanUp(p, true);
+    CountTerminal(p, types);
     p.plan.create_pods.clear();
     p.plan.create_services.clear();
     HandleTtl(p);
@@ -446,6 +577,7 @@ Plan Reconcile(const ObservedState& observed, const ReconcileOptions& options) {
     p.Event(kWarning, "TFJobFailed", failure);  // D7
     p.plan.counters.failed++;
     CleanUp(p, true);
+    CountTerminal(p, types);
     p.plan.create_pods.clear();
     p.plan.create_services.clear();
     HandleTtl(p);

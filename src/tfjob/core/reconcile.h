@@ -3,7 +3,7 @@
 // and services it controls, its PodGroup and the time, it returns a Plan: what to create and
 // delete, the new status (only if it changed), events, a job deletion (TTL) and when to look
 // again. Implements docs/semantics.md section 3 with the decisions of section 6 (D2-D11, D13,
-// D18). No I/O, no clock, no logging (style.md section 3): table tests drive it.
+// D18, D21, D28). No I/O, no clock, no logging (style.md section 3): table tests drive it.
 
 #include <chrono>
 #include <map>
@@ -25,6 +25,21 @@ struct PodGroupState {
   nlohmann::json spec;
 };
 
+// A pod of the job that someone other than the operator started deleting, or deleted outright
+// (docs/semantics.md D21): drained, evicted, preempted, or `kubectl delete`d. The controller notes
+// it from the pod's watch events (a deletionTimestamp, or a delete, it did not ask for).
+struct PodDisruption {
+  std::string pod;
+  std::string uid;
+  std::string replica_type;  // the pod's replica-type label ("worker")
+  int32_t index = -1;        // its replica-index label
+  std::string reason;        // its DisruptionTarget reason, else kDeletedExternally
+  std::string message;       // that condition's message ("" if none)
+  friend bool operator==(const PodDisruption&, const PodDisruption&) = default;
+};
+// The disruption reason of a pod deleted by someone else without a DisruptionTarget condition.
+inline constexpr std::string_view kDeletedExternally = "DeletedExternally";
+
 struct ObservedState {
   api::TfJob job;                      // as cached (not defaulted)
   std::vector<api::Pod> pods;          // pods labelled for the job (the core keeps only those it controls)
@@ -36,10 +51,18 @@ struct ObservedState {
   std::map<std::string, int32_t> priority_classes;
   // The job's scheduling.k8s.io Workload exists (--gang-scheduler-name kubernetes only, D27).
   bool workload_exists = false;
+  std::vector<PodDisruption> disruptions;  // noted since the last pass (D21); each is counted once
 };
+
+// D29: the annotation on the TFJob that keeps the restart and disruption counts when the
+// installed CRD's status schema prunes them: {"<Rt>":{"disruptions":M,"restarts":N}}. The core
+// always reads the larger of it and the status, so a count survives either way.
+inline constexpr std::string_view kCountersAnnotation = "tfjob.kubeflow.org/replica-counters";
 
 struct ReconcileOptions {
   RenderOptions render;
+  // D29: the status schema prunes restarts/disruptions: keep them in kCountersAnnotation too.
+  bool counters_in_annotation = false;
 };
 
 struct PodCreation {
@@ -88,6 +111,12 @@ struct Plan {
   bool delete_job = false;               // ttlSecondsAfterFinished passed
   std::optional<std::chrono::nanoseconds> requeue_after;
   CounterDeltas counters;
+  // The disruptions this pass counted (D21), for tfjob_pod_disruptions_total: the noted ones and
+  // the pods found Failed by a disruption (deleted here to be recreated).
+  std::vector<PodDisruption> disruptions;
+  // D29 (counters_in_annotation): the new value of kCountersAnnotation, to be written before
+  // anything else of the plan (a count must be kept before the pod it counts is deleted).
+  std::optional<std::string> counters_annotation;
   friend bool operator==(const Plan&, const Plan&) = default;
 };
 

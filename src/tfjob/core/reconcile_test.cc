@@ -1,5 +1,6 @@
 #include "tfjob/core/reconcile.h"
 
+#include <algorithm>
 #include <limits>
 
 #include <gmock/gmock.h>
@@ -8,6 +9,14 @@
 #include "testing/fixtures.h"
 #include "tfjob/core/conditions.h"
 #include "tfjob/core/naming.h"
+
+namespace tfjob::api {
+// Readable failures: "{active 1, succeeded 0, failed 0, restarts 2}".
+void PrintTo(const ReplicaStatus& s, std::ostream* os) {
+  *os << "{active " << s.active << ", succeeded " << s.succeeded << ", failed " << s.failed << ", restarts "
+      << s.restarts << ", disruptions " << s.disruptions << "}";
+}
+}  // namespace tfjob::api
 
 namespace tfjob::tfjob::core {
 namespace {
@@ -410,6 +419,447 @@ TEST(Reconcile, UnknownCleanPodPolicyCleansUpLikeAll) {
   AddPods(pods, "worker", 0, 1, PodPhase::kSucceeded);
   AddPods(pods, "worker", 1, 1, PodPhase::kRunning);
   EXPECT_EQ(Decide(job, pods).delete_pods.size(), 2u);
+// Issue 14 item 7 (D28): the terminal status write counts the pods as they are, whatever path
+// ends the job (backoff, deadline, ExitCode, status computation), and a later pass of the
+// finished job changes nothing. Pods the terminal pass deletes (cleanPodPolicy) are counted as
+// being deleted (Running: failed); in a Succeeded job the pods still active are counted as
+// succeeded in the same write (3.3 step 3 moved to the terminal pass).
+TEST(Reconcile, TerminalStatusCountsThePodsAsTheyAre) {
+  struct Case {
+    const char* id;
+    const char* worker_policy;
+    int32_t backoff_limit;  // -1: unset
+    int64_t deadline;       // -1: unset
+    const char* clean_pod_policy;
+    bool chief;
+    std::vector<PodPhase> workers;  // worker pods by index
+    int32_t worker_exit_code;       // for Failed/Succeeded workers
+    api::ReplicaStatus stale;       // the Worker status before this pass
+    const char* outcome;
+    api::ReplicaStatus worker;  // the Worker status written
+  };
+  const std::vector<Case> cases = {
+      // The report of issue 14: ExitCode 137, backoffLimit 2, after 2 restarts.
+      {"backoff-exitcode",
+       "ExitCode",
+       2,
+       -1,
+       "None",
+       false,
+       {PodPhase::kFailed},
+       137,
+       {1, 0, 0, 2},
+       "Failed",
+       {0, 0, 1, 2}},
+      {"backoff-exitcode-all",
+       "ExitCode",
+       2,
+       -1,
+       "All",
+       false,
+       {PodPhase::kFailed},
+       137,
+       {1, 0, 0, 2},
+       "Failed",
+       {0, 0, 1, 2}},
+      {"backoff-zero-onfailure",
+       "OnFailure",
+       0,
+       -1,
+       "None",
+       false,
+       {PodPhase::kRunning, PodPhase::kFailed},
+       1,
+       {2, 0, 0, 0},
+       "Failed",
+       {1, 0, 1, 0}},
+      {"deadline-none",
+       "Never",
+       -1,
+       0,
+       "None",
+       false,
+       {PodPhase::kRunning, PodPhase::kPending},
+       0,
+       {2, 0, 0, 0},
+       "Failed",
+       {1, 0, 0, 0}},
+      {"deadline-all",
+       "Never",
+       -1,
+       0,
+       "All",
+       false,
+       {PodPhase::kRunning, PodPhase::kSucceeded},
+       0,
+       {2, 0, 0, 0},
+       "Failed",
+       {0, 1, 1, 0}},
+      {"exitcode-permanent",
+       "ExitCode",
+       -1,
+       -1,
+       "Running",
+       false,
+       {PodPhase::kFailed, PodPhase::kRunning},
+       1,
+       {2, 0, 0, 1},
+       "Failed",
+       {0, 0, 2, 1}},
+      {"never-failed",
+       "Never",
+       -1,
+       -1,
+       "None",
+       false,
+       {PodPhase::kRunning, PodPhase::kFailed},
+       1,
+       {2, 0, 0, 0},
+       "Failed",
+       {1, 0, 1, 0}},
+      {"chief-succeeded",
+       "Never",
+       -1,
+       -1,
+       "None",
+       true,
+       {PodPhase::kRunning, PodPhase::kRunning},
+       0,
+       {2, 0, 0, 0},
+       "Succeeded",
+       {0, 2, 0, 0}},
+      {"chief-succeeded-running",
+       "Never",
+       -1,
+       -1,
+       "Running",
+       true,
+       {PodPhase::kRunning, PodPhase::kFailed},
+       1,
+       {2, 0, 0, 0},
+       "Succeeded",
+       {0, 1, 1, 0}},
+      {"worker0-succeeded",
+       "Never",
+       -1,
+       -1,
+       "None",
+       false,
+       {PodPhase::kSucceeded, PodPhase::kRunning},
+       0,
+       {2, 0, 0, 0},
+       "Succeeded",
+       {0, 2, 0, 0}},
+  };
+  for (const Case& c : cases) {
+    api::TfJob job = WithStatus(testing::NewTfJob(static_cast<int>(c.workers.size()), 0, c.chief), "Running");
+    job.status.start_time = kNow - std::chrono::seconds(10);
+    job.spec.replica_specs["Worker"]->restart_policy = c.worker_policy;
+    job.spec.run_policy.clean_pod_policy = c.clean_pod_policy;
+    if (c.backoff_limit >= 0) job.spec.run_policy.backoff_limit = c.backoff_limit;
+    if (c.deadline >= 0) job.spec.run_policy.active_deadline_seconds = c.deadline;
+    job.status.replica_statuses["Worker"] = c.stale;
+    std::vector<api::Pod> pods;
+    for (size_t i = 0; i < c.workers.size(); ++i) {
+      pods.push_back(MakePod("test-tfjob", "worker", static_cast<int>(i), c.workers[i]));
+      if (c.workers[i] == PodPhase::kFailed || c.workers[i] == PodPhase::kSucceeded)
+        testing::WithExitCode(pods.back(), c.workers[i] == PodPhase::kSucceeded ? 0 : c.worker_exit_code);
+    }
+    if (c.chief) {
+      pods.push_back(MakePod("test-tfjob", "chief", 0, PodPhase::kSucceeded));
+      testing::WithExitCode(pods.back(), 0);
+    }
+    Plan plan = Decide(job, pods);
+    ASSERT_TRUE(plan.status) << c.id;
+    EXPECT_EQ(plan.status->conditions.back().type, c.outcome) << c.id;
+    EXPECT_EQ(plan.status->replica_statuses["Worker"], c.worker) << c.id;
+    if (c.chief) {
+      EXPECT_EQ(plan.status->replica_statuses["Chief"], (api::ReplicaStatus{0, 1, 0, 0})) << c.id;
+    }
+    // Afterwards: the next passes (pods as they were, or deleted as planned, or all gone) write nothing.
+    api::TfJob after = job;
+    after.status = *plan.status;
+    std::vector<api::Pod> kept;
+    for (const auto& pod : pods)
+      if (std::none_of(plan.delete_pods.begin(), plan.delete_pods.end(),
+                       [&](const ChildDeletion& d) { return d.name == pod.meta.name; }))
+        kept.push_back(pod);
+    for (const auto& left : {pods, kept, std::vector<api::Pod>{}}) {
+      Plan next = Decide(after, left, {}, kNow + std::chrono::seconds(5));
+      EXPECT_FALSE(next.status) << c.id << " with " << left.size() << " pods left";
+    }
+  }
+}
+
+// D28: the pods that exited are on record once, when the job ends: the chief's exit 0 (upstream
+// records it on every reconcile), a worker that failed under Never; none again afterwards.
+TEST(Reconcile, TerminalPassRecordsEachExitOnce) {
+  api::TfJob job = testing::NewTfJob(2, 0, true);
+  std::vector<api::Pod> pods = {MakePod("test-tfjob", "chief", 0, PodPhase::kSucceeded),
+                                MakePod("test-tfjob", "worker", 0, PodPhase::kRunning),
+                                MakePod("test-tfjob", "worker", 1, PodPhase::kFailed)};
+  testing::WithExitCode(pods[0], 0);
+  testing::WithExitCode(pods[2], 1);
+  Plan plan = Decide(job, pods);
+  ASSERT_TRUE(plan.status);
+  EXPECT_EQ(plan.status->conditions.back().type, "Succeeded");
+  std::vector<std::string> exits;
+  for (const auto& e : plan.events)
+    if (e.reason == "ExitedWithCode") exits.push_back(e.type + " " + e.message);
+  EXPECT_THAT(exits, ElementsAre("Normal Pod: default.test-tfjob-chief-0 exited with code 0",
+                                 "Normal Pod: default.test-tfjob-worker-1 exited with code 1"));
+  api::TfJob after = job;
+  after.status = *plan.status;
+  EXPECT_THAT(Decide(after, pods).events, IsEmpty());
+  // While the job runs, a worker that exited 0 is not reported yet (no event on every pass).
+  std::vector<api::Pod> running = {MakePod("test-tfjob", "chief", 0, PodPhase::kRunning),
+                                   MakePod("test-tfjob", "worker", 0, PodPhase::kSucceeded),
+                                   MakePod("test-tfjob", "worker", 1, PodPhase::kRunning)};
+  testing::WithExitCode(running[1], 0);
+  EXPECT_THAT(Reasons(Decide(job, running,
+                             {MakeService("test-tfjob", "chief", 0), MakeService("test-tfjob", "worker", 0),
+                              MakeService("test-tfjob", "worker", 1)})),
+              IsEmpty());
+}
+
+// D21 (issue 14 item 6): a pod disrupted by others is recreated whatever the restart policy, is
+// counted in replicaStatuses.<Rt>.disruptions and never in restarts (backoffLimit 0 holds), and
+// gets a Warning whose reason names the disruption.
+TEST(Reconcile, DisruptedPodsAreRecreatedNotCountedAgainstBackoff) {
+  struct Case {
+    const char* id;
+    const char* policy;
+    bool finished;
+    // worker-0: a pod in this phase (kUnknown: none), with this disruption reason ("" none) and
+    // deletionTimestamp; plus one note from the controller when note_reason is set.
+    PodPhase phase;
+    const char* pod_disruption;
+    bool terminating;
+    const char* note_reason;
+    std::vector<std::string> deleted, created;
+    api::ReplicaStatus worker;
+    const char* last_condition;
+    std::vector<std::string> reasons;
+  };
+  const std::vector<Case> cases = {
+      {"kubelet-eviction-never",
+       "Never",
+       false,
+       PodPhase::kFailed,
+       "TerminationByKubelet",
+       false,
+       nullptr,
+       {"test-tfjob-worker-0"},
+       {},
+       {0, 0, 1, 0, 1},
+       "Running",
+       {"Warning TerminationByKubelet"}},
+      {"evicted-without-condition",
+       "ExitCode",
+       false,
+       PodPhase::kFailed,
+       "Evicted",
+       false,
+       nullptr,
+       {"test-tfjob-worker-0"},
+       {},
+       {0, 0, 1, 0, 1},
+       "Running",
+       {"Warning Evicted"}},
+      {"pod-gc-onfailure",
+       "OnFailure",
+       false,
+       PodPhase::kFailed,
+       "DeletionByPodGC",
+       false,
+       nullptr,
+       {"test-tfjob-worker-0"},
+       {},
+       {0, 0, 1, 0, 1},
+       "Running",
+       {"Warning DeletionByPodGC"}},
+      {"evicted-still-terminating",
+       "Never",
+       false,
+       PodPhase::kRunning,
+       "EvictionByEvictionAPI",
+       true,
+       "EvictionByEvictionAPI",
+       {},
+       {},
+       {0, 0, 1, 0, 1},
+       "Running",
+       {"Warning EvictionByEvictionAPI"}},
+      {"evicted-and-gone",
+       "Never",
+       false,
+       PodPhase::kUnknown,
+       "",
+       false,
+       "EvictionByEvictionAPI",
+       {},
+       {"test-tfjob-worker-0"},
+       {0, 0, 0, 0, 1},
+       "Running",
+       {"Warning EvictionByEvictionAPI"}},
+      {"kubectl-delete",
+       "ExitCode",
+       false,
+       PodPhase::kUnknown,
+       "",
+       false,
+       "DeletedExternally",
+       {},
+       {"test-tfjob-worker-0"},
+       {0, 0, 0, 0, 1},
+       "Running",
+       {"Warning DeletedExternally"}},
+      {"preemption-announced",
+       "Never",
+       false,
+       PodPhase::kRunning,
+       "PreemptionByScheduler",
+       false,
+       nullptr,
+       {},
+       {},
+       {1, 0, 0, 0, 0},
+       "Running",
+       {}},
+      {"finished-job",
+       "Never",
+       true,
+       PodPhase::kUnknown,
+       "",
+       false,
+       "EvictionByEvictionAPI",
+       {},
+       {},
+       {0, 1, 0, 0, 0},
+       "Succeeded",
+       {}},
+  };
+  for (const Case& c : cases) {
+    api::TfJob job = WithStatus(testing::NewTfJob(2, 0), c.finished ? "Succeeded" : "Running");
+    job.status.start_time = kNow;
+    job.spec.run_policy.backoff_limit = 0;
+    job.spec.replica_specs["Worker"]->restart_policy = c.policy;
+    job.status.replica_statuses["Worker"] = c.finished ? api::ReplicaStatus{0, 1, 0, 0, 0} : api::ReplicaStatus{};
+    std::vector<api::Pod> pods = {MakePod("test-tfjob", "worker", 1, PodPhase::kRunning)};
+    if (c.phase != PodPhase::kUnknown) {
+      pods.push_back(MakePod("test-tfjob", "worker", 0, c.phase));
+      pods.back().disruption_reason = c.pod_disruption;
+      if (c.phase == PodPhase::kFailed) testing::WithExitCode(pods.back(), 137);
+      if (c.terminating) pods.back().meta.deletion_timestamp = kNow;
+    }
+    if (c.finished) pods.erase(pods.begin());
+    ObservedState o{
+        job,          pods, {MakeService("test-tfjob", "worker", 0), MakeService("test-tfjob", "worker", 1)},
+        std::nullopt, kNow, {}};
+    if (c.note_reason)
+      o.disruptions.push_back(
+          {"test-tfjob-worker-0", "test-tfjob-worker-0-uid", "worker", 0, c.note_reason, "evicting"});
+    Plan plan = Reconcile(o, {});
+    EXPECT_EQ(Names(plan.delete_pods), c.deleted) << c.id;
+    EXPECT_EQ(Names(plan.create_pods), c.created) << c.id;
+    const api::JobStatus& st = plan.status ? *plan.status : job.status;
+    EXPECT_EQ(st.replica_statuses.at("Worker").disruptions, c.worker.disruptions) << c.id;
+    EXPECT_EQ(st.replica_statuses.at("Worker").restarts, 0) << c.id;  // D21: never a restart
+    EXPECT_EQ(st.conditions.back().type, c.last_condition) << c.id;
+    std::vector<std::string> reasons;
+    for (const auto& e : plan.events)
+      if (e.type == "Warning") reasons.push_back(e.type + " " + e.reason);
+    EXPECT_EQ(reasons, c.reasons) << c.id;
+    EXPECT_EQ(plan.disruptions.size(), c.reasons.size()) << c.id;
+    EXPECT_EQ(plan.counters.restarted, 0) << c.id;
+    if (!c.reasons.empty() && !plan.disruptions.empty() && !plan.events.empty()) {
+      EXPECT_EQ(plan.disruptions[0].replica_type, "worker") << c.id;
+      EXPECT_THAT(plan.events.back().message,
+                  ::testing::StartsWith("Pod default/test-tfjob-worker-0 was disrupted (" + c.reasons[0].substr(8)))
+          << c.id;
+      EXPECT_THAT(plan.events.back().message,
+                  ::testing::EndsWith("); it is recreated and not counted against backoffLimit"))
+          << c.id;
+    }
+    // The count survives later passes (it is in the status), and a pass without a new
+    // disruption adds nothing.
+    if (plan.status && !c.finished) {
+      api::TfJob next = job;
+      next.status = *plan.status;
+      ObservedState later{
+          next, {MakePod("test-tfjob", "worker", 1, PodPhase::kRunning)}, o.services, std::nullopt, kNow, {}};
+      Plan again = Reconcile(later, {});
+      const api::JobStatus& st2 = again.status ? *again.status : next.status;
+      EXPECT_EQ(st2.replica_statuses.at("Worker").disruptions, c.worker.disruptions) << c.id;
+      EXPECT_THAT(again.disruptions, IsEmpty()) << c.id;
+    }
+  }
+}
+
+// D21: a noted deletion of an index the spec no longer has is a scale-down, not a disruption.
+TEST(Reconcile, ScaledDownPodIsNotADisruption) {
+  api::TfJob job = WithStatus(testing::NewTfJob(2, 0), "Running");
+  ObservedState o{job, {}, {}, std::nullopt, kNow, {}};
+  o.disruptions.push_back({"test-tfjob-worker-3", "u3", "worker", 3, "DeletedExternally", ""});
+  Plan plan = Reconcile(o, {});
+  EXPECT_THAT(plan.disruptions, IsEmpty());
+  EXPECT_EQ(plan.status->replica_statuses["Worker"].disruptions, 0);
+}
+
+// D21 with D28: a job that ends keeps its disruption count in the terminal status.
+TEST(Reconcile, TerminalStatusKeepsTheDisruptions) {
+  api::TfJob job = WithStatus(testing::NewTfJob(1, 0), "Running");
+  job.status.replica_statuses["Worker"] = {1, 0, 0, 0, 3};
+  std::vector<api::Pod> pods = {MakePod("test-tfjob", "worker", 0, PodPhase::kSucceeded)};
+  testing::WithExitCode(pods[0], 0);
+  Plan plan = Decide(job, pods);
+  ASSERT_TRUE(plan.status);
+  EXPECT_EQ(plan.status->conditions.back().type, "Succeeded");
+  EXPECT_EQ(plan.status->replica_statuses["Worker"], (api::ReplicaStatus{0, 1, 0, 0, 3}));
+}
+
+// D29 (issue 14 item 8): with a CRD whose status schema prunes restarts, the counts are kept in
+// an annotation, read back as the larger of both, and backoffLimit holds.
+TEST(Reconcile, CountersAnnotationKeepsTheBackoffCount) {
+  api::TfJob job = WithStatus(testing::NewTfJob(1, 0), "Running");
+  job.status.start_time = kNow;
+  job.spec.run_policy.backoff_limit = 2;
+  job.spec.replica_specs["Worker"]->restart_policy = "ExitCode";
+  std::vector<api::Pod> failed = {MakePod("test-tfjob", "worker", 0, PodPhase::kFailed)};
+  testing::WithExitCode(failed[0], 137);
+  std::vector<api::Service> svcs = {MakeService("test-tfjob", "worker", 0)};
+  ReconcileOptions pruning;
+  pruning.counters_in_annotation = true;
+  auto decide = [&](const api::TfJob& j, const std::vector<api::Pod>& pods, const ReconcileOptions& o) {
+    return Reconcile(ObservedState{j, pods, svcs, std::nullopt, kNow, {}}, o);
+  };
+  // First restart: the annotation is planned (the glue writes it before deleting the pod).
+  Plan first = decide(job, failed, pruning);
+  EXPECT_THAT(Names(first.delete_pods), ElementsAre("test-tfjob-worker-0"));
+  ASSERT_TRUE(first.counters_annotation);
+  EXPECT_EQ(*first.counters_annotation, R"({"Worker":{"restarts":1}})");
+  EXPECT_FALSE(decide(job, failed, {}).counters_annotation);  // our CRD: the status keeps it
+  // The status lost restarts to the schema; the annotation says 2: the next failure is over the limit.
+  api::TfJob pruned = job;
+  pruned.metadata.annotations[std::string(kCountersAnnotation)] = R"({"Worker":{"restarts":2}})";
+  Plan over = decide(pruned, failed, pruning);
+  ASSERT_TRUE(over.status);
+  EXPECT_EQ(over.status->conditions.back().message,
+            "Job test-tfjob has failed because it has reached the specified backoff limit");
+  EXPECT_EQ(over.status->replica_statuses["Worker"], (api::ReplicaStatus{0, 0, 1, 2, 0}));
+  EXPECT_FALSE(over.counters_annotation);  // unchanged
+  // Steady state: the status without restarts is not rewritten on every pass.
+  std::vector<api::Pod> running = {MakePod("test-tfjob", "worker", 0, PodPhase::kRunning)};
+  api::TfJob steady = pruned;
+  steady.status.replica_statuses["Worker"] = {1, 0, 0, 0, 0};
+  SetCondition(steady.status, "Running", "True", "TFJobRunning", RunningMessage(steady), kNow);
+  Plan quiet = decide(steady, running, pruning);
+  EXPECT_FALSE(quiet.status);
+  EXPECT_FALSE(quiet.counters_annotation);
+  // Garbage in the annotation is ignored.
+  api::TfJob garbage = job;
+  garbage.metadata.annotations[std::string(kCountersAnnotation)] = "{not json";
+  EXPECT_EQ(decide(garbage, failed, pruning).status->replica_statuses["Worker"].restarts, 1);
 }
 
 // TT1/DU4/DU5: TTL after completion deletes the job, or requeues until then.
