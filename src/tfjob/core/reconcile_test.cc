@@ -419,6 +419,8 @@ TEST(Reconcile, UnknownCleanPodPolicyCleansUpLikeAll) {
   AddPods(pods, "worker", 0, 1, PodPhase::kSucceeded);
   AddPods(pods, "worker", 1, 1, PodPhase::kRunning);
   EXPECT_EQ(Decide(job, pods).delete_pods.size(), 2u);
+}
+
 // Issue 14 item 7 (D28): the terminal status write counts the pods as they are, whatever path
 // ends the job (backoff, deadline, ExitCode, status computation), and a later pass of the
 // finished job changes nothing. Pods the terminal pass deletes (cleanPodPolicy) are counted as
