@@ -2,8 +2,8 @@
 
 #include "api/json_fields.h"
 
-#include <cstdint>
 #include <charconv>
+#include <cstdint>
 #include <future>
 
 #include "api/pod_json.h"
