@@ -12,7 +12,7 @@ import uuid
 
 import pytest
 
-from conftest import wait_for
+from conftest import api_time, wait_for
 from kueue import NAMESPACE_LABEL, PODS_READY_TIMEOUT_S, Kueue
 from test_operator import conditions, ends, job_status, operator, pods, tfjob  # noqa: F401
 
@@ -173,14 +173,22 @@ def test_kueue_suspends_admits_in_quota_order_and_releases(kube, queue):
     assert_placed_by_kueue(kube, ns, "first")
     wait_for(lambda: ("Running", "True") in conditions(kube, ns, "first"), what="first Running")
     wait_for(lambda: wl_true(kube, ns, "first", "PodsReady"), what="Kueue reads PodsReady from Running")
-    # Over quota: the other two wait, suspended, with nothing created.
-    for name in ("second", "third"):
-        assert suspended(kube, ns, name) and pods(kube, ns, name) == {} and services(kube, ns, name) == []
-        # Created suspended: the operator made nothing and says so, and the job never started.
-        assert conditions(kube, ns, name) == [("Created", "True"), ("Suspended", "True")]
-        assert "startTime" not in job_status(kube, ns, name)
-        assert not wl_true(kube, ns, name, "QuotaReserved")
-    assert cq_usage(kube, ns) == (1, 1, "1500m")
+    # Over quota: the other two wait, suspended, with nothing created. On a busy machine first may
+    # already have finished (and second been admitted) by the time we look: the snapshot counts
+    # only if first's Workload was still unfinished after it was taken. The order itself is
+    # checked below by the API's own timestamps, whatever the machine's speed.
+    snapshot = {name: (suspended(kube, ns, name), pods(kube, ns, name), services(kube, ns, name),
+                       conditions(kube, ns, name), job_status(kube, ns, name),
+                       wl_true(kube, ns, name, "QuotaReserved")) for name in ("second", "third")}
+    usage = cq_usage(kube, ns)
+    if not wl_true(kube, ns, "first", "Finished"):
+        for name, (is_suspended, its_pods, its_services, its_conditions, st, reserved) in snapshot.items():
+            assert is_suspended and its_pods == {} and its_services == [], name
+            # Created suspended: the operator made nothing and says so, and the job never started.
+            assert its_conditions == [("Created", "True"), ("Suspended", "True")], name
+            assert "startTime" not in st, name
+            assert not reserved, name
+        assert usage == (1, 1, "1500m")
 
     # first finishes and releases its quota to second (the head of the queue), not third.
     wait_for(lambda: ("Succeeded", "True") in conditions(kube, ns, "first"), timeout=60, what="first Succeeded")
@@ -196,6 +204,13 @@ def test_kueue_suspends_admits_in_quota_order_and_releases(kube, queue):
         assert conditions(kube, ns, name)[-1] == ("Succeeded", "True")
         assert st["replicaStatuses"]["Worker"]["succeeded"] == 2 and "completionTime" in st
         assert wl_true(kube, ns, name, "Finished", "Succeeded")
+    # One at a time, in order, by the API's clocks: each job got its quota, and its pods and
+    # services were created, no earlier than the job before it finished (whole seconds).
+    for before, after in (("first", "second"), ("second", "third")):
+        finished = api_time(wl_condition(kube, ns, before, "Finished")["lastTransitionTime"])
+        assert api_time(wl_condition(kube, ns, after, "QuotaReserved")["lastTransitionTime"]) >= finished, after
+        for obj in list(pods(kube, ns, after).values()):
+            assert api_time(obj["metadata"]["creationTimestamp"]) >= finished, obj["metadata"]["name"]
 
 
 def test_kueue_reads_failed(kube, queue):
