@@ -55,6 +55,12 @@ bool Terminating(const json& object) {
 
 }  // namespace
 
+QueueAction QueueActionFor(const StatusOr<ReconcileResult>& outcome) {
+  if (!outcome.ok()) return QueueAction::kAddRateLimited;
+  if (outcome->requeue_after) return QueueAction::kForgetAndAddAfter;  // 0: due now (as before)
+  return QueueAction::kForget;
+}
+
 TfJobController::TfJobController(kube::RestClient& client, Clock& clock, controller::Registry& registry,
                                  controller::EventRecorder& events, const OperatorOptions& options, Logger log)
     : client_(client),
@@ -210,16 +216,25 @@ void TfJobController::Worker(std::stop_token stop) {
   ++live_workers_;
   while (auto key = queue_.Get(stop)) {
     auto start = clock_.SteadyNow();
-    Status s = ReconcileKey(*key);
+    StatusOr<ReconcileResult> outcome = ReconcileKey(*key);
     reconcile_time_->Observe(std::chrono::duration<double>(clock_.SteadyNow() - start).count());
-    if (s.ok()) {
-      queue_.Forget(*key);
-      reconcile_total_->With({"tfjob-controller", "success"}).Inc();
-    } else {
-      reconcile_errors_->Inc();
-      reconcile_total_->With({"tfjob-controller", "error"}).Inc();
-      log_.Warning("reconcile failed; retrying with backoff", {{"tfjob", *key}, {"error", s.message()}});
-      queue_.AddRateLimited(*key);
+    switch (QueueActionFor(outcome)) {
+      case QueueAction::kAddRateLimited:
+        reconcile_errors_->Inc();
+        reconcile_total_->With({"tfjob-controller", "error"}).Inc();
+        log_.Warning("reconcile failed; retrying with backoff",
+                     {{"tfjob", *key}, {"error", outcome.status().message()}});
+        queue_.AddRateLimited(*key);
+        break;
+      case QueueAction::kForgetAndAddAfter:
+        reconcile_total_->With({"tfjob-controller", "success"}).Inc();
+        queue_.Forget(*key);
+        queue_.AddAfter(*key, *outcome->requeue_after);
+        break;
+      case QueueAction::kForget:
+        reconcile_total_->With({"tfjob-controller", "success"}).Inc();
+        queue_.Forget(*key);
+        break;
     }
     queue_.Done(*key);
   }
@@ -230,14 +245,14 @@ controller::ObjectReference TfJobController::Ref(const api::TfJob& job) const {
   return {std::string(api::kApiVersion), std::string(api::kKind), job.metadata.ns, job.metadata.name, job.metadata.uid};
 }
 
-Status TfJobController::ReconcileKey(const std::string& key) {
+StatusOr<ReconcileResult> TfJobController::ReconcileKey(const std::string& key) {
   auto job = jobs_->store().Get(key);
   if (!job) {
     expectations_.Delete(key);
-    return OkStatus();  // deleted: its children go with it (owner references)
+    return ReconcileResult{};  // deleted: its children go with it (owner references)
   }
   // Wait for the cache to show every create and delete we issued (D1).
-  if (!expectations_.Satisfied(key)) return OkStatus();
+  if (!expectations_.Satisfied(key)) return ReconcileResult{};
   Logger log = log_.With({{"tfjob", key}, {"reconcile_id", std::to_string(++reconcile_ids_)}});
   core::ObservedState observed{*job, {}, {}, std::nullopt, clock_.Now()};
   for (const auto& p : pods_->store().ByIndex("job", key)) observed.pods.push_back(*p);
@@ -261,11 +276,11 @@ Status TfJobController::ReconcileKey(const std::string& key) {
   }
   if (workloads_) observed.workload_exists = workloads_->store().Get(key) != nullptr;
   core::Plan plan = core::Reconcile(observed, reconcile_options_);
-  if (plan.skip) return OkStatus();
+  if (plan.skip) return ReconcileResult{};
   Status applied = Apply(*job, plan, log);
   if (applied.ok()) ObserveLatencies(*job, observed.pods, plan.create_pods.size());
-  if (plan.requeue_after) queue_.AddAfter(key, *plan.requeue_after);
-  return applied;
+  if (!applied.ok()) return applied;  // the Worker backs off; the requeue_after waits for a success
+  return ReconcileResult{plan.requeue_after};
 }
 
 void TfJobController::ObserveLatencies(const api::TfJob& job, const std::vector<api::Pod>& pods, size_t created_now) {

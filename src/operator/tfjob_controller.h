@@ -7,8 +7,10 @@
 // controller-runtime's Reconciler + Controller, for one kind.
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <stop_token>
 #include <string>
@@ -30,6 +32,18 @@
 
 namespace tfjob::operator_ {
 
+// What one reconcile asks of the queue when it succeeded (controller-runtime's reconcile.Result).
+struct ReconcileResult {
+  std::optional<std::chrono::nanoseconds> requeue_after;  // look again then (deadline, TTL)
+};
+
+// The ONE queue operation for a reconcile's outcome (controller-runtime's reconcileHandler):
+// an error -> AddRateLimited (per-key backoff; a requeue_after is not honoured); a requeue_after
+// -> Forget the backoff, then AddAfter (0 = due now: the core clamps a past due time to 0);
+// else Forget. Pure.
+enum class QueueAction { kAddRateLimited, kForgetAndAddAfter, kForget };
+QueueAction QueueActionFor(const StatusOr<ReconcileResult>& outcome);
+
 class TfJobController {
  public:
   TfJobController(kube::RestClient& client, Clock& clock, controller::Registry& registry,
@@ -45,10 +59,12 @@ class TfJobController {
   void Stop();
   bool WorkersAlive() const;
 
-  // One reconcile of `key` ("ns/name"); exposed for tests.
-  Status ReconcileKey(const std::string& key);
+  // One reconcile of `key` ("ns/name"); exposed for tests. It never touches the queue: Worker
+  // maps the outcome to one queue operation (QueueActionFor).
+  StatusOr<ReconcileResult> ReconcileKey(const std::string& key);
 
  private:
+  friend class TfJobControllerTestPeer;
   void Enqueue(const std::string& key) { queue_.Add(key); }
   void OnChildEvent(const api::ChildMeta& meta, int created, int deleted);
   void Worker(std::stop_token stop);
