@@ -194,16 +194,25 @@ bool TfJobController::HasSynced() const {
 }
 
 void TfJobController::StartWorkers() {
+  std::lock_guard lock(workers_mu_);
+  if (stopped_) return;  // the lease came after the stop: nothing to start
   for (int i = 0; i < options_.workers; ++i) workers_.emplace_back([this](std::stop_token stop) { Worker(stop); });
 }
 
 bool TfJobController::WorkersAlive() const {
+  std::lock_guard lock(workers_mu_);
   return live_workers_.load() == static_cast<int>(workers_.size());
 }
 
 void TfJobController::Stop() {
+  std::vector<std::jthread> workers;
+  {
+    std::lock_guard lock(workers_mu_);
+    stopped_ = true;
+    workers.swap(workers_);
+  }
   queue_.ShutDown();
-  workers_.clear();  // joins: in-flight reconciles finish
+  workers.clear();  // joins (outside the lock): in-flight reconciles finish
   jobs_->Stop();
   pods_->Stop();
   services_->Stop();

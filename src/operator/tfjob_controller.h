@@ -53,9 +53,10 @@ class TfJobController {
   // Starts the informers (before leadership: the cache is warm when workers start).
   void StartInformers();
   bool HasSynced() const;
-  // Starts the reconcile workers. REQUIRES: HasSynced().
+  // Starts the reconcile workers. REQUIRES: HasSynced(). Thread-safe against Stop() (the elector's
+  // thread calls it): once Stop() has begun, it starts nothing.
   void StartWorkers();
-  // Stops taking work, lets in-flight reconciles finish, stops informers.
+  // Stops taking work, lets in-flight reconciles finish, stops informers. Idempotent.
   void Stop();
   bool WorkersAlive() const;
 
@@ -89,7 +90,9 @@ class TfJobController {
   // integer each), for the replica order of a computed minResources (docs/semantics.md 2.8).
   std::unique_ptr<controller::Informer<int32_t>> priority_classes_;
   std::unique_ptr<controller::Informer<nlohmann::json>> workloads_;  // --gang-scheduler-name kubernetes
+  mutable std::mutex workers_mu_;  // guards workers_ and stopped_ (StartWorkers vs Stop/WorkersAlive)
   std::vector<std::jthread> workers_;
+  bool stopped_ = false;
   std::atomic<int> live_workers_{0};
   std::atomic<uint64_t> reconcile_ids_{0};
 

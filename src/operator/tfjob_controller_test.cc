@@ -19,6 +19,10 @@ class TfJobControllerTestPeer {
     store.Upsert(job.metadata.ns + "/" + job.metadata.name, std::make_shared<const api::TfJob>(job));
   }
   static controller::WorkQueue& Queue(TfJobController& c) { return c.queue_; }
+  static size_t Workers(TfJobController& c) {
+    std::lock_guard lock(c.workers_mu_);
+    return c.workers_.size();
+  }
 };
 
 namespace {
@@ -109,6 +113,28 @@ TEST(TfJobController, SuccessfulReconcileReturnsItsRequeue) {
   ASSERT_TRUE(result->requeue_after);
   EXPECT_EQ(*result->requeue_after, std::chrono::seconds(100));
   EXPECT_EQ(TfJobControllerTestPeer::Queue(*f.controller).DelayedLenForTesting(), 0u);
+}
+
+// Issue 12 item 1: the elector's thread may call StartWorkers while the main thread runs Stop.
+// Before, StartWorkers pushed into workers_ while Stop cleared it (a data race, TSan), and workers
+// started after the stop were left behind. Now a StartWorkers after Stop starts nothing.
+TEST(TfJobController, StartWorkersAfterStopStartsNothing) {
+  Fixture f;
+  f.controller->Stop();
+  f.controller->StartWorkers();
+  EXPECT_EQ(TfJobControllerTestPeer::Workers(*f.controller), 0u);
+  EXPECT_TRUE(f.controller->WorkersAlive());
+}
+
+TEST(TfJobController, StartWorkersRacesStop) {
+  for (int i = 0; i < 20; ++i) {
+    Fixture f;
+    std::jthread elector([&] { f.controller->StartWorkers(); });
+    std::jthread prober([&] { (void)f.controller->WorkersAlive(); });
+    f.controller->Stop();
+    elector.join();
+    EXPECT_EQ(TfJobControllerTestPeer::Workers(*f.controller), 0u) << "workers started after Stop";
+  }
 }
 
 }  // namespace
