@@ -119,7 +119,7 @@ TfJobController::TfJobController(kube::RestClient& client, Clock& clock, control
                       },
                       [this](const auto& j) {
                         expectations_.Delete(j->metadata.ns + "/" + j->metadata.name);
-                        std::lock_guard lock(latency_mu_);
+                        MutexLock lock(latency_mu_);
                         created_observed_.erase(j->metadata.uid);
                         running_observed_.erase(j->metadata.uid);
                       }});
@@ -194,20 +194,20 @@ bool TfJobController::HasSynced() const {
 }
 
 void TfJobController::StartWorkers() {
-  std::lock_guard lock(workers_mu_);
+  MutexLock lock(workers_mu_);
   if (stopped_) return;  // the lease came after the stop: nothing to start
   for (int i = 0; i < options_.workers; ++i) workers_.emplace_back([this](std::stop_token stop) { Worker(stop); });
 }
 
 bool TfJobController::WorkersAlive() const {
-  std::lock_guard lock(workers_mu_);
+  MutexLock lock(workers_mu_);
   return live_workers_.load() == static_cast<int>(workers_.size());
 }
 
 void TfJobController::Stop() {
   std::vector<std::jthread> workers;
   {
-    std::lock_guard lock(workers_mu_);
+    MutexLock lock(workers_mu_);
     stopped_ = true;
     workers.swap(workers_);
   }
@@ -304,7 +304,7 @@ void TfJobController::ObserveLatencies(const api::TfJob& job, const std::vector<
     if (p.phase == api::PodPhase::kRunning) ++running;
   }
   double age = std::chrono::duration<double>(clock_.Now() - *job.metadata.creation_timestamp).count();
-  std::lock_guard lock(latency_mu_);
+  MutexLock lock(latency_mu_);
   if (total > 0 && existing + static_cast<int64_t>(created_now) >= total &&
       created_observed_.insert(job.metadata.uid).second)
     pods_created_latency_->Observe(age);

@@ -21,6 +21,7 @@
 #include "api/tfjob.h"
 #include "common/clock.h"
 #include "common/logging.h"
+#include "common/thread_annotations.h"
 #include "controller/event_recorder.h"
 #include "controller/expectations.h"
 #include "controller/informer.h"
@@ -90,9 +91,9 @@ class TfJobController {
   // integer each), for the replica order of a computed minResources (docs/semantics.md 2.8).
   std::unique_ptr<controller::Informer<int32_t>> priority_classes_;
   std::unique_ptr<controller::Informer<nlohmann::json>> workloads_;  // --gang-scheduler-name kubernetes
-  mutable std::mutex workers_mu_;  // guards workers_ and stopped_ (StartWorkers vs Stop/WorkersAlive)
-  std::vector<std::jthread> workers_;
-  bool stopped_ = false;
+  mutable Mutex workers_mu_;  // StartWorkers (the elector's thread) vs Stop and WorkersAlive
+  std::vector<std::jthread> workers_ TFJOB_GUARDED_BY(workers_mu_);
+  bool stopped_ TFJOB_GUARDED_BY(workers_mu_) = false;
   std::atomic<int> live_workers_{0};
   std::atomic<uint64_t> reconcile_ids_{0};
 
@@ -110,9 +111,9 @@ class TfJobController {
   void ObserveLatencies(const api::TfJob& job, const std::vector<api::Pod>& pods, size_t created_now);
   controller::Histogram* pods_created_latency_;
   controller::Histogram* pods_running_latency_;
-  std::mutex latency_mu_;  // guards the two sets
-  std::set<std::string> created_observed_;
-  std::set<std::string> running_observed_;
+  Mutex latency_mu_;
+  std::set<std::string> created_observed_ TFJOB_GUARDED_BY(latency_mu_);
+  std::set<std::string> running_observed_ TFJOB_GUARDED_BY(latency_mu_);
 };
 
 }  // namespace tfjob::operator_

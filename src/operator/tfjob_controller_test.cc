@@ -20,7 +20,7 @@ class TfJobControllerTestPeer {
   }
   static controller::WorkQueue& Queue(TfJobController& c) { return c.queue_; }
   static size_t Workers(TfJobController& c) {
-    std::lock_guard lock(c.workers_mu_);
+    MutexLock lock(c.workers_mu_);
     return c.workers_.size();
   }
 };
