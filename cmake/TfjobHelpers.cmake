@@ -14,6 +14,10 @@ function(_tfjob_common_options target)
   target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow -Wconversion
                                            -Wno-sign-conversion
                                            -Wno-missing-field-initializers)
+  # Clang's thread-safety analysis of the annotations in src/common/thread_annotations.h.
+  if(CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+    target_compile_options(${target} PRIVATE -Wthread-safety)
+  endif()
   if(TFJOB_WERROR)
     target_compile_options(${target} PRIVATE -Werror)
   endif()

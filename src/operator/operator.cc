@@ -6,19 +6,14 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <mutex>
-#include <random>
 
 #include "controller/client_metrics.h"
 #include "controller/event_recorder.h"
-#include "controller/health_server.h"
-#include "controller/kube_lease_lock.h"
-#include "controller/leader_elector.h"
-#include "controller/webhook_server.h"
 #include "kube/curl_transport.h"
 #include "kube/kube_config.h"
-#include "operator/admission.h"
-#include "operator/resources.h"
 #include "operator/crd_check.h"
+#include "operator/manager.h"
+#include "operator/resources.h"
 #include "operator/tfjob_controller.h"
 #include "tfjob/core/render.h"
 
@@ -29,8 +24,6 @@ namespace {
 // Deployment's terminationGracePeriodSeconds (15 s in config/manager). Normally it is much
 // shorter: in-flight requests are aborted at once and the lease release has 2 x 2.5 s at most.
 constexpr std::chrono::seconds kShutdownLimit{12};
-// How long queued events may take to be written at shutdown.
-constexpr std::chrono::seconds kEventFlushLimit{2};
 
 // Ends the process kShutdownLimit after `begin` fires unless the thread is stopped first (by
 // RunOperator returning): a hung call cannot keep the pod past its grace period.
@@ -48,13 +41,6 @@ std::jthread ShutdownWatchdog(std::stop_token begin, Logger log) {
     log.Error("shutdown did not finish in time; exiting now", {{"limit", FormatDuration(kShutdownLimit)}});
     std::_Exit(1);
   });
-}
-
-std::string Identity() {
-  char host[256] = {0};
-  gethostname(host, sizeof host - 1);
-  std::mt19937 rng{std::random_device{}()};
-  return std::string(host) + "_" + std::to_string(rng() % 100000);
 }
 
 }  // namespace
@@ -167,110 +153,19 @@ int RunOperator(const OperatorOptions& options, const std::map<std::string, std:
   event_client.set_logger(log.With({{"client", "events"}}));
   controller::EventRecorder events(event_client, clock, log, &registry);
   TfJobController controller(client, clock, registry, events, run_options, log);
-  const bool leader_elect = options.leader_elect.value_or(config->source == "in-cluster");
-  std::unique_ptr<kube::RestClient> lease_client;
-  std::unique_ptr<controller::KubeLeaseLock> lease;
-  std::unique_ptr<controller::LeaderElector> elector;
-  std::atomic<bool> lost{false};
-  std::mutex mu;
-  std::condition_variable_any cv;
 
-  // Probes and metrics first, so a slow cache sync is visible as not-ready rather than dead.
-  controller::HttpEndpoint metrics, health;
-  if (options.metrics_bind_address != "0") {
-    metrics.ServeMetrics(&registry);
-    if (Status s = metrics.Start(options.metrics_bind_address); !s.ok()) {
-      log.Error("cannot serve metrics", {{"address", options.metrics_bind_address}, {"error", s.message()}});
-      return 2;
-    }
-    log.Info("serving metrics", {{"address", options.metrics_bind_address}, {"port", std::to_string(metrics.port())}});
-  }
-  health.AddLivenessCheck("ping", [] { return OkStatus(); });
-  health.AddReadinessCheck("informers",
-                           [&] { return controller.HasSynced() ? OkStatus() : UnavailableError("caches not synced"); });
-  if (leader_elect)
-    health.AddReadinessCheck(
-        "leader-election", [&] { return elector && !lost ? OkStatus() : UnavailableError("leader election stopped"); });
-  if (options.health_probe_bind_address != "0") {
-    if (Status s = health.Start(options.health_probe_bind_address); !s.ok()) {
-      log.Error("cannot serve health probes", {{"address", options.health_probe_bind_address}, {"error", s.message()}});
-      return 2;
-    }
-    log.Info("serving health probes",
-             {{"address", options.health_probe_bind_address}, {"port", std::to_string(health.port())}});
-  }
-
-  // The webhook is stateless: it serves before the caches sync, and on every replica (leader or not).
-  controller::WebhookServer webhook(options.webhook_cert_dir, log, &registry);
-  if (options.webhook_port > 0) {
-    webhook.Handle(kValidatePath, ServeTfJobReview);
-    std::string address = options.webhook_host + ":" + std::to_string(options.webhook_port);
-    if (Status s = webhook.Start(address); !s.ok()) {
-      log.Error("cannot serve the webhook", {{"address", address}, {"error", s.message()}});
-      return 2;
-    }
-    log.Info("serving webhook",
-             {{"address", address}, {"path", kValidatePath}, {"port", std::to_string(webhook.port())}});
-  }
-
-  // Start-up order: informers, cache sync, leadership, workers. Shutdown runs in reverse.
-  controller.StartInformers();
-  {
-    std::unique_lock lock(mu);
-    while (!stop.stop_requested() && !controller.HasSynced())
-      cv.wait_for(lock, stop, std::chrono::milliseconds(50), [] { return false; });
-  }
-  if (stop.stop_requested()) {
-    controller.Stop();
-    events.Stop();
-    return 0;
-  }
-  log.Info("caches synced", {});
-  health.AddLivenessCheck(
-      "workers", [&] { return controller.WorkersAlive() ? OkStatus() : UnavailableError("a worker thread died"); });
-  std::jthread election;
-  if (leader_elect) {
-    std::string lease_ns = !options.leader_election_namespace.empty() ? options.leader_election_namespace
-                           : !config->ns.empty()                      ? config->ns
-                                                                      : "default";
-    controller::LeaderElectionConfig lc;
-    // Not aborted at shutdown, so that the lease can still be released; its requests are short
-    // and never retried by the client (KubeLeaseLock::ClientOptions), which bounds the release.
-    lease_client = std::make_unique<kube::RestClient>(
-        transport, clock, controller::KubeLeaseLock::ClientOptions(lc.renew_deadline, client_options));
-    lease_client->set_observer(controller::RestClientMetrics(registry));
-    lease_client->set_logger(log.With({{"client", "leader-election"}}));
-    lease = std::make_unique<controller::KubeLeaseLock>(*lease_client, lease_ns, options.leader_election_id);
-    lc.identity = Identity();
-    lc.on_started_leading = [&] { controller.StartWorkers(); };
-    lc.on_stopped_leading = [&] {
-      lost = true;
-      cv.notify_all();
-    };
-    elector = std::make_unique<controller::LeaderElector>(*lease, clock, lc, log, &registry);
-    election = std::jthread([&](std::stop_token s) { elector->Run(s); });
-  } else {
-    controller.StartWorkers();
-  }
-  {
-    std::unique_lock lock(mu);
-    cv.wait(lock, stop, [&] { return lost.load(); });
-  }
-  log.Info(lost ? "leader election lost; exiting" : "stopping", {});
-  abort.request_stop();  // in-flight requests end at once, so the reconciles below finish fast
-  controller.Stop();     // stop taking work; in-flight reconciles finish
-  if (election.joinable()) {
-    election.request_stop();  // releases the lease
-    election.join();
-  }
-  if (!events.Flush(kEventFlushLimit)) log.Warning("events still queued at shutdown are dropped", {});
-  abort_events.request_stop();
-  events.Stop();
-  webhook.Stop();
-  health.Stop();
-  metrics.Stop();
-  log.Info("stopped", {});
-  return lost ? 1 : 0;
+  // The rest (servers, informers, leadership, workers, and the shutdown in reverse) is the
+  // Manager's: operator/manager.h documents the order.
+  ManagerConfig manager_config;
+  manager_config.leader_elect = options.leader_elect.value_or(config->source == "in-cluster");
+  manager_config.lease_namespace = !options.leader_election_namespace.empty() ? options.leader_election_namespace
+                                   : !config->ns.empty()                      ? config->ns
+                                                                              : "default";
+  manager_config.client_options = client_options;
+  manager_config.abort = abort;
+  manager_config.abort_events = abort_events;
+  Manager manager(options, std::move(manager_config), transport, clock, registry, controller, events, log);
+  return manager.Run(stop);
 }
 
 }  // namespace tfjob::operator_

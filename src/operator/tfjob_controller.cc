@@ -65,6 +65,12 @@ bool Terminating(const json& object) {
 
 }  // namespace
 
+QueueAction QueueActionFor(const StatusOr<ReconcileResult>& outcome) {
+  if (!outcome.ok()) return QueueAction::kAddRateLimited;
+  if (outcome->requeue_after) return QueueAction::kForgetAndAddAfter;  // 0: due now (as before)
+  return QueueAction::kForget;
+}
+
 TfJobController::TfJobController(kube::RestClient& client, Clock& clock, controller::Registry& registry,
                                  controller::EventRecorder& events, const OperatorOptions& options, Logger log)
     : client_(client),
@@ -136,7 +142,7 @@ TfJobController::TfJobController(kube::RestClient& client, Clock& clock, control
                           std::lock_guard lock(disruptions_mu_);
                           disruptions_.erase(j->metadata.ns + "/" + j->metadata.name);
                         }
-                        std::lock_guard lock(latency_mu_);
+                        MutexLock lock(latency_mu_);
                         created_observed_.erase(j->metadata.uid);
                         running_observed_.erase(j->metadata.uid);
                       }});
@@ -258,17 +264,26 @@ bool TfJobController::HasSynced() const {
 }
 
 void TfJobController::StartWorkers() {
+  MutexLock lock(workers_mu_);
+  if (stopped_) return;  // the lease came after the stop: nothing to start
   leading_ = true;
   for (int i = 0; i < options_.workers; ++i) workers_.emplace_back([this](std::stop_token stop) { Worker(stop); });
 }
 
 bool TfJobController::WorkersAlive() const {
+  MutexLock lock(workers_mu_);
   return live_workers_.load() == static_cast<int>(workers_.size());
 }
 
 void TfJobController::Stop() {
+  std::vector<std::jthread> workers;
+  {
+    MutexLock lock(workers_mu_);
+    stopped_ = true;
+    workers.swap(workers_);
+  }
   queue_.ShutDown();
-  workers_.clear();  // joins: in-flight reconciles finish
+  workers.clear();  // joins (outside the lock): in-flight reconciles finish
   jobs_->Stop();
   pods_->Stop();
   services_->Stop();
@@ -281,16 +296,25 @@ void TfJobController::Worker(std::stop_token stop) {
   ++live_workers_;
   while (auto key = queue_.Get(stop)) {
     auto start = clock_.SteadyNow();
-    Status s = ReconcileKey(*key);
+    StatusOr<ReconcileResult> outcome = ReconcileKey(*key);
     reconcile_time_->Observe(std::chrono::duration<double>(clock_.SteadyNow() - start).count());
-    if (s.ok()) {
-      queue_.Forget(*key);
-      reconcile_total_->With({"tfjob-controller", "success"}).Inc();
-    } else {
-      reconcile_errors_->Inc();
-      reconcile_total_->With({"tfjob-controller", "error"}).Inc();
-      log_.Warning("reconcile failed; retrying with backoff", {{"tfjob", *key}, {"error", s.message()}});
-      queue_.AddRateLimited(*key);
+    switch (QueueActionFor(outcome)) {
+      case QueueAction::kAddRateLimited:
+        reconcile_errors_->Inc();
+        reconcile_total_->With({"tfjob-controller", "error"}).Inc();
+        log_.Warning("reconcile failed; retrying with backoff",
+                     {{"tfjob", *key}, {"error", outcome.status().message()}});
+        queue_.AddRateLimited(*key);
+        break;
+      case QueueAction::kForgetAndAddAfter:
+        reconcile_total_->With({"tfjob-controller", "success"}).Inc();
+        queue_.Forget(*key);
+        queue_.AddAfter(*key, *outcome->requeue_after);
+        break;
+      case QueueAction::kForget:
+        reconcile_total_->With({"tfjob-controller", "success"}).Inc();
+        queue_.Forget(*key);
+        break;
     }
     queue_.Done(*key);
   }
@@ -322,7 +346,7 @@ void TfJobController::Wrote(const std::string& key, const json& object) {
     written_.erase(key);
 }
 
-Status TfJobController::ReconcileKey(const std::string& key) {
+StatusOr<ReconcileResult> TfJobController::ReconcileKey(const std::string& key) {
   auto job = jobs_->store().Get(key);
   if (!job) {
     expectations_.Delete(key);
@@ -332,11 +356,11 @@ Status TfJobController::ReconcileKey(const std::string& key) {
     }
     std::lock_guard lock(written_mu_);
     written_.erase(key);
-    return OkStatus();  // deleted: its children go with it (owner references)
+    return ReconcileResult{};  // deleted: its children go with it (owner references)
   }
   job = Newest(key, std::move(job));
   // Wait for the cache to show every create and delete we issued (D1).
-  if (!expectations_.Satisfied(key)) return OkStatus();
+  if (!expectations_.Satisfied(key)) return ReconcileResult{};
   Logger log = log_.With({{"tfjob", key}, {"reconcile_id", std::to_string(++reconcile_ids_)}});
   core::ObservedState observed{*job, {}, {}, std::nullopt, clock_.Now(), {}};
   {
@@ -375,7 +399,7 @@ Status TfJobController::ReconcileKey(const std::string& key) {
   };
   if (plan.skip) {
     consume_notes();  // never counted: another controller's job, or one being deleted
-    return OkStatus();
+    return ReconcileResult{};
   }
   Status applied = Apply(*job, plan, log);
   if (applied.ok()) {
@@ -383,8 +407,8 @@ Status TfJobController::ReconcileKey(const std::string& key) {
     for (const auto& d : plan.disruptions) pod_disruptions_->With({job->metadata.ns, d.replica_type, d.reason}).Inc();
     ObserveLatencies(*job, observed.pods, plan.create_pods.size());
   }
-  if (plan.requeue_after) queue_.AddAfter(key, *plan.requeue_after);
-  return applied;
+  if (!applied.ok()) return applied;  // the Worker backs off; the requeue_after waits for a success
+  return ReconcileResult{plan.requeue_after};
 }
 
 void TfJobController::ObserveLatencies(const api::TfJob& job, const std::vector<api::Pod>& pods, size_t created_now) {
@@ -399,7 +423,7 @@ void TfJobController::ObserveLatencies(const api::TfJob& job, const std::vector<
     if (p.phase == api::PodPhase::kRunning) ++running;
   }
   double age = std::chrono::duration<double>(clock_.Now() - *job.metadata.creation_timestamp).count();
-  std::lock_guard lock(latency_mu_);
+  MutexLock lock(latency_mu_);
   if (total > 0 && existing + static_cast<int64_t>(created_now) >= total &&
       created_observed_.insert(job.metadata.uid).second)
     pods_created_latency_->Observe(age);

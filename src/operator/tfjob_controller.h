@@ -7,9 +7,11 @@
 // controller-runtime's Reconciler + Controller, for one kind.
 
 #include <atomic>
+#include <chrono>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <stop_token>
 #include <string>
@@ -20,6 +22,7 @@
 #include "api/tfjob.h"
 #include "common/clock.h"
 #include "common/logging.h"
+#include "common/thread_annotations.h"
 #include "controller/event_recorder.h"
 #include "controller/expectations.h"
 #include "controller/informer.h"
@@ -31,6 +34,18 @@
 
 namespace tfjob::operator_ {
 
+// What one reconcile asks of the queue when it succeeded (controller-runtime's reconcile.Result).
+struct ReconcileResult {
+  std::optional<std::chrono::nanoseconds> requeue_after;  // look again then (deadline, TTL)
+};
+
+// The ONE queue operation for a reconcile's outcome (controller-runtime's reconcileHandler):
+// an error -> AddRateLimited (per-key backoff; a requeue_after is not honoured); a requeue_after
+// -> Forget the backoff, then AddAfter (0 = due now: the core clamps a past due time to 0);
+// else Forget. Pure.
+enum class QueueAction { kAddRateLimited, kForgetAndAddAfter, kForget };
+QueueAction QueueActionFor(const StatusOr<ReconcileResult>& outcome);
+
 class TfJobController {
  public:
   TfJobController(kube::RestClient& client, Clock& clock, controller::Registry& registry,
@@ -40,16 +55,19 @@ class TfJobController {
   // Starts the informers (before leadership: the cache is warm when workers start).
   void StartInformers();
   bool HasSynced() const;
-  // Starts the reconcile workers. REQUIRES: HasSynced().
+  // Starts the reconcile workers. REQUIRES: HasSynced(). Thread-safe against Stop() (the elector's
+  // thread calls it): once Stop() has begun, it starts nothing.
   void StartWorkers();
-  // Stops taking work, lets in-flight reconciles finish, stops informers.
+  // Stops taking work, lets in-flight reconciles finish, stops informers. Idempotent.
   void Stop();
   bool WorkersAlive() const;
 
-  // One reconcile of `key` ("ns/name"); exposed for tests.
-  Status ReconcileKey(const std::string& key);
+  // One reconcile of `key` ("ns/name"); exposed for tests. It never touches the queue: Worker
+  // maps the outcome to one queue operation (QueueActionFor).
+  StatusOr<ReconcileResult> ReconcileKey(const std::string& key);
 
  private:
+  friend class TfJobControllerTestPeer;
   void Enqueue(const std::string& key) { queue_.Add(key); }
   void OnChildEvent(const api::ChildMeta& meta, int created, int deleted);
   void Worker(std::stop_token stop);
@@ -87,7 +105,9 @@ class TfJobController {
   // integer each), for the replica order of a computed minResources (docs/semantics.md 2.8).
   std::unique_ptr<controller::Informer<int32_t>> priority_classes_;
   std::unique_ptr<controller::Informer<nlohmann::json>> workloads_;  // --gang-scheduler-name kubernetes
-  std::vector<std::jthread> workers_;
+  mutable Mutex workers_mu_;  // StartWorkers (the elector's thread) vs Stop and WorkersAlive
+  std::vector<std::jthread> workers_ TFJOB_GUARDED_BY(workers_mu_);
+  bool stopped_ TFJOB_GUARDED_BY(workers_mu_) = false;
   std::atomic<int> live_workers_{0};
   std::atomic<uint64_t> reconcile_ids_{0};
   std::mutex written_mu_;  // guards written_
@@ -112,9 +132,9 @@ class TfJobController {
   void ObserveLatencies(const api::TfJob& job, const std::vector<api::Pod>& pods, size_t created_now);
   controller::Histogram* pods_created_latency_;
   controller::Histogram* pods_running_latency_;
-  std::mutex latency_mu_;  // guards the two sets
-  std::set<std::string> created_observed_;
-  std::set<std::string> running_observed_;
+  Mutex latency_mu_;
+  std::set<std::string> created_observed_ TFJOB_GUARDED_BY(latency_mu_);
+  std::set<std::string> running_observed_ TFJOB_GUARDED_BY(latency_mu_);
 };
 
 }  // namespace tfjob::operator_
