@@ -3,6 +3,7 @@
 #include "api/field_error.h"
 
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <set>
 #include <sstream>
@@ -237,6 +238,10 @@ class YamlBuilder {
       value = std::move(text);
     else
       value = ResolvePlainImpl(text);
+    // JSON, and so the API server, has no infinity: `.inf` or `1e400` would render as null.
+    if (value.is_number_float() && !std::isfinite(value.get<double>()))
+      return InvalidArgumentError(Where(event.start_mark) + ": " + QuoteValue(text) +
+                                  " is not a finite number (JSON, which the API server reads, has no infinity)");
     return Complete(std::move(value), anchor, {1, size.bytes}, event.start_mark);
   }
 

@@ -1,5 +1,6 @@
 #include "api/manifest.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 namespace tfjob::api {
@@ -88,6 +89,26 @@ TEST(ParseManifest, AliasesOfABigStringAreBoundedByBytes) {
   auto small = ParseManifest("s: &s abc\nl: [*s, *s, *s]\n");
   ASSERT_TRUE(small.ok()) << small.status().ToString();
   EXPECT_EQ((*small)[0].object["l"], json::parse(R"(["abc", "abc", "abc"])"));
+}
+
+// Found by render_fuzzer: `.inf` in a template rendered as null in JSON and "null" in YAML, so
+// the two outputs disagreed. JSON has no infinity, so the reader refuses it, naming the line.
+TEST(ParseManifest, InfinityIsRefusedWithItsLine) {
+  struct Case {
+    const char* text;
+    const char* message;
+  };
+  for (const Case& c : {Case{"a: 1\nb: +.inf\n", "line 2, column 4: \"+.inf\" is not a finite number"},
+                        Case{"a: [-.Inf]\n", "line 1, column 5: \"-.Inf\" is not a finite number"},
+                        Case{"a: 1e400\n", "line 1, column 4: \"1e400\" is not a finite number"}}) {
+    auto docs = ParseManifest(c.text);
+    ASSERT_FALSE(docs.ok()) << c.text;
+    EXPECT_THAT(docs.status().message(), ::testing::StartsWith(c.message)) << c.text;
+  }
+  auto quoted = ParseManifest("a: '.inf'\nb: 1e300\nc: .nan\n");  // a string, a finite float, a string
+  ASSERT_TRUE(quoted.ok()) << quoted.status().ToString();
+  EXPECT_EQ((*quoted)[0].object["a"], ".inf");
+  EXPECT_EQ((*quoted)[0].object["c"], ".nan");
 }
 
 TEST(ParseManifest, InputOverTheLimitIsRefused) {
