@@ -238,9 +238,13 @@ TEST_F(TempFiles, MalformedInputsGiveExactErrors) {
           "{spec: {containers: [{name: tensorflow, image: tf}]}}\n"),
        1, "spec.tfReplicaSpecs[Worker].replicas: Invalid value: 2000000000: must be less than or equal to 10000\n"},
       {"float-replicas",
+       Tf("metadata: {name: a}\nspec:\n  tfReplicaSpecs:\n    Worker:\n      replicas: 2.5\n      template: {spec: "
+          "{containers: [{name: tensorflow, image: tf}]}}\n"),
+       1, "spec.tfReplicaSpecs[Worker].replicas: Invalid value: 2.5: must be an integer\n"},
+      {"infinite-replicas",  // no JSON for it: the reader refuses it (it rendered as null before)
        Tf("metadata: {name: a}\nspec:\n  tfReplicaSpecs:\n    Worker:\n      replicas: 1e400\n      template: {spec: "
           "{containers: [{name: tensorflow, image: tf}]}}\n"),
-       1, "spec.tfReplicaSpecs[Worker].replicas: Invalid value: null: must be an integer\n"},
+       1, "line 7, column 17: \"1e400\" is not a finite number (JSON, which the API server reads, has no infinity)\n"},
       {"string-replicas",
        Tf("metadata: {name: a}\nspec:\n  tfReplicaSpecs:\n    Worker:\n      replicas: two\n      template: {spec: "
           "{containers: [{name: tensorflow, image: tf}]}}\n"),

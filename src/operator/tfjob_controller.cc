@@ -538,24 +538,18 @@ Status TfJobController::Apply(const api::TfJob& job, const core::Plan& plan, con
                            json{{"spec", (*plan.update_pod_group)["spec"]}});
     keep_first(r.status());
   }
-  if (plan.delete_pod_group) {
-    Status s = client_.Delete(pg_gvr, ns, job.metadata.name);
+  // The job's PodGroup or Workload (named as the job): gone already counts as deleted.
+  auto delete_named_as_job = [&](const kube::GroupVersionResource& gvr, const std::string& kind) {
+    Status s = client_.Delete(gvr, ns, job.metadata.name);
     if (s.ok() || IsNotFound(s)) {
-      events_.Record(Ref(job), "Normal", "SuccessfulDeletePodGroup", "Deleted PodGroup: " + job.metadata.name);
+      events_.Record(Ref(job), "Normal", "SuccessfulDelete" + kind, "Deleted " + kind + ": " + job.metadata.name);
     } else {
-      events_.Record(Ref(job), "Warning", "FailedDeletePodGroup", "Error deleting: " + s.message());
+      events_.Record(Ref(job), "Warning", "FailedDelete" + kind, "Error deleting: " + s.message());
       keep_first(s);
     }
-  }
-  if (plan.delete_workload) {
-    Status s = client_.Delete(kNativeWorkloads, ns, job.metadata.name);
-    if (s.ok() || IsNotFound(s)) {
-      events_.Record(Ref(job), "Normal", "SuccessfulDeleteWorkload", "Deleted Workload: " + job.metadata.name);
-    } else {
-      events_.Record(Ref(job), "Warning", "FailedDeleteWorkload", "Error deleting: " + s.message());
-      keep_first(s);
-    }
-  }
+  };
+  if (plan.delete_pod_group) delete_named_as_job(pg_gvr, "PodGroup");
+  if (plan.delete_workload) delete_named_as_job(kNativeWorkloads, "Workload");
   keep_first(CreateChildren(job, plan, log));
 
   // Events of the plan, then the status (merge patch on /status, D14).
