@@ -14,6 +14,8 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <random>
 #include <set>
 #include <thread>
 
@@ -51,6 +53,41 @@ int BindLoopback(int port, bool reuse) {
   }
   return fd;
 }
+
+// Replica ports come from below the kernel's ephemeral range (net.ipv4.ip_local_port_range),
+// from a random start: nothing that asks the kernel for any free port (a bind to port 0, an
+// outgoing connection, another `tfjob run`'s reservation) can take one in the moment between
+// the release of its reservation and the replica's own bind. A range too small for the job
+// falls back to ports the kernel picks.
+class ReplicaPorts {
+ public:
+  explicit ReplicaPorts(size_t needed) {
+    int ephemeral_low = 32768;
+    std::ifstream range("/proc/sys/net/ipv4/ip_local_port_range");
+    int low = 0, high = 0;
+    if (range >> low >> high && low > 0) ephemeral_low = low;
+    low_ = 10000;
+    high_ = ephemeral_low - 1;
+    if (high_ - low_ + 1 < static_cast<int>(needed) * 4) {
+      low_ = high_ = 0;  // too few: let the kernel choose
+      return;
+    }
+    next_ = low_ + static_cast<int>(std::random_device{}() % static_cast<unsigned>(high_ - low_ + 1));
+  }
+  // A socket bound to a free port of the range; -1 when there is none.
+  int Bind() {
+    if (low_ == 0) return BindLoopback(0, false);
+    for (int tries = high_ - low_ + 1; tries > 0; --tries) {
+      int port = next_;
+      next_ = next_ == high_ ? low_ : next_ + 1;
+      if (int fd = BindLoopback(port, false); fd >= 0) return fd;
+    }
+    return -1;
+  }
+
+ private:
+  int low_ = 0, high_ = 0, next_ = 0;
+};
 
 int PortOf(int fd) {
   sockaddr_in addr{};
@@ -169,12 +206,13 @@ Status LocalRunner::Prepare() {
         "per container), but the limit is " + std::to_string(lim.rlim_cur) + " (ulimit -n); raise it (ulimit -n " +
         std::to_string(need) + ") or run fewer replicas");
 
-  // Ports: one bound socket per replica, held until that replica starts; the kernel hands out
-  // a different free port to each.
+  // Ports: one bound socket per replica, held until that replica starts (ReplicaPorts: below the
+  // ephemeral range, so no other program is handed one in between).
   std::set<int> seen;
+  ReplicaPorts free_ports(all.size());
   for (const auto& [type, index] : all) {
     const std::string name = core::ReplicaName(job_.metadata.name, type, index);
-    int fd = BindLoopback(0, false);
+    int fd = free_ports.Bind();
     if (fd < 0) return InvalidArgumentError("reserving a port on 127.0.0.1 for " + name + ": " + std::strerror(errno));
     int port = PortOf(fd);
     TFJOB_CHECK(seen.insert(port).second);  // a bound port is not handed out twice
