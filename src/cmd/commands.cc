@@ -102,37 +102,11 @@ std::map<std::string, std::string> Environment() {
   return env;
 }
 
-// Runs `body` with SIGTERM/SIGINT turned into a stop request: the signals are blocked in every
-// thread and one thread waits for them (no async-signal-unsafe handler).
-int WithSignalStop(const std::function<int(std::stop_token)>& body) {
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGUSR2);  // our own "stop waiting" at exit
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  std::stop_source stop;
-  std::jthread waiter([&signals, &stop](std::stop_token) {
-    int sig = 0;
-    while (sigwait(&signals, &sig) == 0) {
-      if (sig == SIGUSR2) return;
-      Logger().Info("signal received; shutting down", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
-      stop.request_stop();
-    }
-  });
-  int rc = body(stop.get_token());
-  pthread_kill(waiter.native_handle(), SIGUSR2);
-  return rc;
-}
-
-int RunOperatorCommand(const operator_::OperatorOptions& options) {
-  kube::CurlGlobal curl;  // before any other thread
-  return WithSignalStop([&](std::stop_token stop) { return operator_::RunOperator(options, Environment(), stop); });
-}
-
-// `tfjob run`'s signals: the first SIGTERM/SIGINT asks for a graceful stop, a second one for an
-// immediate kill (the signals are blocked in every thread and one thread waits for them).
-int WithTwoStageStop(const std::function<int(std::stop_token, std::stop_token)>& body) {
+// Runs `body` with SIGTERM/SIGINT turned into stop requests: the first asks for a graceful stop,
+// a second one for an immediate kill (`tfjob run`; the operator reads only the first). The
+// signals are blocked in every thread and one thread waits for them (no async-signal-unsafe
+// handler). `log_signals`: each one is logged (the operator's log).
+int WithSignalStops(const std::function<int(std::stop_token, std::stop_token)>& body, bool log_signals) {
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);
@@ -140,10 +114,12 @@ int WithTwoStageStop(const std::function<int(std::stop_token, std::stop_token)>&
   sigaddset(&signals, SIGUSR2);  // our own "stop waiting" at exit
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   std::stop_source stop, kill_now;
-  std::jthread waiter([&signals, &stop, &kill_now](std::stop_token) {
+  std::jthread waiter([&signals, &stop, &kill_now, log_signals](std::stop_token) {
     int sig = 0;
     while (sigwait(&signals, &sig) == 0) {
       if (sig == SIGUSR2) return;
+      if (log_signals)
+        Logger().Info("signal received; shutting down", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
       if (stop.stop_requested())
         kill_now.request_stop();
       else
@@ -153,6 +129,13 @@ int WithTwoStageStop(const std::function<int(std::stop_token, std::stop_token)>&
   int rc = body(stop.get_token(), kill_now.get_token());
   pthread_kill(waiter.native_handle(), SIGUSR2);
   return rc;
+}
+
+int RunOperatorCommand(const operator_::OperatorOptions& options) {
+  kube::CurlGlobal curl;  // before any other thread
+  return WithSignalStops(
+      [&](std::stop_token stop, std::stop_token) { return operator_::RunOperator(options, Environment(), stop); },
+      true);
 }
 
 int RunLocalCommand(const std::string& file, local::RunOptions options, bool clean_env, std::ostream& out,
@@ -184,7 +167,8 @@ int RunLocalCommand(const std::string& file, local::RunOptions options, bool cle
     err << file << ": " << s.message() << "\n";
     return kExitUsage;
   }
-  int rc = WithTwoStageStop([&](std::stop_token stop, std::stop_token kill_now) { return runner.Run(stop, kill_now); });
+  int rc = WithSignalStops([&](std::stop_token stop, std::stop_token kill_now) { return runner.Run(stop, kill_now); },
+                           false);
   out << "\n" << runner.FormatTable();
   const auto& conds = runner.status().conditions;
   std::string outcome = rc == 130       ? "interrupted"

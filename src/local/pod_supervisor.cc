@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/file_reader.h"
 #include "local/process_tree.h"
 
 extern char** environ;
@@ -293,16 +294,13 @@ int RunPodSupervisor(int spec_fd) {
   for (int s : {SIGCHLD, SIGTERM, SIGINT, SIGUSR1, SIGHUP}) sigaddset(&blocked, s);
   sigprocmask(SIG_BLOCK, &blocked, nullptr);  // already blocked since the fork; waited for below
   prctl(PR_SET_CHILD_SUBREAPER, 1);
-  std::string text;
-  char buf[65536];
-  for (;;) {
-    ssize_t n = read(spec_fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    text.append(buf, static_cast<size_t>(n));
-  }
+  // The runner writes the spec and closes the pipe; it is made from a job file of at most
+  // 8 MiB, so 64 MiB bounds it with room for the expanded env.
+  BoundedRead read = ReadFdBounded(spec_fd, 64 << 20);
   close(spec_fd);
-  StatusOr<SupervisorSpec> spec = DecodeSupervisorSpec(text);
+  StatusOr<SupervisorSpec> spec = read.problem == ReadProblem::kNone
+                                      ? DecodeSupervisorSpec(read.bytes)
+                                      : StatusOr<SupervisorSpec>(DataLossError("the spec could not be read"));
   if (!spec.ok()) {
     std::string msg = "tfjob: pod supervisor: " + spec.status().message() + "\n";
     WriteAll(2, msg);
