@@ -9,7 +9,7 @@ export PATH := /usr/local/go/bin:$(PATH)
 JOBS ?= $(shell nproc)
 FUZZ_SECONDS ?= 60
 
-.PHONY: all deps build crd test test-unit test-local test-hostile test-tensorflow test-asan test-tsan test-fuzz test-e2e chaos demo bench fuzz check-headers format tidy clean control-plane kueue sdk-venv
+.PHONY: all deps build crd test test-unit test-local test-hostile test-tensorflow test-asan test-tsan test-fuzz test-e2e chaos demo bench fuzz check-headers check-layers format tidy clean control-plane kueue sdk-venv
 
 all: build
 
@@ -108,6 +108,11 @@ bench: build control-plane
 	build/release/bench/render_benchmark
 	build/release/bench/client_benchmark
 	bench/operator_bench.py $(BENCH_ARGS) | tee build/bench-operator.md
+
+# The layers of design.md section 2, the pure core's purity, test doubles only in tests
+# (also a unit test, `layering`).
+check-layers:
+	python3 tests/check_layers.py src
 
 check-headers: build/release/build.ninja
 	cmake --build build/release --target tfjob_header_check
