@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
-"""Fails when a file includes a layer it may not use (design.md section 2), or when the pure
-core (src/tfjob/core) reaches for the clock, the environment, files, threads or the network."""
+"""Fails when a file includes a layer it may not use (design.md section 2), when the pure
+core (src/tfjob/core) reaches for the clock, the environment, files, threads or the network, or
+when production code uses the test doubles of src/testing (only *_test.cc files and the test-only
+`testing` library may; in src/CMakeLists.txt only tests may list tfjob::testing)."""
 import pathlib
 import re
 import sys
@@ -13,10 +15,12 @@ ALLOWED = {
     "controller": {"controller", "kube", "api", "common"},
     "operator": {"operator", "controller", "kube", "tfjob/core", "api", "common"},
     "local": {"local", "tfjob/core", "api", "common"},
+    # Test doubles and fixtures: built only with the tests, linked only into them.
+    "testing": {"testing", "operator", "local", "controller", "kube", "tfjob/core", "api", "common"},
 }
 OURS = ("common", "api", "tfjob", "kube", "controller", "operator", "local", "cmd", "testing", "fuzz")
 IMPURE_INCLUDES = {"fstream", "iostream", "thread", "filesystem", "curl/curl.h", "common/clock.h",
-                   "common/logging.h", "common/fake_clock.h"}
+                   "common/logging.h", "testing/fake_clock.h"}
 IMPURE_CALLS = re.compile(r"\b(getenv|system_clock::now|steady_clock::now|fopen|std::cout|std::cerr)\b")
 
 
@@ -25,6 +29,22 @@ def layer_of(rel: str):
         if rel.startswith(layer + "/"):
             return layer
     return None
+
+
+def cmake_problems(cmake: pathlib.Path):
+    """A production target (library or binary) listing tfjob::testing in its DEPS."""
+    if not cmake.exists():
+        return []
+    problems = []
+    text = cmake.read_text(encoding="utf-8")
+    for m in re.finditer(r"\b(tfjob_cc_library|tfjob_cc_binary)\(NAME\s+(\w+)([^)]*)\)", text):
+        kind, name, body = m.groups()
+        if name == "testing":
+            continue
+        if re.search(r"\btfjob::testing\b", body):
+            problems.append(f"src/CMakeLists.txt: {kind}({name}) may not depend on tfjob::testing "
+                            "(test doubles are for tests only)")
+    return problems
 
 
 def main(src: pathlib.Path) -> int:
@@ -54,6 +74,7 @@ def main(src: pathlib.Path) -> int:
         if layer == "tfjob/core" and not is_test:
             for m in IMPURE_CALLS.finditer(text):
                 problems.append(f"{rel}: the pure core may not call {m.group(1)}")
+    problems += cmake_problems(src / "CMakeLists.txt")
     for p in problems:
         print(p)
     print(f"layering: {len(problems)} problem(s)")

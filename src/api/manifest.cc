@@ -334,10 +334,6 @@ void Emit(YAML::Emitter& out, const json& v) {
 
 }  // namespace
 
-json ResolvePlainScalar(const std::string& text) {
-  return ResolvePlainImpl(text);
-}
-
 std::string ToYaml(const json& value) {
   YAML::Emitter out;
   out.SetIndent(2);

@@ -38,9 +38,6 @@ std::string InputTooLargeMessage();
 // Converts a JSON text with the same duplicate-key refusal (used for JSON input).
 StatusOr<nlohmann::json> ParseJsonStrict(std::string_view text);
 
-// YAML 1.2 core-schema type of a plain (unquoted) scalar: null, bool, integer, float or string.
-nlohmann::json ResolvePlainScalar(const std::string& text);
-
 // Block-style YAML for a JSON value; strings that would read back as another type are quoted,
 // so ToYaml then ParseManifest is the identity.
 std::string ToYaml(const nlohmann::json& value);

@@ -324,48 +324,4 @@ json EncodeStatus(const JobStatus& st) {
   return j;
 }
 
-json EncodeTfJob(const TfJob& job) {
-  json j = {{"apiVersion", job.api_version}, {"kind", job.kind}, {"metadata", EncodeObjectMeta(job.metadata)}};
-  json spec = json::object();
-  const RunPolicy& p = job.spec.run_policy;
-  json rp = json::object();
-  if (p.clean_pod_policy) rp["cleanPodPolicy"] = *p.clean_pod_policy;
-  if (p.ttl_seconds_after_finished) rp["ttlSecondsAfterFinished"] = *p.ttl_seconds_after_finished;
-  if (p.active_deadline_seconds) rp["activeDeadlineSeconds"] = *p.active_deadline_seconds;
-  if (p.backoff_limit) rp["backoffLimit"] = *p.backoff_limit;
-  if (p.suspend) rp["suspend"] = *p.suspend;
-  if (p.managed_by) rp["managedBy"] = *p.managed_by;
-  if (p.scheduling_policy) {
-    const SchedulingPolicy& s = *p.scheduling_policy;
-    json sp = json::object();
-    if (s.min_available) sp["minAvailable"] = *s.min_available;
-    if (!s.queue.empty()) sp["queue"] = s.queue;
-    if (!s.min_resources.empty()) sp["minResources"] = s.min_resources;
-    if (!s.priority_class.empty()) sp["priorityClass"] = s.priority_class;
-    if (s.schedule_timeout_seconds) sp["scheduleTimeoutSeconds"] = *s.schedule_timeout_seconds;
-    rp["schedulingPolicy"] = std::move(sp);
-  }
-  spec["runPolicy"] = std::move(rp);
-  if (job.spec.success_policy) spec["successPolicy"] = *job.spec.success_policy;
-  if (job.spec.enable_dynamic_worker) spec["enableDynamicWorker"] = true;
-  if (job.spec.has_replica_specs) {
-    json specs = json::object();
-    for (const auto& [key, rs] : job.spec.replica_specs) {
-      if (!rs) {
-        specs[key] = nullptr;
-        continue;
-      }
-      json r = json::object();
-      if (rs->replicas) r["replicas"] = *rs->replicas;
-      if (!rs->restart_policy.empty()) r["restartPolicy"] = rs->restart_policy;
-      r["template"] = rs->pod_template;
-      specs[key] = std::move(r);
-    }
-    spec["tfReplicaSpecs"] = std::move(specs);
-  }
-  j["spec"] = std::move(spec);
-  j["status"] = EncodeStatus(job.status);
-  return j;
-}
-
 }  // namespace tfjob::api

@@ -18,7 +18,6 @@ TfJob DecodeTfJob(const nlohmann::json& j, FieldErrors* errors);
 // kDataLoss. A status field of the wrong shape is left unset (the controller rewrites it).
 StatusOr<TfJob> DecodeTfJobStrict(const nlohmann::json& j);
 
-nlohmann::json EncodeTfJob(const TfJob& job);
 nlohmann::json EncodeStatus(const JobStatus& status);
 nlohmann::json EncodeObjectMeta(const ObjectMeta& meta);
 nlohmann::json EncodeOwnerReference(const OwnerReference& ref);

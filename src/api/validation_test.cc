@@ -11,12 +11,28 @@ namespace {
 
 using ::testing::ElementsAre;
 
-std::vector<std::string> Errors(const std::string& yaml) {
+// The first TFJob of a fixture. A fixture that does not load is a fatal failure here, before
+// anything reads the job (gtest's ASSERT needs a void function; callers test HasFatalFailure).
+void LoadFirst(const std::string& yaml, LoadedTfJob* out) {
   auto jobs = LoadTfJobs(yaml);
-  EXPECT_TRUE(jobs.ok()) << jobs.status().ToString();
+  ASSERT_TRUE(jobs.ok()) << jobs.status().ToString();
+  ASSERT_FALSE(jobs->empty());
+  *out = std::move(jobs->front());
+}
+
+TfJob FirstJob(const std::string& yaml) {
+  LoadedTfJob loaded;
+  LoadFirst(yaml, &loaded);
+  return loaded.job;
+}
+
+std::vector<std::string> Errors(const std::string& yaml) {
+  LoadedTfJob loaded;
+  LoadFirst(yaml, &loaded);
+  if (::testing::Test::HasFatalFailure()) return {"(the fixture did not load)"};
   std::vector<std::string> out;
-  for (const auto& e : (*jobs)[0].decode_errors) out.push_back(e.ToString());
-  for (const auto& e : ValidateTfJob((*jobs)[0].job)) out.push_back(e.ToString());
+  for (const auto& e : loaded.decode_errors) out.push_back(e.ToString());
+  for (const auto& e : ValidateTfJob(loaded.job)) out.push_back(e.ToString());
   return out;
 }
 
@@ -97,9 +113,10 @@ TEST(ValidateTfJob, D11UnknownReplicaTypeIsRejected) {
 }
 
 std::vector<std::string> Warnings(const std::string& yaml) {
-  auto jobs = LoadTfJobs(yaml);
-  EXPECT_TRUE(jobs.ok()) << jobs.status().ToString();
-  return SpecWarnings((*jobs)[0].job);
+  LoadedTfJob loaded;
+  LoadFirst(yaml, &loaded);
+  if (::testing::Test::HasFatalFailure()) return {"(the fixture did not load)"};
+  return SpecWarnings(loaded.job);
 }
 
 const std::string kTf = "      template: {spec: {containers: [{name: tensorflow, image: tf}]}}\n";
@@ -284,7 +301,7 @@ TEST(ValidateTfJob, AdmitsWithWarningsWhatUpstreamRunsAndRefusesWhatCannotRun) {
 // What the warnings promise is what the defaulted job does.
 TEST(ValidateTfJob, WarnedInputsRunAsTheWarningsSay) {
   auto defaulted = [](const std::string& yaml) {
-    TfJob job = (*LoadTfJobs(yaml))[0].job;
+    TfJob job = FirstJob(yaml);
     SetDefaults(job);
     return job;
   };
@@ -298,8 +315,9 @@ TEST(ValidateTfJob, WarnedInputsRunAsTheWarningsSay) {
                   .spec.run_policy.clean_pod_policy,
               policy);
   TfJob pair = defaulted(Job("t", kWorker + "    worker:\n      replicas: 5\n" + kTf));
+  ASSERT_FALSE(HasFatalFailure());
   ASSERT_EQ(pair.spec.replica_specs.size(), 1u);
-  EXPECT_EQ(pair.spec.replica_specs.at("Worker")->replicas, 5);  // "worker"'s spec, as upstream
+  EXPECT_EQ(pair.spec.replica_specs.at("Worker").value().replicas, 5);  // "worker"'s spec, as upstream
   TfJob both = defaulted(Job("t", "    Master:\n" + kTf + "    chief:\n" + kTf));
   EXPECT_TRUE(both.spec.replica_specs.contains("Chief"));
   EXPECT_TRUE(both.spec.replica_specs.contains("Master"));
@@ -316,9 +334,10 @@ TEST(ValidateTfJob, NameTooLongForChildren) {
 }
 
 TEST(ValidateTfJobUpdate, ManagedByAndQueueAreImmutable) {
-  auto load = [](const std::string& rp) { return (*LoadTfJobs(Job("test", kWorker, rp)))[0].job; };
+  auto load = [](const std::string& rp) { return FirstJob(Job("test", kWorker, rp)); };
   TfJob old_job = load("  runPolicy: {schedulingPolicy: {queue: a}}\n");
   TfJob new_job = load("  runPolicy: {managedBy: kueue.x-k8s.io/multikueue, schedulingPolicy: {queue: b}}\n");
+  ASSERT_FALSE(HasFatalFailure());
   std::vector<std::string> errors;
   for (const auto& e : ValidateTfJobUpdate(old_job, new_job)) errors.push_back(e.ToString());
   EXPECT_THAT(errors,

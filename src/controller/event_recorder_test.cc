@@ -2,8 +2,8 @@
 
 #include <gtest/gtest.h>
 
-#include "common/fake_clock.h"
-#include "kube/fake_transport.h"
+#include "testing/fake_clock.h"
+#include "testing/fake_transport.h"
 
 namespace tfjob::controller {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "common/fake_clock.h"
+#include "testing/fake_clock.h"
 
 namespace tfjob::controller {
 namespace {

@@ -4,8 +4,8 @@
 #include <gtest/gtest.h>
 
 #include "api/pod_json.h"
-#include "common/fake_clock.h"
-#include "kube/fake_transport.h"
+#include "testing/fake_clock.h"
+#include "testing/fake_transport.h"
 
 namespace tfjob::controller {
 namespace {

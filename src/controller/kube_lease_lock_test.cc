@@ -2,9 +2,9 @@
 
 #include <gtest/gtest.h>
 
-#include "common/fake_clock.h"
 #include "controller/leader_elector.h"
-#include "kube/fake_transport.h"
+#include "testing/fake_clock.h"
+#include "testing/fake_transport.h"
 
 namespace tfjob::controller {
 namespace {

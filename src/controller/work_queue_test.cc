@@ -8,7 +8,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "common/fake_clock.h"
+#include "testing/fake_clock.h"
 
 namespace tfjob::controller {
 namespace {

@@ -143,9 +143,7 @@ StatusOr<json> RestClient::Update(const GroupVersionResource& gvr, const std::st
 StatusOr<json> RestClient::Patch(const GroupVersionResource& gvr, const std::string& ns, const std::string& name,
                                  PatchType type, const json& patch, const std::string& subresource) {
   HttpRequest r = Request("PATCH", ResourcePath(gvr, ns, name, subresource), patch.dump());
-  r.content_type = type == PatchType::kMerge  ? "application/merge-patch+json"
-                   : type == PatchType::kJson ? "application/json-patch+json"
-                                              : "application/strategic-merge-patch+json";
+  r.content_type = type == PatchType::kMerge ? "application/merge-patch+json" : "application/json-patch+json";
   return Do("patch", gvr.resource, std::move(r), type != PatchType::kJson);
 }
 

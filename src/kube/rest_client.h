@@ -44,7 +44,7 @@ struct RestClientOptions {
   std::chrono::seconds failure_log_interval{10};
 };
 
-enum class PatchType { kMerge, kJson, kStrategicMerge };
+enum class PatchType { kMerge, kJson };
 
 struct DeleteOptions {
   std::string propagation_policy;  // "", "Background", "Foreground", "Orphan"

@@ -629,12 +629,6 @@ void LocalRunner::DrawTable() {
   out_ << frame << std::flush;
 }
 
-std::vector<ReplicaOutcome> LocalRunner::Outcomes() const {
-  std::vector<ReplicaOutcome> out;
-  for (const auto& [n, o] : outcomes_) out.push_back(o);
-  return out;
-}
-
 int LocalRunner::Run(std::stop_token stop, std::stop_token kill_now) {
   // Orphans of the replicas come back to tfjob (not to init), so StopAll can find them.
   prctl(PR_SET_CHILD_SUBREAPER, 1);

@@ -72,7 +72,6 @@ class LocalRunner {
   // start. `kill_now` (a second interrupt) skips what is left of the grace period.
   int Run(std::stop_token stop, std::stop_token kill_now = {});
   const api::JobStatus& status() const { return job_.status; }
-  std::vector<ReplicaOutcome> Outcomes() const;
   // Why the run ended with exit code 2 ("<replica>: <reason>"), empty otherwise.
   const std::vector<std::string>& start_failures() const { return start_failures_; }
   // The ports in TF_CONFIG, for tests.

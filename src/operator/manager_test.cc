@@ -8,7 +8,7 @@
 #include <atomic>
 #include <thread>
 
-#include "kube/fake_transport.h"
+#include "testing/fake_transport.h"
 
 namespace tfjob::operator_ {
 namespace {

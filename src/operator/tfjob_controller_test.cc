@@ -5,8 +5,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "common/fake_clock.h"
-#include "kube/fake_transport.h"
+#include "testing/fake_clock.h"
+#include "testing/fake_transport.h"
 #include "testing/fixtures.h"
 
 namespace tfjob::operator_ {

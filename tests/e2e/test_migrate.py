@@ -7,34 +7,36 @@ nothing is created twice and the job finishes with its status continued, not res
 import json
 import os
 import subprocess
-import threading
 
 from conftest import ROOT, OperatorProcess, wait_for
 from test_operator import conditions, container, ends, job_status, pods, tfjob
+from test_operator_chaos import PODS, SERVICES, Api, Watch
 
 
 class CreationWatch:
-    """Every pod and service uid seen in the namespace while the test runs (a poll every 100 ms:
-    a duplicate would be a second uid for a name)."""
+    """Every pod and service uid of the namespace from before the operator starts to its end,
+    from real watches (test_operator_chaos.Watch: a list, then a watch from the list's
+    resourceVersion, resumed after a dropped connection), so a child created and deleted again
+    is seen too; a duplicate is a second uid for one name."""
 
     def __init__(self, kube, ns):
-        self.kube, self.ns, self.seen, self.stop = kube, ns, {}, threading.Event()
-        self.thread = threading.Thread(target=self.run)
-
-    def run(self):
-        while not self.stop.is_set():
-            for kind in ("pods", "services"):
-                for o in (self.kube.get(kind, None, self.ns, check=False) or {"items": []})["items"]:
-                    self.seen.setdefault((kind, o["metadata"]["name"]), set()).add(o["metadata"]["uid"])
-            self.stop.wait(0.1)
+        self.api, self.ns, self.watches = Api(kube.dir), ns, {}
+        self.seen = {}
 
     def __enter__(self):
-        self.thread.start()
+        self.watches = {kind: Watch(self.api, path.format(ns=self.ns)) for kind, path in (("pods", PODS),
+                                                                                          ("services", SERVICES))}
         return self
 
     def __exit__(self, *exc):
-        self.stop.set()
-        self.thread.join()
+        for kind, w in self.watches.items():
+            # Caught up: every child there is now has been seen (nothing is missed at the end).
+            now = {o["metadata"]["name"]: o["metadata"]["uid"]
+                   for o in self.api.get(w.path)["items"]}
+            w.wait(lambda w: all(uid in w.uids.get(name, ()) for name, uid in now.items()), 30)
+            w.stop()
+            assert w.error is None, w.error
+            self.seen.update({(kind, name): set(uids) for name, uids in w.uids.items()})
 
     def duplicates(self):
         return {k: v for k, v in self.seen.items() if len(v) > 1}

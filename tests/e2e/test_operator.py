@@ -161,11 +161,62 @@ def test_R18_invalid_job_fails_validation_and_others_still_run(kube, namespace, 
     wait_for(lambda: has_condition(kube, namespace, "good", "Succeeded"), timeout=60, what="the next job still runs")
 
 
+def namespace_watches(kube, ns, *kinds):
+    """Real watches of the namespace's collections from now on (test_operator_chaos.Watch: a list,
+    then a watch from its resourceVersion), so what is created and deleted again is seen too.
+    Imported here: that module imports this one."""
+    import test_operator_chaos as chaos
+    paths = {"tfjobs": chaos.TFJOBS, "pods": chaos.PODS, "services": chaos.SERVICES}
+    api = chaos.Api(kube.dir)
+    return {k: chaos.Watch(api, paths[k].format(ns=ns)) for k in kinds}
+
+
+def stop_watches(watches):
+    for w in watches.values():
+        w.stop()
+    for w in watches.values():
+        w.check()
+
+
+def field_managers(obj):
+    return {m.get("manager") for m in obj["metadata"].get("managedFields", [])}
+
+
+def succeeded_after(kube, ns, name, watches):
+    """Positive evidence that the operator is alive and has handled everything before now: a job
+    created now, which it runs, reaches Succeeded. Its informers deliver events in order (one
+    watch per kind) and its queue is FIFO, so a job or pod event from before this job's creation
+    was enqueued before the events that lead to its Succeeded status (its pod's phase), and was
+    reconciled before that status was written; a stalled operator fails here."""
+    kube.apply(tfjob(name, {"Worker": {"template": container(ends(0, "1s"))}}), ns)
+    wait_for(lambda: has_condition(kube, ns, name, "Succeeded"), timeout=60, what=f"{name} Succeeded")
+    if "tfjobs" in watches:  # the watch has caught up with that status too
+        assert watches["tfjobs"].wait(lambda w: any(has_condition_in(o, "Succeeded") for o in w.history.get(name, [])),
+                                      30), f"the watch never saw {name} Succeeded"
+    if "pods" in watches:
+        assert watches["pods"].wait(lambda w: any(o.get("status", {}).get("phase") == "Succeeded"
+                                                  for o in w.history.get(f"{name}-worker-0", [])), 30), \
+            f"the watch never saw {name}-worker-0 Succeeded"
+
+
 def test_R09_managed_by_multikueue_writes_nothing(kube, namespace, operator):
-    kube.apply(tfjob("mk", {"Worker": {"template": container()}}, {"managedBy": "kueue.x-k8s.io/multikueue"}), namespace)
-    time.sleep(3)
-    assert job_status(kube, namespace, "mk") == {}
-    assert pods(kube, namespace, "mk") == {}
+    watches = namespace_watches(kube, namespace, "tfjobs", "pods", "services")
+    try:
+        kube.apply(tfjob("mk", {"Worker": {"template": container()}}, {"managedBy": "kueue.x-k8s.io/multikueue"}),
+                   namespace)
+        succeeded_after(kube, namespace, "after-mk", watches)
+    finally:
+        stop_watches(watches)
+    # Every version mk ever had: no status and none of the field managers of the operator's
+    # writes to the job it did run.
+    mk = watches["tfjobs"].history["mk"]
+    after = watches["tfjobs"].history["after-mk"]
+    operator_managers = set().union(*(field_managers(v) for v in after)) - field_managers(after[0])
+    assert operator_managers, "the operator's writes to after-mk carry no field manager"
+    assert all(v.get("status", {}) == {} for v in mk), [v.get("status") for v in mk]
+    assert not (set().union(*(field_managers(v) for v in mk)) & operator_managers)
+    for kind in ("pods", "services"):
+        assert watches[kind].names("mk-") == set(), f"{kind} of mk: {watches[kind].names('mk-')}"
 
 
 def test_R07_R08_suspend_then_resume_with_new_template(kube, namespace, operator):
@@ -300,8 +351,16 @@ def test_odd_but_runnable_spec_runs_with_a_warning_event(kube, namespace, operat
 def test_R02_deleted_pod_of_a_finished_job_is_not_recreated(kube, namespace, operator):
     kube.apply(tfjob("fin", {"Worker": {"template": container(ends(0, "1s"))}}), namespace)
     wait_for(lambda: has_condition(kube, namespace, "fin", "Succeeded"), timeout=60, what="Succeeded")
-    kube("delete", "pod", "fin-worker-0", "-n", namespace, "--wait=true")
-    time.sleep(3)
+    watches = namespace_watches(kube, namespace, "pods")
+    try:
+        kube("delete", "pod", "fin-worker-0", "-n", namespace, "--wait=true")
+        # The pod's deletion comes before the next job's pods on the operator's pod watch.
+        succeeded_after(kube, namespace, "after-fin", watches)
+    finally:
+        stop_watches(watches)
+    pod_watch = watches["pods"]
+    assert pod_watch.added_by_name["fin-worker-0"] == 1, "fin-worker-0 was created again"  # the list's only
+    assert len(pod_watch.uids["fin-worker-0"]) == 1
     assert pods(kube, namespace, "fin") == {}
     assert has_condition(kube, namespace, "fin", "Succeeded")
 

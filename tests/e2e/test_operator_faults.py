@@ -11,7 +11,7 @@ import pytest
 from conftest import OperatorProcess, api_time, wait_for, wait_for_server_time
 from test_operator import (container, deadline_failure, ends, has_condition, job_status, pods, tfjob,
                            ttl_deletion)
-from test_operator_chaos import TFJOBS, Api, Watch, check_condition_history
+from test_operator_chaos import PODS, TFJOBS, Api, Watch, check_condition_history
 
 
 def all_pods(kube, ns):
@@ -19,6 +19,9 @@ def all_pods(kube, ns):
 
 
 def test_R01_operator_killed_mid_creation_no_duplicates(kube, namespace, tfjob_crd):
+    # Every pod of the namespace from before the first operator starts, from a real watch: a
+    # second pod of one name, even one deleted again, is a second uid.
+    watch = Watch(Api(kube.dir), PODS.format(ns=namespace))
     op = OperatorProcess(kube, "--workers", "2", "--kube-api-qps", "5", "--kube-api-burst", "5").start()
     try:
         kube.apply(tfjob("burst", {"Worker": {"replicas": 30, "template": container()}}), namespace)
@@ -39,7 +42,12 @@ def test_R01_operator_killed_mid_creation_no_duplicates(kube, namespace, tfjob_c
             assert after[name] == uid, f"{name} was recreated"
         assert len(kube.get("services", None, namespace)["items"]) == 30
         assert job_status(kube, namespace, "burst")["replicaStatuses"]["Worker"]["active"] == 30
+        assert watch.wait(lambda w: all(uid in w.uids.get(n, ()) for n, uid in after.items()), 30), "watch behind"
+        watch.check()
+        assert watch.duplicates() == {}, f"duplicate pods: {watch.duplicates()}"
+        assert watch.names() == set(after)
     finally:
+        watch.stop()
         assert op2.stop() == 0
 
 
@@ -104,23 +112,20 @@ def test_R03_foreground_deletion_recreates_nothing(kube, namespace, operator):
     kube.apply(tfjob("fg", {"Worker": {"replicas": 3, "template": container()}}), namespace)
     wait_for(lambda: len(pods(kube, namespace, "fg")) == 3, what="3 pods")
     uids = {p["metadata"]["uid"] for p in all_pods(kube, namespace)}
-    seen = set(uids)
-    stop = threading.Event()
-
-    def watch():
-        while not stop.is_set():
-            for p in all_pods(kube, namespace):
-                seen.add(p["metadata"]["uid"])
-            time.sleep(0.1)
-    t = threading.Thread(target=watch)
-    t.start()
+    # Every pod of the namespace from here on, from a real watch (a list, then a watch from its
+    # resourceVersion): a pod created and deleted again during the deletion is seen too.
+    watch = Watch(Api(kube.dir), PODS.format(ns=namespace))
     try:
         kube("delete", "tfjob", "fg", "-n", namespace, "--cascade=foreground", "--wait=false")
         wait_for(lambda: kube.get("tfjob", "fg", namespace, check=False) is None, timeout=60, what="the job gone")
+        # The pods' deletions reached the watch: it is caught up with the deletion.
+        assert watch.wait(lambda w: sum(1 for h in w.history.values() for o in h
+                                        if o["metadata"].get("deletionTimestamp")) >= 3, 30), "pod deletions"
         time.sleep(1)
     finally:
-        stop.set()
-        t.join()
+        watch.stop()
+    watch.check()
+    seen = set().union(*watch.uids.values()) if watch.uids else set()
     assert seen == uids, "a child was created during the foreground deletion"
 
 
