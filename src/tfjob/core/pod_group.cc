@@ -28,10 +28,7 @@ void AddResources(const json& resources, std::map<std::string, api::Quantity>* t
 int32_t PodGroupMinMember(const api::TfJob& job) {
   const auto& sp = job.spec.run_policy.scheduling_policy;
   if (sp && sp->min_available) return *sp->min_available;
-  int64_t total = 0;
-  for (const auto& [key, spec] : job.spec.replica_specs)
-    if (spec) total += api::ReplicasOrDefault(*spec);
-  return static_cast<int32_t>(std::min<int64_t>(total, INT32_MAX));
+  return static_cast<int32_t>(std::min<int64_t>(api::TotalReplicas(job.spec), INT32_MAX));
 }
 
 namespace {
@@ -66,8 +63,8 @@ std::map<std::string, std::string> ComputeMinResources(const api::TfJob& job,
     const api::ReplicaSpec* spec;
   };
   std::vector<Entry> entries;
-  for (const auto& [key, spec] : job.spec.replica_specs)
-    if (spec) entries.push_back({TemplatePriority(*spec, priority_class_values), &*spec});
+  for (const auto& [type, spec] : api::ReplicaSpecsByType(job.spec))
+    entries.push_back({TemplatePriority(*spec, priority_class_values), spec});
   std::stable_sort(entries.begin(), entries.end(),
                    [](const Entry& a, const Entry& b) { return a.priority > b.priority; });
   std::map<std::string, api::Quantity> total;

@@ -3,6 +3,7 @@
 #include <set>
 
 #include "api/defaults.h"
+#include "api/object_key.h"
 #include "tfjob/core/conditions.h"
 #include "tfjob/core/reconcile_phases.h"
 #include "tfjob/core/replica_pods.h"
@@ -10,12 +11,8 @@
 namespace tfjob::tfjob::core {
 namespace {
 
-constexpr const char* kNormal = "Normal";
-constexpr const char* kWarning = "Warning";
-
-std::string Key(const api::TfJob& job) {
-  return job.metadata.ns + "/" + job.metadata.name;
-}
+constexpr api::EventType kNormal = api::EventType::kNormal;
+constexpr api::EventType kWarning = api::EventType::kWarning;
 
 // What one pass builds: the phases' results merged into the status and the plan, in the order of
 // docs/semantics.md 3.3 (events keep that order).
@@ -27,7 +24,7 @@ struct Pass {
   api::JobStatus status;  // being computed
   Plan plan;
 
-  void Event(const char* type, std::string reason, std::string message) {
+  void Event(api::EventType type, std::string reason, std::string message) {
     plan.events.push_back({type, std::move(reason), std::move(message)});
   }
   void Events(std::vector<RenderEvent> events) {
@@ -232,10 +229,10 @@ Plan Finalize(Pass& p, const api::JobStatus& base) {
 }  // namespace
 
 std::string RunningMessage(const api::TfJob& job) {
-  return "TFJob " + Key(job) + " is running.";
+  return "TFJob " + api::JobKey(job) + " is running.";
 }
 std::string SucceededMessage(const api::TfJob& job) {
-  return "TFJob " + Key(job) + " successfully completed.";
+  return "TFJob " + api::JobKey(job) + " successfully completed.";
 }
 
 Plan Reconcile(const ObservedState& observed, const ReconcileOptions& options) {

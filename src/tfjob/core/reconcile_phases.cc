@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "api/object_key.h"
 #include "api/validation.h"
 #include "tfjob/core/conditions.h"
 #include "tfjob/core/naming.h"
@@ -15,12 +16,8 @@ namespace {
 using api::ReplicaType;
 using std::chrono::seconds;
 
-constexpr const char* kNormal = "Normal";
-constexpr const char* kWarning = "Warning";
-
-std::string Key(const api::TfJob& job) {
-  return job.metadata.ns + "/" + job.metadata.name;
-}
+constexpr api::EventType kNormal = api::EventType::kNormal;
+constexpr api::EventType kWarning = api::EventType::kWarning;
 
 std::string Joined(const std::vector<std::string>& parts, std::string_view separator) {
   std::string out;
@@ -31,7 +28,7 @@ std::string Joined(const std::vector<std::string>& parts, std::string_view separ
 std::string FailedValidationMessage(const api::TfJob& job, const api::FieldErrors& errors) {
   std::vector<std::string> parts;
   for (const auto& e : errors) parts.push_back(e.ToString());
-  return "TFJob " + Key(job) + " failed validation: " + Joined(parts, "; ");
+  return "TFJob " + api::JobKey(job) + " failed validation: " + Joined(parts, "; ");
 }
 
 // `from` plus `s` seconds, or nullopt when that lies beyond what a Time holds (the year 2262):
@@ -57,9 +54,9 @@ int32_t InPlaceRestarts(const api::Pod& pod) {
   return n;
 }
 
-bool IsRestartable(const std::string& policy, const api::Pod& pod) {
-  return policy == api::kRestartOnFailure || policy == api::kRestartAlways ||
-         (policy == api::kRestartExitCode && IsRetryableExitCode(RestartExitCode(pod)));
+bool IsRestartable(std::optional<api::RestartPolicy> policy, const api::Pod& pod) {
+  return policy == api::RestartPolicy::kOnFailure || policy == api::RestartPolicy::kAlways ||
+         (policy == api::RestartPolicy::kExitCode && IsRetryableExitCode(RestartExitCode(pod)));
 }
 
 std::string BackoffLimitMessage(const std::string& name) {
@@ -98,8 +95,7 @@ void PlanScaleDown(const TypeState& t, const Children& children, const std::set<
       if (!pod->meta.deletion_timestamp && !deleting.contains(pod->meta.name))
         out.delete_pods.push_back({pod->meta.name, pod->meta.uid});
   for (const auto& [svc_name, svc] : children.services)
-    if (svc->meta.replica_type == api::ReplicaTypeLabel(t.type) && svc->meta.replica_index >= replicas &&
-        !svc->meta.deletion_timestamp)
+    if (svc->meta.replica_type == t.type && svc->meta.replica_index >= replicas && !svc->meta.deletion_timestamp)
       out.delete_services.push_back({svc_name, svc->meta.uid});
 }
 
@@ -118,7 +114,7 @@ TypeVerdict Verdict(const api::TfJob& job, const TypeState& t, const api::Replic
     v.running = counts.active > 0;
     v.succeeded = expected <= 0;
   } else if (t.type == ReplicaType::kWorker) {
-    v.succeeded = expected <= 0 || (worker0 && job.spec.success_policy != api::kSuccessPolicyAllWorkers);
+    v.succeeded = expected <= 0 || (worker0 && job.spec.success_policy != api::SuccessPolicy::kAllWorkers);
     v.running = !v.succeeded && counts.active > 0;
   }
   return v;
@@ -138,8 +134,8 @@ Admission Admit(const api::TfJob& raw, api::JobStatus status, api::Time now) {
                  now);
     // D22: what upstream admits and runs but looks wrong, once, with the Created condition.
     if (auto warnings = api::SpecWarnings(raw); !warnings.empty())
-      out.events.push_back(
-          {kWarning, "TFJobSpecWarning", "TFJob " + Key(raw) + " runs with warnings: " + Joined(warnings, "; ")});
+      out.events.push_back({kWarning, "TFJobSpecWarning",
+                            "TFJob " + api::JobKey(raw) + " runs with warnings: " + Joined(warnings, "; ")});
   }
   // D13: an invalid job fails with every error listed; nothing is created. A finished job keeps
   // its outcome (D5) even if its spec is edited into an invalid one later: it only gets cleaned up.
@@ -165,12 +161,11 @@ Children ClassifyChildren(const api::TfJob& job, const std::vector<api::Pod>& po
 
 Replicas SliceReplicas(const api::TfJob& job, const std::vector<const api::Pod*>& pods, const api::JobStatus& status) {
   Replicas out;
-  for (const auto& [key, spec] : job.spec.replica_specs) {
-    auto type = api::ParseReplicaType(key);
-    if (!type || !spec) continue;
-    auto of_type = FilterPodsForReplicaType(pods, api::ReplicaTypeLabel(*type));
-    out.types.push_back({*type, &*spec, SlicePodsByIndex(of_type, api::ReplicasOrDefault(*spec))});
-    if (auto rs = status.replica_statuses.find(key); rs != status.replica_statuses.end())
+  for (const auto& [type, spec] : api::ReplicaSpecsByType(job.spec)) {
+    auto of_type = FilterPodsForReplicaType(pods, type);
+    out.types.push_back({type, spec, SlicePodsByIndex(of_type, api::ReplicasOrDefault(*spec))});
+    if (auto rs = status.replica_statuses.find(std::string(api::ReplicaTypeName(type)));
+        rs != status.replica_statuses.end())
       out.recreations += rs->second.restarts;
     for (const api::Pod* pod : of_type)
       if (pod->phase == api::PodPhase::kRunning && !pod->meta.deletion_timestamp) out.in_place += InPlaceRestarts(*pod);
@@ -183,15 +178,15 @@ std::vector<CountedDisruption> CountNotedDisruptions(const std::vector<PodDisrup
   std::vector<CountedDisruption> out;
   for (const PodDisruption& d : noted)
     for (const auto& t : types)
-      if (api::ReplicaTypeLabel(t.type) == d.replica_type && d.index >= 0 && d.index < api::ReplicasOrDefault(*t.spec))
+      if (d.replica_type == t.type && d.index >= 0 && d.index < api::ReplicasOrDefault(*t.spec))
         out.push_back({t.type, d});
   return out;
 }
 
 RenderEvent DisruptionEvent(const std::string& ns, const PodDisruption& d) {
   return {kWarning, d.reason,
-          "Pod " + ns + "/" + d.pod + " was disrupted (" + d.reason + (d.message.empty() ? "" : ": " + d.message) +
-              "); it is recreated and not counted against backoffLimit"};
+          "Pod " + api::ObjectKey{ns, d.pod}.String() + " was disrupted (" + d.reason +
+              (d.message.empty() ? "" : ": " + d.message) + "); it is recreated and not counted against backoffLimit"};
 }
 
 RestartDecisions DecideRestarts(const std::vector<TypeState>& types) {
@@ -206,10 +201,10 @@ RestartDecisions DecideRestarts(const std::vector<TypeState>& types) {
         out.disrupted.push_back({t.type,
                                  {pod->meta.name, pod->meta.uid, pod->meta.replica_type, pod->meta.replica_index,
                                   pod->disruption_reason, pod->disruption_message}});
-      } else if (IsRestartable(t.spec->restart_policy, *pod)) {
+      } else if (IsRestartable(t.spec->restart_policy.value(), *pod)) {
         ++failures.restartable;
         out.to_restart.push_back(pod);
-      } else if (t.spec->restart_policy == api::kRestartExitCode) {
+      } else if (t.spec->restart_policy == api::RestartPolicy::kExitCode) {
         out.exit_code_failures.emplace_back(t.type, pod);
       } else {
         ++failures.permanent;
@@ -329,8 +324,8 @@ Outcome ComputeOutcome(const api::TfJob& job, const std::vector<TypeState>& type
     auto f = failures.find(t.type);
     const int32_t permanent = f == failures.end() ? 0 : f->second.permanent;
     if (permanent > 0 && out.failure.empty() && !(job.spec.enable_dynamic_worker && t.type == ReplicaType::kWorker))
-      out.failure =
-          "TFJob " + Key(job) + " has failed because " + std::to_string(permanent) + " " + key + " replica(s) failed.";
+      out.failure = "TFJob " + api::JobKey(job) + " has failed because " + std::to_string(permanent) + " " + key +
+                    " replica(s) failed.";
   }
   return out;
 }
@@ -338,11 +333,14 @@ Outcome ComputeOutcome(const api::TfJob& job, const std::vector<TypeState>& type
 CleanUpPlan CleanUp(const api::TfJob& job, const Children& children, const ReconcileOptions& options,
                     const ObservedState& observed, bool finished) {
   CleanUpPlan out;
-  const std::string policy = job.spec.run_policy.clean_pod_policy.value_or(std::string(api::kCleanPodPolicyNone));
+  // Unset or unknown: nothing (defaulting makes an unknown value All, D22).
+  const auto& set = job.spec.run_policy.clean_pod_policy;
+  const api::CleanPodPolicy policy =
+      set ? set->value().value_or(api::CleanPodPolicy::kNone) : api::CleanPodPolicy::kNone;
   for (const api::Pod* pod : children.pods) {
     if (pod->meta.deletion_timestamp) continue;
-    bool remove = !finished || policy == api::kCleanPodPolicyAll ||
-                  (policy == api::kCleanPodPolicyRunning &&
+    bool remove = !finished || policy == api::CleanPodPolicy::kAll ||
+                  (policy == api::CleanPodPolicy::kRunning &&
                    (pod->phase == api::PodPhase::kRunning || pod->phase == api::PodPhase::kPending));
     if (!remove) continue;
     out.delete_pods.push_back({pod->meta.name, pod->meta.uid});

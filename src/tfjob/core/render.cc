@@ -113,15 +113,18 @@ RenderedPod RenderPod(const api::TfJob& job, api::ReplicaType type, int32_t inde
   json pod_spec = api::ObjectField(tmpl, "spec");
   AddTfConfig(tf_config.For(type, index), pod_spec);
   if (NonEmptyString(pod_spec, "restartPolicy"))
-    out.events.push_back({"Warning", "SetPodTemplateRestartPolicy", std::string(kRestartPolicyWarning)});
-  pod_spec["restartPolicy"] =
-      spec.restart_policy == api::kRestartExitCode ? std::string(api::kRestartNever) : spec.restart_policy;
+    out.events.push_back({api::EventType::kWarning, "SetPodTemplateRestartPolicy", std::string(kRestartPolicyWarning)});
+  // ExitCode is ours: the kubelet never restarts such a pod, the operator decides (3.4 c).
+  pod_spec["restartPolicy"] = spec.restart_policy == api::RestartPolicy::kExitCode
+                                  ? std::string(api::EnumName(api::RestartPolicy::kNever))
+                                  : spec.restart_policy.text();
   const GangScheduler gang = GangSchedulerFor(options.gang_scheduler_name);
   if (gang == GangScheduler::kKubernetes) SetNativeSchedulingGroup(job, &pod_spec);
   if (gang != GangScheduler::kNone && gang != GangScheduler::kKubernetes) {
     const std::string scheduler = EffectiveSchedulerName(options.gang_scheduler_name);
     if (AnotherSchedulerNamed(job, scheduler))
-      out.events.push_back({"Warning", "SetPodTemplateSchedulerName", std::string(kSchedulerNameWarning)});
+      out.events.push_back(
+          {api::EventType::kWarning, "SetPodTemplateSchedulerName", std::string(kSchedulerNameWarning)});
     if (!NonEmptyString(pod_spec, "schedulerName")) pod_spec["schedulerName"] = scheduler;
   }
   out.object = {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", std::move(meta)}, {"spec", std::move(pod_spec)}};
@@ -154,17 +157,15 @@ StatusOr<RenderedJob> RenderJob(const api::TfJob& job, const RenderOptions& opti
   const TfConfigGenerator tf_config(job, options.tf_config);
   if (auto workload = RenderWorkload(job, options)) out.objects.push_back(std::move(*workload));
   if (auto pg = RenderPodGroup(job, options)) out.objects.push_back(std::move(*pg));
-  for (const auto& [key, spec] : job.spec.replica_specs) {
-    auto type = api::ParseReplicaType(key);
-    if (!type || !spec) continue;
+  for (const auto& [type, spec] : api::ReplicaSpecsByType(job.spec)) {
     for (int32_t i = 0; i < api::ReplicasOrDefault(*spec); ++i) {
-      RenderedPod pod = RenderPod(job, *type, i, options, tf_config);
+      RenderedPod pod = RenderPod(job, type, i, options, tf_config);
       out.objects.push_back(std::move(pod.object));
       for (auto& e : pod.events)
         if (std::find(out.events.begin(), out.events.end(), e) == out.events.end()) out.events.push_back(std::move(e));
     }
     for (int32_t i = 0; i < api::ReplicasOrDefault(*spec); ++i) {
-      TFJOB_ASSIGN_OR_RETURN(json svc, RenderService(job, *type, i));
+      TFJOB_ASSIGN_OR_RETURN(json svc, RenderService(job, type, i));
       out.objects.push_back(std::move(svc));
     }
   }
