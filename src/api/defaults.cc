@@ -14,17 +14,17 @@ json* Containers(json& pod_template) {
   return &*containers;
 }
 
+// Upstream moves only the first key naming the type in other case over the canonical one
+// (ReplicaSpecKey says which).
 void NormaliseKeys(TfJobSpec& spec) {
   for (ReplicaType t : kAllReplicaTypes) {
-    std::string canonical(ReplicaTypeName(t));
-    for (auto it = spec.replica_specs.begin(); it != spec.replica_specs.end(); ++it) {
-      if (it->first != canonical && ParseReplicaTypeFold(it->first) == t) {
-        auto value = std::move(it->second);
-        spec.replica_specs.erase(it);
-        spec.replica_specs[canonical] = std::move(value);
-        break;  // upstream moves only the first mismatching key
-      }
-    }
+    const std::string canonical(ReplicaTypeName(t));
+    const std::string* key = ReplicaSpecKey(spec, t);
+    if (key == nullptr || *key == canonical) continue;
+    auto it = spec.replica_specs.find(*key);
+    auto value = std::move(it->second);
+    spec.replica_specs.erase(it);
+    spec.replica_specs[canonical] = std::move(value);
   }
 }
 
@@ -72,18 +72,18 @@ int32_t TfJobPort(const ReplicaSpec& spec) {
 
 void SetDefaults(TfJob& job) {
   RunPolicy& rp = job.spec.run_policy;
-  if (!rp.clean_pod_policy) rp.clean_pod_policy = std::string(kCleanPodPolicyNone);
+  if (!rp.clean_pod_policy) rp.clean_pod_policy = CleanPodPolicy::kNone;
   // Upstream's clean-up keeps pods only for exactly "None" (all of them) or "Running" (the
   // finished ones), and deletes every pod otherwise: any other value, "" included, acts as "All"
   // (docs/semantics.md 3.11, D22; validation warns about it).
-  if (*rp.clean_pod_policy != kCleanPodPolicyNone && *rp.clean_pod_policy != kCleanPodPolicyRunning)
-    rp.clean_pod_policy = std::string(kCleanPodPolicyAll);
-  if (!job.spec.success_policy) job.spec.success_policy = std::string(kSuccessPolicyDefault);
+  if (*rp.clean_pod_policy != CleanPodPolicy::kNone && *rp.clean_pod_policy != CleanPodPolicy::kRunning)
+    rp.clean_pod_policy = CleanPodPolicy::kAll;
+  if (!job.spec.success_policy) job.spec.success_policy = SuccessPolicy::kDefault;
   NormaliseKeys(job.spec);
   for (auto& [key, spec] : job.spec.replica_specs) {
     if (!spec) continue;
     if (!spec->replicas) spec->replicas = 1;
-    if (spec->restart_policy.empty()) spec->restart_policy = std::string(kRestartNever);
+    if (spec->restart_policy.empty()) spec->restart_policy = RestartPolicy::kNever;
     AddDefaultPort(spec->pod_template);
   }
 }

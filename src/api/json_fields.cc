@@ -29,4 +29,9 @@ const nlohmann::json& ObjectField(const nlohmann::json& obj, std::string_view ke
   return v != nullptr && v->is_object() ? *v : kEmpty;
 }
 
+std::string ShowJsonValue(const nlohmann::json& v) {
+  if (v.is_string()) return QuoteValue(v.get<std::string>());
+  return EscapeNonPrintable(v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
 }  // namespace tfjob::api

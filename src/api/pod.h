@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "api/tfjob.h"
 #include "api/time.h"
 
 namespace tfjob::api {
@@ -44,8 +45,9 @@ struct ChildMeta {
   std::string uid;
   std::string resource_version;
   // The training.kubeflow.org/* labels the controller reads; no other label is kept.
-  std::string job_name;        // training.kubeflow.org/job-name
-  std::string replica_type;    // training.kubeflow.org/replica-type ("worker")
+  std::string job_name;  // training.kubeflow.org/job-name
+  // training.kubeflow.org/replica-type ("worker"); nullopt when absent or no type's label.
+  std::optional<ReplicaType> replica_type;
   int32_t replica_index = -1;  // training.kubeflow.org/replica-index; -1 if absent or not a number
   std::string controller_uid;  // uid of the controller ownerReference, "" if none
   std::optional<Time> deletion_timestamp;

@@ -2,14 +2,17 @@
 
 #include <charconv>
 
+#include "api/json_fields.h"
+#include "api/labels.h"
+
 namespace tfjob::api {
 namespace {
 
 using nlohmann::json;
 
-std::string Str(const json& obj, const char* key) {
-  auto it = obj.find(key);
-  return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
+// The lenient reader of json_fields.h: a pod's field of the wrong type reads as absent.
+std::string Str(const json& obj, std::string_view key) {
+  return StringField(obj, key);
 }
 
 StatusOr<ChildMeta> DecodeMeta(const json& j) {
@@ -22,9 +25,9 @@ StatusOr<ChildMeta> DecodeMeta(const json& j) {
   meta.uid = Str(*m, "uid");
   meta.resource_version = Str(*m, "resourceVersion");
   if (auto l = m->find("labels"); l != m->end() && l->is_object()) {
-    meta.job_name = Str(*l, "training.kubeflow.org/job-name");
-    meta.replica_type = Str(*l, "training.kubeflow.org/replica-type");
-    std::string index = Str(*l, "training.kubeflow.org/replica-index");
+    meta.job_name = Str(*l, kLabelJobName);
+    meta.replica_type = ParseReplicaTypeLabel(Str(*l, kLabelReplicaType));
+    std::string index = Str(*l, kLabelReplicaIndex);
     int32_t v = 0;
     auto [ptr, ec] = std::from_chars(index.data(), index.data() + index.size(), v);
     if (!index.empty() && ec == std::errc() && ptr == index.data() + index.size() && v >= 0) meta.replica_index = v;

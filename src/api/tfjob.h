@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/time.h"
+#include "api/wire_enum.h"
 
 namespace tfjob::api {
 
@@ -42,21 +43,44 @@ std::string_view ReplicaTypeLabel(ReplicaType t);
 std::optional<ReplicaType> ParseReplicaType(std::string_view key);
 // Case-insensitive match ("worker", "WORKER" -> kWorker).
 std::optional<ReplicaType> ParseReplicaTypeFold(std::string_view key);
+// Exact match of a replica-type label value ("worker" -> kWorker; "Worker" -> nullopt).
+std::optional<ReplicaType> ParseReplicaTypeLabel(std::string_view label);
 inline bool IsChiefOrMaster(ReplicaType t) {
   return t == ReplicaType::kChief || t == ReplicaType::kMaster;
 }
 
-inline constexpr std::string_view kRestartAlways = "Always";
-inline constexpr std::string_view kRestartOnFailure = "OnFailure";
-inline constexpr std::string_view kRestartNever = "Never";
-inline constexpr std::string_view kRestartExitCode = "ExitCode";
+// restartPolicy of a replica spec (docs/semantics.md 1.3, 3.4 c).
+enum class RestartPolicy { kAlways, kExitCode, kNever, kOnFailure };
+template <>
+struct EnumSpellings<RestartPolicy> {
+  static constexpr std::array<std::pair<RestartPolicy, std::string_view>, 4> kValues = {{
+      {RestartPolicy::kAlways, "Always"},
+      {RestartPolicy::kExitCode, "ExitCode"},
+      {RestartPolicy::kNever, "Never"},
+      {RestartPolicy::kOnFailure, "OnFailure"},
+  }};
+};
 
-inline constexpr std::string_view kCleanPodPolicyNone = "None";
-inline constexpr std::string_view kCleanPodPolicyRunning = "Running";
-inline constexpr std::string_view kCleanPodPolicyAll = "All";
+// runPolicy.cleanPodPolicy (3.11, D4).
+enum class CleanPodPolicy { kAll, kNone, kRunning };
+template <>
+struct EnumSpellings<CleanPodPolicy> {
+  static constexpr std::array<std::pair<CleanPodPolicy, std::string_view>, 3> kValues = {{
+      {CleanPodPolicy::kAll, "All"},
+      {CleanPodPolicy::kNone, "None"},
+      {CleanPodPolicy::kRunning, "Running"},
+  }};
+};
 
-inline constexpr std::string_view kSuccessPolicyDefault = "";
-inline constexpr std::string_view kSuccessPolicyAllWorkers = "AllWorkers";
+// spec.successPolicy (3.6): "" (worker 0, or the chief, decides) or AllWorkers.
+enum class SuccessPolicy { kDefault, kAllWorkers };
+template <>
+struct EnumSpellings<SuccessPolicy> {
+  static constexpr std::array<std::pair<SuccessPolicy, std::string_view>, 2> kValues = {{
+      {SuccessPolicy::kDefault, ""},
+      {SuccessPolicy::kAllWorkers, "AllWorkers"},
+  }};
+};
 
 struct OwnerReference {
   std::string api_version;
@@ -93,7 +117,7 @@ struct SchedulingPolicy {
 };
 
 struct RunPolicy {
-  std::optional<std::string> clean_pod_policy;
+  std::optional<WireEnum<CleanPodPolicy>> clean_pod_policy;
   std::optional<int32_t> ttl_seconds_after_finished;
   std::optional<int64_t> active_deadline_seconds;
   std::optional<int32_t> backoff_limit;
@@ -107,13 +131,13 @@ struct ReplicaSpec {
   std::optional<int32_t> replicas;
   // core/v1 PodTemplateSpec, untouched except by defaulting (the tfjob-port).
   nlohmann::json pod_template = nlohmann::json::object();
-  std::string restart_policy;
+  WireEnum<RestartPolicy> restart_policy;  // empty: not set
   friend bool operator==(const ReplicaSpec&, const ReplicaSpec&) = default;
 };
 
 struct TfJobSpec {
   RunPolicy run_policy;
-  std::optional<std::string> success_policy;
+  std::optional<WireEnum<SuccessPolicy>> success_policy;
   // Keys as written in the file (normalised by defaulting). nullopt value = `null` in the file.
   // A missing `tfReplicaSpecs` is an absent map (has_replica_specs false).
   bool has_replica_specs = false;
@@ -167,5 +191,22 @@ struct TfJob {
 inline int32_t ReplicasOrDefault(const ReplicaSpec& s) {
   return s.replicas.value_or(1);
 }
+
+// The one way to walk a job's replica specs. The key of tfReplicaSpecs whose spec defaulting
+// keeps for `type` (docs/semantics.md 1.7): the first key in key order that names the type in
+// other case ("worker", whose spec defaulting moves over "Worker"), else the canonical key;
+// nullptr when no key names the type. On a defaulted job: the canonical key, or nullptr.
+const std::string* ReplicaSpecKey(const TfJobSpec& spec, ReplicaType type);
+
+struct TypedReplicaSpec {
+  ReplicaType type;
+  const ReplicaSpec* spec;  // never null
+};
+// Each replica type's spec as defaulting keeps it (ReplicaSpecKey), in the fixed order of
+// kAllReplicaTypes; types without a key, or with a null spec, are left out. The same on the job
+// as written and on the defaulted job.
+std::vector<TypedReplicaSpec> ReplicaSpecsByType(const TfJobSpec& spec);
+// The replicas of every spec of ReplicaSpecsByType.
+int64_t TotalReplicas(const TfJobSpec& spec);
 
 }  // namespace tfjob::api

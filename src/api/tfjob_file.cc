@@ -1,5 +1,7 @@
 #include "api/tfjob_file.h"
 
+#include "api/json_fields.h"
+
 #include <set>
 
 #include "api/known_fields.h"
@@ -59,9 +61,7 @@ StatusOr<LoadedFile> LoadTfJobFile(std::string_view text) {
       return InvalidArgumentError(where + ": no kind (every document needs apiVersion and kind)");
     const std::string& k = kind->get_ref<const std::string&>();
     if (k != kKind) {
-      auto api_version = o.find("apiVersion");
-      std::string group_version =
-          api_version != o.end() && api_version->is_string() ? api_version->get<std::string>() : "";
+      const std::string group_version = StringField(o, "apiVersion");
       if (EqualsFold(k, kKind))
         return InvalidArgumentError(where + ": kind " + QuoteValue(k) + " is not TFJob (kinds are case-sensitive)");
       if (group_version.starts_with("kubeflow.org/"))

@@ -2,119 +2,14 @@
 
 #include <limits>
 
+#include "api/json_fields.h"
+
 namespace tfjob::api {
 namespace {
 
 using nlohmann::json;
 
-std::string Show(const json& v) {
-  if (v.is_string()) return QuoteValue(v.get<std::string>());
-  return EscapeNonPrintable(v.dump(-1, ' ', false, json::error_handler_t::replace));
-}
-
-// Reads typed fields of one JSON object, recording shape errors under `path`.
-class Reader {
- public:
-  Reader(const json& obj, std::string path, FieldErrors* errors) : obj_(obj), path_(std::move(path)), errors_(errors) {}
-
-  std::string Child(std::string_view key) const {
-    return path_.empty() ? std::string(key) : path_ + "." + std::string(key);
-  }
-  const json* Find(std::string_view key) const {
-    if (!obj_.is_object()) return nullptr;
-    auto it = obj_.find(std::string(key));
-    if (it == obj_.end() || it->is_null()) return nullptr;
-    return &*it;
-  }
-  bool Has(std::string_view key) const { return obj_.is_object() && obj_.contains(std::string(key)); }
-
-  std::optional<std::string> String(std::string_view key) const {
-    const json* v = Find(key);
-    if (v == nullptr) return std::nullopt;
-    if (!v->is_string()) {
-      Fail(key, *v, "must be a string");
-      return std::nullopt;
-    }
-    return v->get<std::string>();
-  }
-  std::optional<bool> Bool(std::string_view key) const {
-    const json* v = Find(key);
-    if (v == nullptr) return std::nullopt;
-    if (!v->is_boolean()) {
-      Fail(key, *v, "must be a boolean");
-      return std::nullopt;
-    }
-    return v->get<bool>();
-  }
-  template <typename Int>
-  std::optional<Int> Integer(std::string_view key) const {
-    const json* v = Find(key);
-    if (v == nullptr) return std::nullopt;
-    if (v->is_number_unsigned()) {
-      auto u = v->get<uint64_t>();
-      if (u > static_cast<uint64_t>(std::numeric_limits<Int>::max())) {
-        Fail(key, *v, sizeof(Int) == 4 ? "must be a 32-bit integer" : "must be a 64-bit integer");
-        return std::nullopt;
-      }
-      return static_cast<Int>(u);
-    }
-    if (v->is_number_integer()) {
-      auto i = v->get<int64_t>();
-      if (i < std::numeric_limits<Int>::min() || i > std::numeric_limits<Int>::max()) {
-        Fail(key, *v, sizeof(Int) == 4 ? "must be a 32-bit integer" : "must be a 64-bit integer");
-        return std::nullopt;
-      }
-      return static_cast<Int>(i);
-    }
-    Fail(key, *v, "must be an integer");
-    return std::nullopt;
-  }
-  std::optional<Time> Timestamp(std::string_view key) const {
-    auto s = String(key);
-    if (!s) return std::nullopt;
-    auto t = ParseTime(*s);
-    if (!t) Fail(key, json(*s), "must be an RFC 3339 time");
-    return t;
-  }
-  std::map<std::string, std::string> StringMap(std::string_view key) const {
-    std::map<std::string, std::string> out;
-    const json* v = Find(key);
-    if (v == nullptr) return out;
-    if (!v->is_object()) {
-      Fail(key, *v, "must be an object");
-      return out;
-    }
-    for (auto it = v->begin(); it != v->end(); ++it) {
-      if (it->is_string()) {
-        out[it.key()] = it->get<std::string>();
-      } else if (it->is_null()) {
-        out[it.key()] = "";
-      } else {
-        errors_->push_back(Invalid(Child(key) + "[" + it.key() + "]", Show(*it), "must be a string"));
-      }
-    }
-    return out;
-  }
-  // Returns the object at key (or nullptr) after checking it is an object.
-  const json* Object(std::string_view key) const {
-    const json* v = Find(key);
-    if (v == nullptr) return nullptr;
-    if (!v->is_object()) {
-      Fail(key, *v, "must be an object");
-      return nullptr;
-    }
-    return v;
-  }
-
-  void Fail(std::string_view key, const json& v, std::string detail) const {
-    errors_->push_back(Invalid(Child(key), Show(v), std::move(detail)));
-  }
-
- private:
-  const json& obj_;
-  std::string path_;
-  FieldErrors* errors_;
-};
+using Reader = FieldReader;
 
 RunPolicy DecodeRunPolicy(const json& j, const std::string& path, FieldErrors* errors) {
   Reader r(j, path, errors);
@@ -139,7 +34,8 @@ RunPolicy DecodeRunPolicy(const json& j, const std::string& path, FieldErrors* e
         else if (it->is_number())
           out.min_resources[it.key()] = it->dump();
         else
-          errors->push_back(Invalid(s.Child("minResources") + "[" + it.key() + "]", Show(*it), "must be a quantity"));
+          errors->push_back(
+              Invalid(s.Child("minResources") + "[" + it.key() + "]", ShowJsonValue(*it), "must be a quantity"));
       }
     }
     p.scheduling_policy = std::move(out);
@@ -243,7 +139,7 @@ TfJob DecodeTfJob(const json& j, FieldErrors* errors) {
         if (it->is_null()) {
           job.spec.replica_specs[it.key()] = std::nullopt;
         } else if (!it->is_object()) {
-          errors->push_back(Invalid(path, Show(*it), "must be an object"));
+          errors->push_back(Invalid(path, ShowJsonValue(*it), "must be an object"));
           job.spec.replica_specs[it.key()] = std::nullopt;
         } else {
           job.spec.replica_specs[it.key()] = DecodeReplicaSpec(*it, path, errors);

@@ -3,16 +3,12 @@
 #include <cstdio>
 #include <ctime>
 
+#include "common/time_format.h"
+
 namespace tfjob::api {
 
 std::string FormatTime(Time t) {
-  std::time_t tt = std::chrono::system_clock::to_time_t(TruncateToSeconds(t));
-  std::tm tm{};
-  gmtime_r(&tt, &tm);
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-                tm.tm_hour, tm.tm_min, tm.tm_sec);
-  return buf;
+  return FormatRfc3339(t);
 }
 
 Time TruncateToSeconds(Time t) {

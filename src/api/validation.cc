@@ -12,9 +12,6 @@ namespace {
 using nlohmann::json;
 
 const std::vector<std::string> kReplicaTypeNames = {"Chief", "Evaluator", "Master", "PS", "Worker"};
-const std::vector<std::string> kRestartPolicies = {"Always", "ExitCode", "Never", "OnFailure"};
-const std::vector<std::string> kCleanPodPolicies = {"All", "None", "Running"};
-const std::vector<std::string> kSuccessPolicies = {"", "AllWorkers"};
 const std::vector<std::string> kManagedBy = {std::string(kManagedByUs), std::string(kManagedByMultiKueue)};
 
 bool Contains(const std::vector<std::string>& v, const std::string& s) {
@@ -124,14 +121,14 @@ std::vector<std::string> SpecWarnings(const TfJob& job) {
     for (size_t i = 0; i < values.size(); ++i) list += (i > 0 ? ", " : "") + QuoteValue(values[i]);
     return list;
   };
-  if (p.clean_pod_policy && !Contains(kCleanPodPolicies, *p.clean_pod_policy))
-    out.push_back(base + ".cleanPodPolicy: unsupported value " + QuoteValue(*p.clean_pod_policy) +
-                  " (supported: " + supported(kCleanPodPolicies) +
+  if (p.clean_pod_policy && !p.clean_pod_policy->value())
+    out.push_back(base + ".cleanPodPolicy: unsupported value " + QuoteValue(p.clean_pod_policy->text()) +
+                  " (supported: " + supported(EnumNames<CleanPodPolicy>()) +
                   "): treated as \"All\", as upstream does: every pod and its service are deleted when the job "
                   "finishes");
-  if (job.spec.success_policy && !Contains(kSuccessPolicies, *job.spec.success_policy))
-    out.push_back("spec.successPolicy: unsupported value " + QuoteValue(*job.spec.success_policy) +
-                  " (supported: " + supported(kSuccessPolicies) +
+  if (job.spec.success_policy && !job.spec.success_policy->value())
+    out.push_back("spec.successPolicy: unsupported value " + QuoteValue(job.spec.success_policy->text()) +
+                  " (supported: " + supported(EnumNames<SuccessPolicy>()) +
                   "): treated as \"\", the default, as upstream does: the job succeeds when worker 0 (or the chief) "
                   "does");
   if (p.ttl_seconds_after_finished && *p.ttl_seconds_after_finished < 0)
@@ -261,8 +258,9 @@ FieldErrors ValidateTfJob(const TfJob& job) {
         errors.push_back(Invalid(path + ".replicas", std::to_string(*spec->replicas),
                                  "must be less than or equal to " + std::to_string(kMaxReplicasPerType)));
     }
-    if (!spec->restart_policy.empty() && !Contains(kRestartPolicies, spec->restart_policy))
-      errors.push_back(NotSupported(path + ".restartPolicy", QuoteValue(spec->restart_policy), kRestartPolicies));
+    if (!spec->restart_policy.empty() && !spec->restart_policy.value())
+      errors.push_back(
+          NotSupported(path + ".restartPolicy", QuoteValue(spec->restart_policy.text()), EnumNames<RestartPolicy>()));
     ValidateContainers(path, *spec, &errors);
   }
   if (chief_or_master > 1)  // V8

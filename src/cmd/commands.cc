@@ -84,7 +84,8 @@ int RunRender(const std::string& file, const std::string& format, const RenderRe
     err << file << ": " << list.status().message() << "\n";
     return kExitFailed;
   }
-  for (const auto& e : events) err << file << ": " << e.type << " " << e.reason << ": " << e.message << "\n";
+  for (const auto& e : events)
+    err << file << ": " << api::EnumName(e.type) << " " << e.reason << ": " << e.message << "\n";
   if (format == "json")
     out << list->dump(2) << "\n";
   else

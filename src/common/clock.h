@@ -7,8 +7,19 @@
 #include <condition_variable>
 #include <mutex>
 #include <stop_token>
+#include <utility>
 
 namespace tfjob {
+
+// The one interruptible sleep: waits `d` of real time, or less when `stop` is requested; returns
+// false if it was (also when it already was on entry).
+inline bool SleepFor(std::chrono::nanoseconds d, std::stop_token stop) {
+  std::mutex m;
+  std::condition_variable_any cv;
+  std::unique_lock lock(m);
+  cv.wait_for(lock, stop, d, [] { return false; });
+  return !stop.stop_requested();
+}
 
 class Clock {
  public:
@@ -21,11 +32,7 @@ class Clock {
   // Waits `d`, or less when `stop` is requested; returns false if it was. FakeClock advances
   // itself instead of waiting.
   virtual bool SleepFor(std::chrono::nanoseconds d, std::stop_token stop = {}) const {
-    std::mutex m;
-    std::condition_variable_any cv;
-    std::unique_lock lock(m);
-    cv.wait_for(lock, stop, d, [] { return false; });
-    return !stop.stop_requested();
+    return ::tfjob::SleepFor(d, std::move(stop));
   }
 };
 

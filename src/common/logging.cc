@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/time_format.h"
+
 namespace tfjob {
 namespace {
 
@@ -24,15 +26,7 @@ std::string_view LevelName(LogLevel l) {
 }
 
 std::string Timestamp(std::chrono::system_clock::time_point t) {
-  auto secs = std::chrono::time_point_cast<std::chrono::seconds>(t);
-  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(t - secs).count();
-  std::time_t tt = std::chrono::system_clock::to_time_t(secs);
-  std::tm tm{};
-  gmtime_r(&tt, &tm);
-  char buf[80];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-                tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms));
-  return buf;
+  return FormatRfc3339(t, 3);
 }
 
 // logfmt quoting: bare when the value has no space, quote or '='.

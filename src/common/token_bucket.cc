@@ -35,10 +35,7 @@ std::chrono::nanoseconds TokenBucket::Reserve() {
 bool TokenBucket::Accept(std::stop_token stop) {
   auto wait = Reserve();
   if (wait <= std::chrono::nanoseconds(0)) return true;
-  std::mutex m;
-  std::condition_variable_any cv;
-  std::unique_lock lock(m);
-  return !cv.wait_for(lock, stop, wait, [] { return false; }) && !stop.stop_requested();
+  return SleepFor(wait, stop);
 }
 
 }  // namespace tfjob

@@ -21,6 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "api/object_key.h"
 #include "common/logging.h"
 #include "common/status.h"
 #include "controller/reflector.h"
@@ -129,7 +130,7 @@ inline std::string NamespacedKey(const nlohmann::json& object) {
     if (auto n = m->find("namespace"); n != m->end() && n->is_string()) ns = n->get<std::string>();
     if (auto n = m->find("name"); n != m->end() && n->is_string()) name = n->get<std::string>();
   }
-  return ns + "/" + name;
+  return api::ObjectKey{ns, name}.String();
 }
 
 }  // namespace tfjob::controller

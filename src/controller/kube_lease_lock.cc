@@ -1,6 +1,7 @@
 #include "controller/kube_lease_lock.h"
 
 #include "api/json_fields.h"
+#include "common/time_format.h"
 
 #include <cstdio>
 #include <ctime>
@@ -12,14 +13,7 @@ using nlohmann::json;
 
 // metav1.MicroTime: RFC 3339 with microseconds.
 std::string MicroTime(std::chrono::system_clock::time_point t) {
-  auto us = std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count();
-  std::time_t secs = static_cast<std::time_t>(us / 1000000);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%06lldZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-                tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<long long>(us % 1000000));
-  return buf;
+  return FormatRfc3339(t, 6);
 }
 
 std::chrono::system_clock::time_point ParseMicroTime(const std::string& s) {

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <string>
 
+#include "api/object_key.h"
 #include "controller/lease_lock.h"
 #include "kube/rest_client.h"
 
@@ -23,7 +24,7 @@ class KubeLeaseLock final : public LeaseLock {
   StatusOr<LeaderRecord> Get() override;
   Status Create(const LeaderRecord& record) override;
   Status Update(const LeaderRecord& record) override;
-  std::string Describe() const override { return ns_ + "/" + name_; }
+  std::string Describe() const override { return api::ObjectKey{ns_, name_}.String(); }
 
  private:
   nlohmann::json ToLease(const LeaderRecord& record) const;

@@ -67,12 +67,7 @@ bool LeaderElector::Held(const LeaderRecord& written, Clock::SteadyTime steady) 
 }
 
 void LeaderElector::Run(std::stop_token stop) {
-  std::mutex m;
-  std::condition_variable_any cv;
-  auto sleep = [&](std::chrono::nanoseconds d) {
-    std::unique_lock lock(m);
-    cv.wait_for(lock, stop, d, [] { return false; });
-  };
+  auto sleep = [&](std::chrono::nanoseconds d) { SleepFor(d, stop); };
   log_.Info("waiting to acquire the lease", {{"identity", config_.identity}});
   while (!stop.stop_requested() && !TryOnce()) sleep(config_.retry_period);
   if (stop.stop_requested()) return;

@@ -61,11 +61,8 @@ StatusOr<LocalContainer> ContainerFor(const json& c, const std::string& path) {
 
 std::vector<std::pair<api::ReplicaType, int32_t>> AllReplicas(const api::TfJob& job) {
   std::vector<std::pair<api::ReplicaType, int32_t>> out;
-  for (const auto& [key, spec] : job.spec.replica_specs) {
-    auto type = api::ParseReplicaType(key);
-    if (!type || !spec) continue;
-    for (int32_t i = 0; i < api::ReplicasOrDefault(*spec); ++i) out.emplace_back(*type, i);
-  }
+  for (const auto& [type, spec] : api::ReplicaSpecsByType(job.spec))
+    for (int32_t i = 0; i < api::ReplicasOrDefault(*spec); ++i) out.emplace_back(type, i);
   return out;
 }
 

@@ -664,7 +664,7 @@ int LocalRunner::Run(std::stop_token stop, std::stop_token kill_now) {
       pod.meta.ns = job_.metadata.ns;
       pod.meta.uid = p->uid;
       pod.meta.job_name = job_.metadata.name;
-      pod.meta.replica_type = std::string(api::ReplicaTypeLabel(r.type));
+      pod.meta.replica_type = r.type;
       pod.meta.replica_index = r.index;
       pod.meta.controller_uid = job_.metadata.uid;
       pod.phase = !p->exited          ? api::PodPhase::kRunning
@@ -682,7 +682,7 @@ int LocalRunner::Run(std::stop_token stop, std::stop_token kill_now) {
       api::Service svc;
       svc.meta.name = n;
       svc.meta.controller_uid = job_.metadata.uid;
-      svc.meta.replica_type = std::string(api::ReplicaTypeLabel(r.type));
+      svc.meta.replica_type = r.type;
       svc.meta.replica_index = r.index;
       observed.services.push_back(svc);
     }
@@ -699,7 +699,7 @@ int LocalRunner::Run(std::stop_token stop, std::stop_token kill_now) {
     // ExitedWithCode repeats the runner's own "<replica> exited with code N" line.
     for (const auto& e : plan.events)
       if (e.reason != "SuccessfulCreatePod" && e.reason != "ExitedWithCode")
-        Print("tfjob: " + e.type + " " + e.reason + ": " + e.message);
+        Print("tfjob: " + std::string(api::EnumName(e.type)) + " " + e.reason + ": " + e.message);
     if (plan.status) job_.status = *plan.status;
     std::vector<std::string> conditions;
     for (const auto& c : job_.status.conditions) conditions.push_back(c.type + "=" + c.status);

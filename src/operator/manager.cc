@@ -136,13 +136,7 @@ int Manager::Run(std::stop_token stop) {
 
   // Informers, cache sync, leadership, workers.
   controller_.StartInformers();
-  {
-    Mutex sync_mu;
-    std::condition_variable_any sync_cv;
-    MutexLock lock(sync_mu);
-    while (!stop.stop_requested() && !controller_.HasSynced())
-      sync_cv.wait_for(sync_mu, stop, std::chrono::milliseconds(50), [] { return false; });
-  }
+  while (!stop.stop_requested() && !controller_.HasSynced()) SleepFor(std::chrono::milliseconds(50), stop);
   if (stop.stop_requested()) {
     controller_.Stop();
     events_.Stop();

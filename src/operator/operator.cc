@@ -35,9 +35,11 @@ std::jthread ShutdownWatchdog(std::stop_token begin, Logger log) {
       std::lock_guard lock(m);
       cv.notify_all();
     });
-    std::unique_lock lock(m);
-    if (!cv.wait(lock, done, [&] { return begin.stop_requested(); })) return;
-    if (cv.wait_for(lock, done, kShutdownLimit, [] { return false; }) || done.stop_requested()) return;
+    {
+      std::unique_lock lock(m);
+      if (!cv.wait(lock, done, [&] { return begin.stop_requested(); })) return;
+    }
+    if (!SleepFor(kShutdownLimit, done)) return;
     log.Error("shutdown did not finish in time; exiting now", {{"limit", FormatDuration(kShutdownLimit)}});
     std::_Exit(1);
   });
@@ -92,8 +94,7 @@ int RunOperator(const OperatorOptions& options, const std::map<std::string, std:
       return 2;
     }
   } else if (gang != tfjob::core::GangScheduler::kNone) {
-    std::string crd = gang == tfjob::core::GangScheduler::kVolcano ? "podgroups.scheduling.volcano.sh"
-                                                                   : "podgroups.scheduling.x-k8s.io";
+    std::string crd = CrdName(gang == tfjob::core::GangScheduler::kVolcano ? kVolcanoPodGroups : kPluginsPodGroups);
     auto found = client.Get(kube::kCrds, "", crd);
     if (stop.stop_requested()) return 0;
     if (!found.ok() && IsNotFound(found.status())) {
@@ -116,7 +117,8 @@ int RunOperator(const OperatorOptions& options, const std::map<std::string, std:
                                     "1 when the installed TFJob CRD keeps replicaStatuses.<type>.restarts and "
                                     ".disruptions; 0 when they are kept in an annotation instead")
                           .With({});
-    auto crd = client.Get(kube::kCrds, "", "tfjobs.kubeflow.org");
+    const std::string tfjobs_crd = CrdName(kTfJobs);
+    auto crd = client.Get(kube::kCrds, "", tfjobs_crd);
     if (stop.stop_requested()) return 0;
     CrdStatusSchema schema = crd.ok() ? CheckCrdStatusSchema(*crd) : CrdStatusSchema{{"restarts", "disruptions"}};
     run_options.counters_in_annotation = !schema.ok();
@@ -125,7 +127,7 @@ int RunOperator(const OperatorOptions& options, const std::map<std::string, std:
     for (const auto& f : schema.pruned) pruned += (pruned.empty() ? "" : ",") + f;
     if (!crd.ok())
       log.Warning("cannot read the TFJob CRD; restart counts are kept in an annotation too",
-                  {{"crd", "tfjobs.kubeflow.org"},
+                  {{"crd", tfjobs_crd},
                    {"error", crd.status().message()},
                    {"annotation", std::string(tfjob::core::kCountersAnnotation)}});
     else if (!schema.ok())
@@ -133,12 +135,9 @@ int RunOperator(const OperatorOptions& options, const std::map<std::string, std:
           "the installed TFJob CRD's status schema drops replicaStatuses fields of this operator (upstream's CRD?): "
           "restart counts are kept in an annotation instead; install this operator's CRD (`tfjob crd | kubectl "
           "apply -f -`, docs/migrate.md)",
-          {{"crd", "tfjobs.kubeflow.org"},
-           {"pruned", pruned},
-           {"annotation", std::string(tfjob::core::kCountersAnnotation)}});
+          {{"crd", tfjobs_crd}, {"pruned", pruned}, {"annotation", std::string(tfjob::core::kCountersAnnotation)}});
     else
-      log.Info("the TFJob CRD keeps replicaStatuses.<type>.restarts and .disruptions",
-               {{"crd", "tfjobs.kubeflow.org"}});
+      log.Info("the TFJob CRD keeps replicaStatuses.<type>.restarts and .disruptions", {{"crd", tfjobs_crd}});
   }
 
   // Events have a client of their own (its own token bucket, as controller-runtime's event

@@ -2,16 +2,24 @@
 // The API resources the TFJob controller works with beyond the core ones (pods, services,
 // events, leases), kept out of the generic client layer.
 
+#include <string>
+
+#include "api/tfjob.h"
 #include "kube/resource_path.h"
 
 namespace tfjob::operator_ {
 
-inline const kube::GroupVersionResource kTfJobs{"kubeflow.org", "v1", "tfjobs"};
+inline const kube::GroupVersionResource kTfJobs{std::string(api::kGroup), "v1", std::string(api::kPlural)};
 inline const kube::GroupVersionResource kVolcanoPodGroups{"scheduling.volcano.sh", "v1beta1", "podgroups"};
 inline const kube::GroupVersionResource kPluginsPodGroups{"scheduling.x-k8s.io", "v1alpha1", "podgroups"};
 inline const kube::GroupVersionResource kPriorityClasses{"scheduling.k8s.io", "v1", "priorityclasses"};
 // kube-scheduler's own gang scheduling (--gang-scheduler-name kubernetes, docs/semantics.md D27).
 inline const kube::GroupVersionResource kNativeWorkloads{"scheduling.k8s.io", "v1alpha2", "workloads"};
 inline const kube::GroupVersionResource kNativePodGroups{"scheduling.k8s.io", "v1alpha2", "podgroups"};
+
+// A CustomResourceDefinition's name: "<resource>.<group>" ("tfjobs.kubeflow.org").
+inline std::string CrdName(const kube::GroupVersionResource& gvr) {
+  return gvr.resource + "." + gvr.group;
+}
 
 }  // namespace tfjob::operator_

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <future>
 
+#include "api/object_key.h"
 #include "api/pod_json.h"
 #include "api/tfjob_json.h"
 #include "operator/resources.h"
@@ -27,7 +28,7 @@ std::optional<uint64_t> ResourceVersionNumber(const std::string& rv) {
 }
 
 std::string JobKeyOf(const api::ChildMeta& meta) {
-  return meta.job_name.empty() ? "" : meta.ns + "/" + meta.job_name;
+  return meta.job_name.empty() ? "" : api::ObjectKey{meta.ns, meta.job_name}.String();
 }
 
 // The status as a merge patch: zero counters become null so they disappear (upstream's
@@ -126,21 +127,21 @@ TfJobController::TfJobController(kube::RestClient& client, Clock& clock, control
                                                              api::DecodeTfJobStrict, controller::NamespacedKey, log_);
   jobs_->AddHandlers({[this](const auto& j) {
                         jobs_created_->With({j->metadata.ns, "tensorflow"}).Inc();
-                        Enqueue(j->metadata.ns + "/" + j->metadata.name);
+                        Enqueue(api::JobKey(*j));
                       },
                       [this](const auto& o, const auto& n) {
                         if (o->metadata.resource_version != n->metadata.resource_version)
-                          Enqueue(n->metadata.ns + "/" + n->metadata.name);
+                          Enqueue(api::JobKey(*n));
                       },
                       [this](const auto& j) {
-                        expectations_.Delete(j->metadata.ns + "/" + j->metadata.name);
+                        expectations_.Delete(api::JobKey(*j));
                         {
                           std::lock_guard lock(written_mu_);
-                          written_.erase(j->metadata.ns + "/" + j->metadata.name);
+                          written_.erase(api::JobKey(*j));
                         }
                         {
                           std::lock_guard lock(disruptions_mu_);
-                          disruptions_.erase(j->metadata.ns + "/" + j->metadata.name);
+                          disruptions_.erase(api::JobKey(*j));
                         }
                         MutexLock lock(latency_mu_);
                         created_observed_.erase(j->metadata.uid);
@@ -176,7 +177,7 @@ TfJobController::TfJobController(kube::RestClient& client, Clock& clock, control
         [](const json& j) -> StatusOr<json> { return j; }, controller::NamespacedKey, log_);
     auto enqueue = [this](const auto& pg) {
       const json& m = api::ObjectField(*pg, "metadata");
-      Enqueue(api::StringField(m, "namespace") + "/" + api::StringField(m, "name"));
+      Enqueue(api::ObjectKey{api::StringField(m, "namespace"), api::StringField(m, "name")}.String());
     };
     pod_groups_->AddHandlers({enqueue, [enqueue](const auto&, const auto& n) { enqueue(n); }, enqueue});
     // No handlers, as upstream: a job sees a changed class at its next reconcile.
@@ -404,7 +405,11 @@ StatusOr<ReconcileResult> TfJobController::ReconcileKey(const std::string& key) 
   Status applied = Apply(*job, plan, log);
   if (applied.ok()) {
     consume_notes();
-    for (const auto& d : plan.disruptions) pod_disruptions_->With({job->metadata.ns, d.replica_type, d.reason}).Inc();
+    for (const auto& d : plan.disruptions)
+      pod_disruptions_
+          ->With(
+              {job->metadata.ns, d.replica_type ? std::string(api::ReplicaTypeLabel(*d.replica_type)) : "", d.reason})
+          .Inc();
     ObserveLatencies(*job, observed.pods, plan.create_pods.size());
   }
   if (!applied.ok()) return applied;  // the Worker backs off; the requeue_after waits for a success
@@ -413,9 +418,7 @@ StatusOr<ReconcileResult> TfJobController::ReconcileKey(const std::string& key) 
 
 void TfJobController::ObserveLatencies(const api::TfJob& job, const std::vector<api::Pod>& pods, size_t created_now) {
   if (!job.metadata.creation_timestamp) return;
-  int64_t total = 0;
-  for (const auto& [key, spec] : job.spec.replica_specs)
-    if (spec && api::ParseReplicaTypeFold(key)) total += api::ReplicasOrDefault(*spec);
+  const int64_t total = api::TotalReplicas(job.spec);  // the job as cached: ReplicaSpecsByType reads it as defaulted
   int64_t existing = 0, running = 0;
   for (const auto& p : pods) {
     if (p.meta.controller_uid != job.metadata.uid || p.meta.deletion_timestamp) continue;
@@ -553,7 +556,7 @@ Status TfJobController::Apply(const api::TfJob& job, const core::Plan& plan, con
   keep_first(CreateChildren(job, plan, log));
 
   // Events of the plan, then the status (merge patch on /status, D14).
-  for (const auto& e : plan.events) events_.Record(Ref(job), e.type, e.reason, e.message);
+  for (const auto& e : plan.events) events_.Record(Ref(job), std::string(api::EnumName(e.type)), e.reason, e.message);
   if (plan.status) {
     auto r =
         client_.Patch(kTfJobs, ns, job.metadata.name, kube::PatchType::kMerge, StatusPatch(*plan.status), "status");

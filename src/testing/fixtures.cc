@@ -53,7 +53,7 @@ api::ChildMeta ChildOf(const std::string& job_name, std::string_view replica_typ
   meta.ns = "default";
   meta.uid = meta.name + uid_suffix;
   meta.job_name = job_name;
-  meta.replica_type = std::string(replica_type_label);
+  meta.replica_type = api::ParseReplicaTypeLabel(replica_type_label);
   meta.replica_index = index;
   meta.controller_uid = std::move(owner_uid);
   return meta;

@@ -7,16 +7,18 @@
 #include <string>
 #include <string_view>
 
+#include "api/labels.h"
 #include "api/tfjob.h"
 
 namespace tfjob::tfjob::core {
 
 inline constexpr std::string_view kControllerName = "tfjob-controller";
-inline constexpr std::string_view kLabelOperatorName = "training.kubeflow.org/operator-name";
-inline constexpr std::string_view kLabelJobName = "training.kubeflow.org/job-name";
-inline constexpr std::string_view kLabelReplicaType = "training.kubeflow.org/replica-type";
-inline constexpr std::string_view kLabelReplicaIndex = "training.kubeflow.org/replica-index";
-inline constexpr std::string_view kLabelJobRole = "training.kubeflow.org/job-role";
+// The label keys are the API's (api/labels.h).
+using api::kLabelJobName;
+using api::kLabelJobRole;
+using api::kLabelOperatorName;
+using api::kLabelReplicaIndex;
+using api::kLabelReplicaType;
 inline constexpr std::string_view kJobRoleMaster = "master";
 
 // "<job>-<lowercase rt>-<index>" with every '/' replaced by '-'. `replica_type` is the spec

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "api/json_fields.h"
 #include "api/quantity.h"
 #include "api/tfjob_json.h"
 #include "tfjob/core/naming.h"
@@ -27,11 +28,33 @@ void AddResources(const json& resources, std::map<std::string, api::Quantity>* t
 int32_t PodGroupMinMember(const api::TfJob& job) {
   const auto& sp = job.spec.run_policy.scheduling_policy;
   if (sp && sp->min_available) return *sp->min_available;
-  int64_t total = 0;
-  for (const auto& [key, spec] : job.spec.replica_specs)
-    if (spec) total += api::ReplicasOrDefault(*spec);
-  return static_cast<int32_t>(std::min<int64_t>(total, INT32_MAX));
+  return static_cast<int32_t>(std::min<int64_t>(api::TotalReplicas(job.spec), INT32_MAX));
 }
+
+namespace {
+
+// The value of the PriorityClass the template names, 0 when it names none or one that is missing.
+int32_t TemplatePriority(const api::ReplicaSpec& spec, const std::map<std::string, int32_t>& priority_class_values) {
+  const json& pod_spec = api::ObjectField(spec.pod_template, "spec");
+  auto pc = pod_spec.find("priorityClassName");
+  if (pc == pod_spec.end() || !pc->is_string()) return 0;
+  auto v = priority_class_values.find(pc->get<std::string>());
+  return v == priority_class_values.end() ? 0 : v->second;
+}
+
+// One pod's containers: their requests, or their limits when they have no requests.
+void AddPodResources(const json& containers, std::map<std::string, api::Quantity>* total) {
+  for (const json& c : containers) {
+    if (!c.is_object() || !c.contains("resources") || !c["resources"].is_object()) continue;
+    const json& res = c["resources"];
+    if (res.contains("requests") && !res["requests"].is_null())
+      AddResources(res["requests"], total);
+    else if (res.contains("limits"))
+      AddResources(res["limits"], total);
+  }
+}
+
+}  // namespace
 
 std::map<std::string, std::string> ComputeMinResources(const api::TfJob& job,
                                                        const std::map<std::string, int32_t>& priority_class_values) {
@@ -40,44 +63,46 @@ std::map<std::string, std::string> ComputeMinResources(const api::TfJob& job,
     const api::ReplicaSpec* spec;
   };
   std::vector<Entry> entries;
-  for (const auto& [key, spec] : job.spec.replica_specs) {
-    if (!spec) continue;
-    int32_t priority = 0;
-    const json& tmpl = spec->pod_template;
-    if (tmpl.is_object() && tmpl.contains("spec") && tmpl["spec"].is_object()) {
-      auto pc = tmpl["spec"].find("priorityClassName");
-      if (pc != tmpl["spec"].end() && pc->is_string())
-        if (auto v = priority_class_values.find(pc->get<std::string>()); v != priority_class_values.end())
-          priority = v->second;
-    }
-    entries.push_back({priority, &*spec});
-  }
+  for (const auto& [type, spec] : api::ReplicaSpecsByType(job.spec))
+    entries.push_back({TemplatePriority(*spec, priority_class_values), spec});
   std::stable_sort(entries.begin(), entries.end(),
                    [](const Entry& a, const Entry& b) { return a.priority > b.priority; });
   std::map<std::string, api::Quantity> total;
   int32_t remaining = PodGroupMinMember(job);
   for (const Entry& e : entries) {
-    const json& tmpl = e.spec->pod_template;
-    const json* containers = nullptr;
-    if (tmpl.is_object() && tmpl.contains("spec") && tmpl["spec"].is_object() && tmpl["spec"].contains("containers") &&
-        tmpl["spec"]["containers"].is_array())
-      containers = &tmpl["spec"]["containers"];
-    for (int32_t i = 0; i < api::ReplicasOrDefault(*e.spec) && remaining > 0; ++i, --remaining) {
-      if (containers == nullptr) continue;
-      for (const json& c : *containers) {
-        if (!c.is_object() || !c.contains("resources") || !c["resources"].is_object()) continue;
-        const json& res = c["resources"];
-        if (res.contains("requests") && !res["requests"].is_null())
-          AddResources(res["requests"], &total);
-        else if (res.contains("limits"))
-          AddResources(res["limits"], &total);
-      }
-    }
+    const json& pod_spec = api::ObjectField(e.spec->pod_template, "spec");
+    auto containers = pod_spec.find("containers");
+    const bool has_containers = containers != pod_spec.end() && containers->is_array();
+    for (int32_t i = 0; i < api::ReplicasOrDefault(*e.spec) && remaining > 0; ++i, --remaining)
+      if (has_containers) AddPodResources(*containers, &total);
   }
   std::map<std::string, std::string> out;
   for (const auto& [k, q] : total) out[k] = q.ToString();
   return out;
 }
+
+namespace {
+
+json VolcanoSpec(const api::TfJob& job, const std::string& existing_queue,
+                 const std::map<std::string, std::string>& min_resources) {
+  const auto& sp = job.spec.run_policy.scheduling_policy;
+  json spec = {{"minMember", PodGroupMinMember(job)}};
+  // An existing PodGroup's queue wins, then the job's, then "default" (as upstream).
+  spec["queue"] = !existing_queue.empty() ? existing_queue : sp && !sp->queue.empty() ? sp->queue : "default";
+  if (sp && !sp->priority_class.empty()) spec["priorityClassName"] = sp->priority_class;
+  if (!min_resources.empty()) spec["minResources"] = min_resources;
+  return spec;
+}
+
+json SchedulerPluginsSpec(const api::TfJob& job, const std::map<std::string, std::string>& min_resources) {
+  const auto& sp = job.spec.run_policy.scheduling_policy;
+  json spec = {{"minMember", PodGroupMinMember(job)}};
+  if (!min_resources.empty()) spec["minResources"] = min_resources;
+  if (sp && sp->schedule_timeout_seconds) spec["scheduleTimeoutSeconds"] = *sp->schedule_timeout_seconds;
+  return spec;
+}
+
+}  // namespace
 
 std::optional<json> RenderPodGroup(const api::TfJob& job, const RenderOptions& options,
                                    const std::string& existing_queue,
@@ -90,21 +115,17 @@ std::optional<json> RenderPodGroup(const api::TfJob& job, const RenderOptions& o
                {"namespace", job.metadata.ns},
                {"ownerReferences", json::array({api::EncodeOwnerReference(GenOwnerReference(job))})}};
   if (!job.metadata.annotations.empty()) meta["annotations"] = job.metadata.annotations;
-  std::map<std::string, std::string> min_resources =
+  const std::map<std::string, std::string> min_resources =
       sp && !sp->min_resources.empty() ? sp->min_resources : ComputeMinResources(job, priority_class_values);
-  json spec = {{"minMember", PodGroupMinMember(job)}};
-  if (gang == GangScheduler::kVolcano) {
-    // An existing PodGroup's queue wins, then the job's, then "default" (as upstream).
-    std::string queue = !existing_queue.empty() ? existing_queue : sp && !sp->queue.empty() ? sp->queue : "default";
-    spec["queue"] = queue;
-    if (sp && !sp->priority_class.empty()) spec["priorityClassName"] = sp->priority_class;
-    if (!min_resources.empty()) spec["minResources"] = min_resources;
-    return json{
-        {"apiVersion", "scheduling.volcano.sh/v1beta1"}, {"kind", "PodGroup"}, {"metadata", meta}, {"spec", spec}};
-  }
-  if (!min_resources.empty()) spec["minResources"] = min_resources;
-  if (sp && sp->schedule_timeout_seconds) spec["scheduleTimeoutSeconds"] = *sp->schedule_timeout_seconds;
-  return json{{"apiVersion", "scheduling.x-k8s.io/v1alpha1"}, {"kind", "PodGroup"}, {"metadata", meta}, {"spec", spec}};
+  if (gang == GangScheduler::kVolcano)
+    return json{{"apiVersion", "scheduling.volcano.sh/v1beta1"},
+                {"kind", "PodGroup"},
+                {"metadata", meta},
+                {"spec", VolcanoSpec(job, existing_queue, min_resources)}};
+  return json{{"apiVersion", "scheduling.x-k8s.io/v1alpha1"},
+              {"kind", "PodGroup"},
+              {"metadata", meta},
+              {"spec", SchedulerPluginsSpec(job, min_resources)}};
 }
 
 namespace {

@@ -31,10 +31,10 @@ struct PodGroupState {
 struct PodDisruption {
   std::string pod;
   std::string uid;
-  std::string replica_type;  // the pod's replica-type label ("worker")
-  int32_t index = -1;        // its replica-index label
-  std::string reason;        // its DisruptionTarget reason, else kDeletedExternally
-  std::string message;       // that condition's message ("" if none)
+  std::optional<api::ReplicaType> replica_type;  // the pod's replica-type label
+  int32_t index = -1;                            // its replica-index label
+  std::string reason;                            // its DisruptionTarget reason, else kDeletedExternally
+  std::string message;                           // that condition's message ("" if none)
   friend bool operator==(const PodDisruption&, const PodDisruption&) = default;
 };
 // The disruption reason of a pod deleted by someone else without a DisruptionTarget condition.

@@ -61,7 +61,7 @@ std::vector<std::string> Names(const std::vector<ChildDeletion>& v) {
 }
 std::vector<std::string> Reasons(const Plan& p) {
   std::vector<std::string> out;
-  for (const auto& e : p.events) out.push_back(e.type + " " + e.reason);
+  for (const auto& e : p.events) out.push_back(std::string(api::EnumName(e.type)) + " " + e.reason);
   return out;
 }
 // "Type Status Reason" of every condition, in order.
@@ -398,7 +398,7 @@ TEST(Reconcile, SpecWarningsAreOneWarningEventWhenTheJobIsCreated) {
   for (const auto& e : plan.events)
     if (e.reason == "TFJobSpecWarning") warnings.push_back(e);
   ASSERT_EQ(warnings.size(), 1u);
-  EXPECT_EQ(warnings[0].type, "Warning");
+  EXPECT_EQ(warnings[0].type, api::EventType::kWarning);
   EXPECT_EQ(warnings[0].message,
             "TFJob default/test-tfjob runs with warnings: spec.runPolicy.cleanPodPolicy: unsupported value \"none\" "
             "(supported: \"All\", \"None\", \"Running\"): treated as \"All\", as upstream does: every pod and its "
@@ -607,7 +607,7 @@ TEST(Reconcile, TerminalPassRecordsEachExitOnce) {
   EXPECT_EQ(plan.status->conditions.back().type, "Succeeded");
   std::vector<std::string> exits;
   for (const auto& e : plan.events)
-    if (e.reason == "ExitedWithCode") exits.push_back(e.type + " " + e.message);
+    if (e.reason == "ExitedWithCode") exits.push_back(std::string(api::EnumName(e.type)) + " " + e.message);
   EXPECT_THAT(exits, ElementsAre("Normal Pod: default.test-tfjob-chief-0 exited with code 0",
                                  "Normal Pod: default.test-tfjob-worker-1 exited with code 1"));
   api::TfJob after = job;
@@ -760,7 +760,7 @@ TEST(Reconcile, DisruptedPodsAreRecreatedNotCountedAgainstBackoff) {
         std::nullopt, kNow, {}};
     if (c.note_reason)
       o.disruptions.push_back(
-          {"test-tfjob-worker-0", "test-tfjob-worker-0-uid", "worker", 0, c.note_reason, "evicting"});
+          {"test-tfjob-worker-0", "test-tfjob-worker-0-uid", api::ReplicaType::kWorker, 0, c.note_reason, "evicting"});
     Plan plan = Reconcile(o, {});
     EXPECT_EQ(Names(plan.delete_pods), c.deleted) << c.id;
     EXPECT_EQ(Names(plan.create_pods), c.created) << c.id;
@@ -770,12 +770,12 @@ TEST(Reconcile, DisruptedPodsAreRecreatedNotCountedAgainstBackoff) {
     EXPECT_EQ(st.conditions.back().type, c.last_condition) << c.id;
     std::vector<std::string> reasons;
     for (const auto& e : plan.events)
-      if (e.type == "Warning") reasons.push_back(e.type + " " + e.reason);
+      if (e.type == api::EventType::kWarning) reasons.push_back("Warning " + e.reason);
     EXPECT_EQ(reasons, c.reasons) << c.id;
     EXPECT_EQ(plan.disruptions.size(), c.reasons.size()) << c.id;
     EXPECT_EQ(plan.counters.restarted, 0) << c.id;
     if (!c.reasons.empty() && !plan.disruptions.empty() && !plan.events.empty()) {
-      EXPECT_EQ(plan.disruptions[0].replica_type, "worker") << c.id;
+      EXPECT_EQ(plan.disruptions[0].replica_type, api::ReplicaType::kWorker) << c.id;
       EXPECT_THAT(plan.events.back().message,
                   ::testing::StartsWith("Pod default/test-tfjob-worker-0 was disrupted (" + c.reasons[0].substr(8)))
           << c.id;
@@ -802,7 +802,7 @@ TEST(Reconcile, DisruptedPodsAreRecreatedNotCountedAgainstBackoff) {
 TEST(Reconcile, ScaledDownPodIsNotADisruption) {
   api::TfJob job = WithStatus(testing::NewTfJob(2, 0), "Running");
   ObservedState o{job, {}, {}, std::nullopt, kNow, {}};
-  o.disruptions.push_back({"test-tfjob-worker-3", "u3", "worker", 3, "DeletedExternally", ""});
+  o.disruptions.push_back({"test-tfjob-worker-3", "u3", api::ReplicaType::kWorker, 3, "DeletedExternally", ""});
   Plan plan = Reconcile(o, {});
   EXPECT_THAT(plan.disruptions, IsEmpty());
   EXPECT_EQ(plan.status->replica_statuses["Worker"].disruptions, 0);

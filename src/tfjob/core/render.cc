@@ -28,6 +28,67 @@ json OwnerRefs(const api::TfJob& job) {
   return json::array({api::EncodeOwnerReference(GenOwnerReference(job))});
 }
 
+const json& EmptyObject() {
+  static const json* const empty = new json(json::object());
+  return *empty;
+}
+
+// obj[key] is a string and not empty.
+bool NonEmptyString(const json& obj, std::string_view key) {
+  return !api::StringField(obj, key).empty();
+}
+
+// The pod's metadata: only labels, annotations and finalizers come from the template's
+// (docs/semantics.md 2.5): a template pasted from `kubectl get -o yaml` carries resourceVersion,
+// uid, creationTimestamp, managedFields, ownerReferences ..., which a pod create would refuse or
+// misread.
+json PodMetadata(const api::TfJob& job, api::ReplicaType type, int32_t index, const json& tmeta,
+                 const RenderOptions& options) {
+  json meta = json::object();
+  meta["name"] = ReplicaName(job.metadata.name, type, index);
+  meta["namespace"] = job.metadata.ns;
+  if (auto a = tmeta.find("annotations"); a != tmeta.end() && a->is_object() && !a->empty()) meta["annotations"] = *a;
+  if (auto f = tmeta.find("finalizers"); f != tmeta.end() && f->is_array() && !f->empty()) meta["finalizers"] = *f;
+  json labels = api::ObjectField(tmeta, "labels");
+  for (const auto& [k, v] : ReplicaLabels(job.metadata.name, type, index)) labels[k] = v;
+  if (IsMasterRole(job, type, index)) labels[std::string(kLabelJobRole)] = kJobRoleMaster;
+  const GangScheduler gang = GangSchedulerFor(options.gang_scheduler_name);
+  if (gang == GangScheduler::kSchedulerPlugins) labels["scheduling.x-k8s.io/pod-group"] = job.metadata.name;
+  meta["labels"] = std::move(labels);
+  if (gang == GangScheduler::kVolcano) {
+    json annotations = api::ObjectField(meta, "annotations");
+    annotations["scheduling.k8s.io/group-name"] = job.metadata.name;
+    annotations["volcano.sh/task-spec"] = std::string(api::ReplicaTypeLabel(type));
+    meta["annotations"] = std::move(annotations);
+  }
+  meta["ownerReferences"] = OwnerRefs(job);
+  return meta;
+}
+
+// TF_CONFIG appended to the tensorflow container's env (none: nothing to add).
+void AddTfConfig(const std::optional<std::string>& config, json& pod_spec) {
+  if (!config) return;
+  json pod_tmpl = {{"spec", std::move(pod_spec)}};
+  if (json* c = api::FindTensorflowContainer(pod_tmpl)) {
+    json& env = (*c)["env"];
+    if (!env.is_array()) env = json::array();
+    env.push_back({{"name", "TF_CONFIG"}, {"value", *config}});
+  }
+  pod_spec = std::move(pod_tmpl["spec"]);
+}
+
+// Some replica's template names a scheduler other than the gang scheduler's.
+bool AnotherSchedulerNamed(const api::TfJob& job, const std::string& scheduler) {
+  for (const auto& [k, other] : job.spec.replica_specs) {
+    if (!other || !other->pod_template.is_object()) continue;
+    const json& os = other->pod_template.value("spec", json::object());
+    if (!os.is_object()) continue;
+    auto sn = os.find("schedulerName");
+    if (sn != os.end() && sn->is_string() && !sn->get<std::string>().empty() && *sn != scheduler) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 GangScheduler GangSchedulerFor(const std::string& name) {
@@ -45,67 +106,26 @@ RenderedPod RenderPod(const api::TfJob& job, api::ReplicaType type, int32_t inde
 
 RenderedPod RenderPod(const api::TfJob& job, api::ReplicaType type, int32_t index, const RenderOptions& options,
                       const TfConfigGenerator& tf_config) {
-  const std::string key(api::ReplicaTypeName(type));
-  const api::ReplicaSpec& spec = *job.spec.replica_specs.at(key);
+  const api::ReplicaSpec& spec = *job.spec.replica_specs.at(std::string(api::ReplicaTypeName(type)));
+  const json& tmpl = spec.pod_template.is_object() ? spec.pod_template : EmptyObject();
   RenderedPod out;
-  json tmpl = spec.pod_template.is_object() ? spec.pod_template : json::object();
-  // Only labels, annotations and finalizers come from the template's metadata (docs/semantics.md
-  // 2.5): a template pasted from `kubectl get -o yaml` carries resourceVersion, uid,
-  // creationTimestamp, managedFields, ownerReferences ..., which a pod create would refuse or
-  // misread.
-  const json tmeta = tmpl.contains("metadata") && tmpl["metadata"].is_object() ? tmpl["metadata"] : json::object();
-  json meta = json::object();
-  meta["name"] = ReplicaName(job.metadata.name, type, index);
-  meta["namespace"] = job.metadata.ns;
-  if (auto a = tmeta.find("annotations"); a != tmeta.end() && a->is_object() && !a->empty()) meta["annotations"] = *a;
-  if (auto f = tmeta.find("finalizers"); f != tmeta.end() && f->is_array() && !f->empty()) meta["finalizers"] = *f;
-  json labels = tmeta.contains("labels") && tmeta["labels"].is_object() ? tmeta["labels"] : json::object();
-  for (const auto& [k, v] : ReplicaLabels(job.metadata.name, type, index)) labels[k] = v;
-  if (IsMasterRole(job, type, index)) labels[std::string(kLabelJobRole)] = kJobRoleMaster;
+  json meta = PodMetadata(job, type, index, api::ObjectField(tmpl, "metadata"), options);
+  json pod_spec = api::ObjectField(tmpl, "spec");
+  AddTfConfig(tf_config.For(type, index), pod_spec);
+  if (NonEmptyString(pod_spec, "restartPolicy"))
+    out.events.push_back({api::EventType::kWarning, "SetPodTemplateRestartPolicy", std::string(kRestartPolicyWarning)});
+  // ExitCode is ours: the kubelet never restarts such a pod, the operator decides (3.4 c).
+  pod_spec["restartPolicy"] = spec.restart_policy == api::RestartPolicy::kExitCode
+                                  ? std::string(api::EnumName(api::RestartPolicy::kNever))
+                                  : spec.restart_policy.text();
   const GangScheduler gang = GangSchedulerFor(options.gang_scheduler_name);
-  if (gang == GangScheduler::kSchedulerPlugins) labels["scheduling.x-k8s.io/pod-group"] = job.metadata.name;
-  meta["labels"] = std::move(labels);
-  if (gang == GangScheduler::kVolcano) {
-    json annotations =
-        meta.contains("annotations") && meta["annotations"].is_object() ? meta["annotations"] : json::object();
-    annotations["scheduling.k8s.io/group-name"] = job.metadata.name;
-    annotations["volcano.sh/task-spec"] = std::string(api::ReplicaTypeLabel(type));
-    meta["annotations"] = std::move(annotations);
-  }
-  meta["ownerReferences"] = OwnerRefs(job);
-
-  json pod_spec = tmpl.contains("spec") && tmpl["spec"].is_object() ? tmpl["spec"] : json::object();
-  json pod_tmpl = {{"spec", pod_spec}};
-  if (auto config = tf_config.For(type, index)) {
-    if (json* c = api::FindTensorflowContainer(pod_tmpl)) {
-      json& env = (*c)["env"];
-      if (!env.is_array()) env = json::array();
-      env.push_back({{"name", "TF_CONFIG"}, {"value", *config}});
-    }
-  }
-  pod_spec = std::move(pod_tmpl["spec"]);
-  if (auto rp = pod_spec.find("restartPolicy");
-      rp != pod_spec.end() && rp->is_string() && !rp->get<std::string>().empty())
-    out.events.push_back({"Warning", "SetPodTemplateRestartPolicy", std::string(kRestartPolicyWarning)});
-  pod_spec["restartPolicy"] =
-      spec.restart_policy == api::kRestartExitCode ? std::string(api::kRestartNever) : spec.restart_policy;
-
   if (gang == GangScheduler::kKubernetes) SetNativeSchedulingGroup(job, &pod_spec);
   if (gang != GangScheduler::kNone && gang != GangScheduler::kKubernetes) {
     const std::string scheduler = EffectiveSchedulerName(options.gang_scheduler_name);
-    for (const auto& [k, other] : job.spec.replica_specs) {
-      if (!other || !other->pod_template.is_object()) continue;
-      const json& os = other->pod_template.value("spec", json::object());
-      if (!os.is_object()) continue;
-      auto sn = os.find("schedulerName");
-      if (sn != os.end() && sn->is_string() && !sn->get<std::string>().empty() && *sn != scheduler) {
-        out.events.push_back({"Warning", "SetPodTemplateSchedulerName", std::string(kSchedulerNameWarning)});
-        break;
-      }
-    }
-    auto sn = pod_spec.find("schedulerName");
-    if (sn == pod_spec.end() || !sn->is_string() || sn->get<std::string>().empty())
-      pod_spec["schedulerName"] = scheduler;
+    if (AnotherSchedulerNamed(job, scheduler))
+      out.events.push_back(
+          {api::EventType::kWarning, "SetPodTemplateSchedulerName", std::string(kSchedulerNameWarning)});
+    if (!NonEmptyString(pod_spec, "schedulerName")) pod_spec["schedulerName"] = scheduler;
   }
   out.object = {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", std::move(meta)}, {"spec", std::move(pod_spec)}};
   return out;
@@ -137,17 +157,15 @@ StatusOr<RenderedJob> RenderJob(const api::TfJob& job, const RenderOptions& opti
   const TfConfigGenerator tf_config(job, options.tf_config);
   if (auto workload = RenderWorkload(job, options)) out.objects.push_back(std::move(*workload));
   if (auto pg = RenderPodGroup(job, options)) out.objects.push_back(std::move(*pg));
-  for (const auto& [key, spec] : job.spec.replica_specs) {
-    auto type = api::ParseReplicaType(key);
-    if (!type || !spec) continue;
+  for (const auto& [type, spec] : api::ReplicaSpecsByType(job.spec)) {
     for (int32_t i = 0; i < api::ReplicasOrDefault(*spec); ++i) {
-      RenderedPod pod = RenderPod(job, *type, i, options, tf_config);
+      RenderedPod pod = RenderPod(job, type, i, options, tf_config);
       out.objects.push_back(std::move(pod.object));
       for (auto& e : pod.events)
         if (std::find(out.events.begin(), out.events.end(), e) == out.events.end()) out.events.push_back(std::move(e));
     }
     for (int32_t i = 0; i < api::ReplicasOrDefault(*spec); ++i) {
-      TFJOB_ASSIGN_OR_RETURN(json svc, RenderService(job, *type, i));
+      TFJOB_ASSIGN_OR_RETURN(json svc, RenderService(job, type, i));
       out.objects.push_back(std::move(svc));
     }
   }

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "api/event_type.h"
 #include "api/tfjob.h"
 #include "common/status.h"
 #include "tfjob/core/tf_config.h"
@@ -27,7 +28,7 @@ struct RenderOptions {
 
 // An event the operator records while creating a child (e.g. SetPodTemplateRestartPolicy).
 struct RenderEvent {
-  std::string type;  // "Normal" or "Warning"
+  api::EventType type;
   std::string reason;
   std::string message;
   friend bool operator==(const RenderEvent&, const RenderEvent&) = default;

@@ -78,7 +78,7 @@ TEST(RenderPod, RestartPolicyMapping) {
   RenderedPod pod = RenderPod(overridden, ReplicaType::kWorker, 0, {});
   EXPECT_EQ(pod.object["spec"]["restartPolicy"], "OnFailure");
   EXPECT_THAT(pod.events, ::testing::ElementsAre(RenderEvent{
-                              "Warning", "SetPodTemplateRestartPolicy",
+                              api::EventType::kWarning, "SetPodTemplateRestartPolicy",
                               "Restart policy in pod template will be overwritten by restart policy in replica spec"}));
 }
 

@@ -12,11 +12,10 @@ std::optional<int32_t> IndexOf(const api::Pod& pod) {
 
 }  // namespace
 
-std::vector<const api::Pod*> FilterPodsForReplicaType(const std::vector<const api::Pod*>& pods,
-                                                      std::string_view replica_type_label) {
+std::vector<const api::Pod*> FilterPodsForReplicaType(const std::vector<const api::Pod*>& pods, api::ReplicaType type) {
   std::vector<const api::Pod*> out;
   for (const api::Pod* p : pods) {
-    if (p->meta.replica_type == replica_type_label) out.push_back(p);
+    if (p->meta.replica_type == type) out.push_back(p);
   }
   return out;
 }
@@ -58,7 +57,7 @@ std::optional<int32_t> TensorflowExitCode(const api::Pod& pod) {
 bool IsWorker0Completed(const api::TfJob& job, const std::vector<const api::Pod*>& pods) {
   auto it = job.spec.replica_specs.find("Worker");
   if (it == job.spec.replica_specs.end() || !it->second) return true;
-  auto workers = FilterPodsForReplicaType(pods, "worker");
+  auto workers = FilterPodsForReplicaType(pods, api::ReplicaType::kWorker);
   auto slices = SlicePodsByIndex(workers, api::ReplicasOrDefault(*it->second));
   if (slices.empty() || slices[0].size() != 1) return false;
   const api::Pod& w0 = *slices[0][0];

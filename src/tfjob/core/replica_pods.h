@@ -20,9 +20,8 @@ inline bool IsRetryableExitCode(int32_t code) {
   return code >= 128;
 }
 
-// Pods whose replica-type label equals `replica_type_label` (e.g. "worker").
-std::vector<const api::Pod*> FilterPodsForReplicaType(const std::vector<const api::Pod*>& pods,
-                                                      std::string_view replica_type_label);
+// Pods whose replica-type label is `type`'s ("worker").
+std::vector<const api::Pod*> FilterPodsForReplicaType(const std::vector<const api::Pod*>& pods, api::ReplicaType type);
 
 // max(replicas, largest replica-index + 1); pods without a parsable index are ignored.
 int32_t CalculatePodSliceSize(const std::vector<const api::Pod*>& pods, int32_t replicas);

@@ -46,10 +46,13 @@ TEST(CalculatePodSliceSize, SL1AndSL2) {
 }
 
 TEST(FilterPodsForReplicaType, FL1) {
-  std::vector<api::Pod> pods = {MakePod("j", "foo", 0, PodPhase::kRunning), MakePod("j", "bar", 0, PodPhase::kRunning),
-                                MakePod("j", "foo", 1, PodPhase::kRunning), MakePod("j", "bar", 1, PodPhase::kRunning),
-                                MakePod("j", "foo", 2, PodPhase::kRunning)};
-  auto foo = FilterPodsForReplicaType(Ptrs(pods), "foo");
+  // Upstream's case has the labels "foo" and "bar"; replica-type labels are parsed now (only
+  // those of a replica type are kept), so two real ones stand in for them.
+  std::vector<api::Pod> pods = {
+      MakePod("j", "ps", 0, PodPhase::kRunning), MakePod("j", "worker", 0, PodPhase::kRunning),
+      MakePod("j", "ps", 1, PodPhase::kRunning), MakePod("j", "worker", 1, PodPhase::kRunning),
+      MakePod("j", "ps", 2, PodPhase::kRunning)};
+  auto foo = FilterPodsForReplicaType(Ptrs(pods), api::ReplicaType::kPS);
   ASSERT_EQ(foo.size(), 3u);
   EXPECT_EQ(foo[0], &pods[0]);
   EXPECT_EQ(foo[1], &pods[2]);

@@ -21,12 +21,7 @@ std::string Endpoint(const api::TfJob& job, api::ReplicaType type, int32_t index
 }  // namespace
 
 bool IsDistributed(const api::TfJob& job) {
-  int64_t total = 0;
-  for (const auto& [key, spec] : job.spec.replica_specs) {
-    if (!api::ParseReplicaType(key) || !spec) continue;
-    total += api::ReplicasOrDefault(*spec);
-  }
-  return total != 1;
+  return api::TotalReplicas(job.spec) != 1;
 }
 
 std::string ServiceEndpoint(const api::TfJob& job, api::ReplicaType type, int32_t index, int32_t port,
@@ -58,13 +53,11 @@ TfConfigGenerator::TfConfigGenerator(const api::TfJob& job, const TfConfigOption
   }
   // std::map iteration sorts the lower-case keys: chief < evaluator < master < ps < worker.
   std::map<std::string, ordered_json> cluster;
-  for (const auto& [key, spec] : job.spec.replica_specs) {
-    auto t = api::ParseReplicaType(key);
-    if (!t || !spec) continue;
-    if (*t == api::ReplicaType::kEvaluator && !options.evaluator_in_cluster) continue;
+  for (const auto& [t, spec] : api::ReplicaSpecsByType(job.spec)) {
+    if (t == api::ReplicaType::kEvaluator && !options.evaluator_in_cluster) continue;
     ordered_json hosts = ordered_json::array();
-    for (int32_t i = 0; i < api::ReplicasOrDefault(*spec); ++i) hosts.push_back(Endpoint(job, *t, i, *spec, options));
-    cluster[std::string(api::ReplicaTypeLabel(*t))] = std::move(hosts);
+    for (int32_t i = 0; i < api::ReplicasOrDefault(*spec); ++i) hosts.push_back(Endpoint(job, t, i, *spec, options));
+    cluster[std::string(api::ReplicaTypeLabel(t))] = std::move(hosts);
   }
   ordered_json cluster_json = ordered_json::object();
   for (auto& [k, v] : cluster) cluster_json[k] = std::move(v);
