@@ -647,13 +647,14 @@ FakeApiServer::Answer FakeApiServer::DoDelete(const FakeRequest& r, const std::s
     marked["metadata"]["deletionGracePeriodSeconds"] = 0;
     return {200, Commit(resource_key, key, std::move(marked), "MODIFIED")};
   }
-  json gone = Commit(resource_key, key, object, "DELETED");
+  const std::string uid = MetaString(object, "uid");
+  json gone = Commit(resource_key, key, object, "DELETED");  // `object` is gone from here on
   if (r.resource == "pods" || r.resource == "services") return {200, gone};
   json success = {{"kind", "Status"},
                   {"apiVersion", "v1"},
                   {"metadata", json::object()},
                   {"status", "Success"},
-                  {"details", {{"name", r.name}, {"kind", r.resource}, {"uid", MetaString(object, "uid")}}}};
+                  {"details", {{"name", r.name}, {"kind", r.resource}, {"uid", uid}}}};
   if (!r.group.empty()) success["details"]["group"] = r.group;
   return {200, success};
 }
