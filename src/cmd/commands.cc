@@ -283,6 +283,10 @@ int Main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
   oper->add_option("--namespace", op.ns, "Watch only this namespace (default: $KUBEFLOW_NAMESPACE, else all)")
       ->envname("KUBEFLOW_NAMESPACE");
   oper->add_option("--workers", op.workers, "Concurrent reconciles")->check(CLI::Range(1, 256))->capture_default_str();
+  oper->add_option("--write-concurrency", op.write_concurrency,
+                   "API writes (creates of pods and services) in flight at once, shared by every worker")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
   oper->add_option("--kube-api-qps", op.kube_api_qps, "Client-side API requests per second")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();

@@ -13,6 +13,7 @@ struct OperatorOptions {
   std::string context;                              // --context
   std::string ns;                                   // --namespace: watch one namespace; "" = all
   int workers = 4;                                  // --workers
+  int write_concurrency = 32;                       // --write-concurrency: API writes in flight at once (D17)
   double kube_api_qps = 100;                        // --kube-api-qps
   int kube_api_burst = 200;                         // --kube-api-burst
   double kube_api_timeout_seconds = 30;             // --kube-api-timeout (per request)

@@ -4,11 +4,11 @@
 
 #include <charconv>
 #include <cstdint>
-#include <future>
 
 #include "api/object_key.h"
 #include "api/pod_json.h"
 #include "api/tfjob_json.h"
+#include "operator/plan_applier.h"
 #include "operator/resources.h"
 #include "tfjob/core/naming.h"
 
@@ -31,16 +31,6 @@ std::string JobKeyOf(const api::ChildMeta& meta) {
   return meta.job_name.empty() ? "" : api::ObjectKey{meta.ns, meta.job_name}.String();
 }
 
-// The status as a merge patch: zero counters become null so they disappear (upstream's
-// omitempty `{}`), instead of keeping their previous value.
-json StatusPatch(const api::JobStatus& status) {
-  json st = api::EncodeStatus(status);
-  for (auto& [type, rs] : st["replicaStatuses"].items())
-    for (const char* f : {"active", "succeeded", "failed", "restarts", "disruptions"})
-      if (!rs.contains(f)) rs[f] = nullptr;
-  return json{{"status", st}};
-}
-
 // A PriorityClass trimmed to its value (scheduling.k8s.io/v1: `value`, int32, required).
 StatusOr<int32_t> DecodePriorityClassValue(const json& j) {
   auto v = j.find("value");
@@ -50,11 +40,6 @@ StatusOr<int32_t> DecodePriorityClassValue(const json& j) {
                                                 : false);
   if (!fits) return InvalidArgumentError("a PriorityClass without an int32 value");
   return static_cast<int32_t>(v->get<int64_t>());
-}
-
-const kube::GroupVersionResource& PodGroupResource(core::GangScheduler gang) {
-  if (gang == core::GangScheduler::kKubernetes) return kNativePodGroups;
-  return gang == core::GangScheduler::kVolcano ? kVolcanoPodGroups : kPluginsPodGroups;
 }
 
 // A native PodGroup being deleted waits for its pods (the PodGroupProtection finalizer of
@@ -81,19 +66,20 @@ TfJobController::TfJobController(kube::RestClient& client, Clock& clock, control
       options_(options),
       log_(log.With({{"controller", "tfjob-controller"}})),
       queue_(clock, "tfjob-controller", &registry),
-      expectations_(clock) {
+      expectations_(clock),
+      write_pool_(options.write_concurrency),
+      writer_(client),
+      applier_(writer_, write_pool_, expectations_, events, registry,
+               core::GangSchedulerFor(options.gang_scheduler_name),
+               PlanApplierHooks{[this](const std::string& key, const json& object) { Wrote(key, object); },
+                                [this](const std::string& key, const std::string& uid) { DeletingPod(key, uid); },
+                                [this](const std::string& uid) { DeleteDone(uid); }}) {
   reconcile_options_.render.gang_scheduler_name = options.gang_scheduler_name;
   reconcile_options_.render.tf_config.cluster_domain = options.cluster_domain;
   reconcile_options_.render.tf_config.evaluator_in_cluster = options.tf_config_evaluator_in_cluster;
   reconcile_options_.counters_in_annotation = options.counters_in_annotation;
   const std::vector<std::string> labels = {"job_namespace", "framework"};
   jobs_created_ = &registry.AddCounter("training_operator_jobs_created_total", "Counts number of jobs created", labels);
-  jobs_deleted_ = &registry.AddCounter("training_operator_jobs_deleted_total", "Counts number of jobs deleted", labels);
-  jobs_successful_ =
-      &registry.AddCounter("training_operator_jobs_successful_total", "Counts number of jobs successful", labels);
-  jobs_failed_ = &registry.AddCounter("training_operator_jobs_failed_total", "Counts number of jobs failed", labels);
-  jobs_restarted_ =
-      &registry.AddCounter("training_operator_jobs_restarted_total", "Counts number of jobs restarted", labels);
   reconcile_total_ = &registry.AddCounter("controller_runtime_reconcile_total",
                                           "Total number of reconciliations per controller", {"controller", "result"});
   reconcile_errors_ = &registry
@@ -118,9 +104,6 @@ TfJobController::TfJobController(kube::RestClient& client, Clock& clock, control
       &registry.AddCounter("tfjob_pod_disruptions_total",
                            "Pods of TFJobs disrupted by others (evicted, preempted, deleted) and recreated, by reason",
                            {"job_namespace", "replica_type", "reason"});
-  children_ =
-      &registry.AddCounter("tfjob_children_total", "Pods and services created and deleted, by kind, action and result",
-                           {"kind", "action", "result"});
 
   const std::string selector = std::string(core::kLabelOperatorName) + "=" + std::string(core::kControllerName);
   jobs_ = std::make_unique<controller::Informer<api::TfJob>>(client, controller::ListWatchSpec{kTfJobs, options.ns},
@@ -322,10 +305,6 @@ void TfJobController::Worker(std::stop_token stop) {
   --live_workers_;
 }
 
-controller::ObjectReference TfJobController::Ref(const api::TfJob& job) const {
-  return {std::string(api::kApiVersion), std::string(api::kKind), job.metadata.ns, job.metadata.name, job.metadata.uid};
-}
-
 std::shared_ptr<const api::TfJob> TfJobController::Newest(const std::string& key,
                                                           std::shared_ptr<const api::TfJob> cached) {
   std::lock_guard lock(written_mu_);
@@ -402,7 +381,7 @@ StatusOr<ReconcileResult> TfJobController::ReconcileKey(const std::string& key) 
     consume_notes();  // never counted: another controller's job, or one being deleted
     return ReconcileResult{};
   }
-  Status applied = Apply(*job, plan, log);
+  Status applied = applier_.Apply(*job, plan, log);
   if (applied.ok()) {
     consume_notes();
     for (const auto& d : plan.disruptions)
@@ -432,158 +411,6 @@ void TfJobController::ObserveLatencies(const api::TfJob& job, const std::vector<
     pods_created_latency_->Observe(age);
   if (total > 0 && running >= total && running_observed_.insert(job.metadata.uid).second)
     pods_running_latency_->Observe(age);
-}
-
-Status TfJobController::CreateChildren(const api::TfJob& job, const core::Plan& plan, const Logger& log) {
-  struct Item {
-    bool pod;
-    std::string name;
-    const json* object;
-  };
-  std::vector<Item> items;
-  for (const auto& s : plan.create_services) items.push_back({false, s.name, &s.object});
-  for (const auto& p : plan.create_pods) items.push_back({true, p.name, &p.object});
-  const std::string key = job.metadata.ns + "/" + job.metadata.name;
-  expectations_.Raise(key, static_cast<int>(items.size()), 0);
-  // Slow start (1, 2, 4, ...): a systematic failure (quota, admission) costs one request, not N.
-  size_t next = 0;
-  Status first_error = OkStatus();
-  for (size_t batch = 1; next < items.size() && first_error.ok(); batch *= 2) {
-    size_t end = std::min(items.size(), next + batch);
-    std::vector<std::future<Status>> results;
-    for (size_t i = next; i < end; ++i) {
-      const Item& item = items[i];
-      results.push_back(std::async(std::launch::async, [this, &job, &item] {
-        return client_.Create(item.pod ? kube::kPods : kube::kServices, job.metadata.ns, *item.object).status();
-      }));
-    }
-    for (size_t i = next; i < end; ++i) {
-      Status s = results[i - next].get();
-      const Item& item = items[i];
-      const char* kind = item.pod ? "pod" : "service";
-      if (s.ok()) {
-        children_->With({kind, "create", "ok"}).Inc();
-        events_.Record(Ref(job), "Normal", item.pod ? "SuccessfulCreatePod" : "SuccessfulCreateService",
-                       std::string(item.pod ? "Created pod: " : "Created service: ") + item.name);
-        continue;
-      }
-      expectations_.CreationObserved(key);  // no watch event will come for this one
-      if (IsAlreadyExists(s)) continue;     // deterministic name: it is ours already
-      children_->With({kind, "create", "error"}).Inc();
-      events_.Record(Ref(job), "Warning", item.pod ? "FailedCreatePod" : "FailedCreateService",
-                     "Error creating: " + s.message());
-      log.Warning("create failed", {{"name", item.name}, {"error", s.message()}});
-      if (first_error.ok()) first_error = s;
-    }
-    next = end;
-  }
-  for (size_t i = next; i < items.size(); ++i) expectations_.CreationObserved(key);  // never sent
-  return first_error;
-}
-
-Status TfJobController::Apply(const api::TfJob& job, const core::Plan& plan, const Logger& log) {
-  const std::string key = job.metadata.ns + "/" + job.metadata.name;
-  const std::string& ns = job.metadata.ns;
-  Status result = OkStatus();
-  auto keep_first = [&result](const Status& s) {
-    if (result.ok() && !s.ok()) result = s;
-  };
-  // D29: the counts first, where the CRD keeps them: if this write fails, nothing else of the
-  // plan happens (a restart's pod is not deleted before its count is kept), and the pass is retried.
-  if (plan.counters_annotation) {
-    json patch = {
-        {"metadata", {{"annotations", {{std::string(core::kCountersAnnotation), *plan.counters_annotation}}}}}};
-    auto r = client_.Patch(kTfJobs, ns, job.metadata.name, kube::PatchType::kMerge, patch);
-    if (!r.ok()) return IsNotFound(r.status()) ? OkStatus() : r.status().WithContext("writing the counters annotation");
-    Wrote(key, *r);
-  }
-  // Deletes first (restarts, scale-down, cleanup).
-  expectations_.Raise(key, 0, static_cast<int>(plan.delete_pods.size() + plan.delete_services.size()));
-  auto remove = [&](const kube::GroupVersionResource& gvr, const core::ChildDeletion& d, bool pod) {
-    if (pod) DeletingPod(key, d.uid);  // before the request: its watch events may come first
-    Status s = client_.Delete(gvr, ns, d.name, {.precondition_uid = d.uid});
-    const char* kind = pod ? "pod" : "service";
-    if (pod && (IsNotFound(s) || IsConflict(s))) DeleteDone(d.uid);  // no delete event of ours will come
-    if (s.ok()) {
-      children_->With({kind, "delete", "ok"}).Inc();
-      events_.Record(Ref(job), "Normal", pod ? "SuccessfulDeletePod" : "SuccessfulDeleteService",
-                     std::string(pod ? "Deleted pod: " : "Deleted service: ") + d.name);
-      return;
-    }
-    expectations_.DeletionObserved(key);
-    if (IsNotFound(s) || IsConflict(s)) return;  // already gone, or a namesake that is not ours
-    children_->With({kind, "delete", "error"}).Inc();
-    events_.Record(Ref(job), "Warning", pod ? "FailedDeletePod" : "FailedDeleteService",
-                   "Error deleting: " + s.message());
-    keep_first(s);
-  };
-  for (const auto& d : plan.delete_pods) remove(kube::kPods, d, true);
-  for (const auto& d : plan.delete_services) remove(kube::kServices, d, false);
-
-  const auto& pg_gvr = PodGroupResource(core::GangSchedulerFor(options_.gang_scheduler_name));
-  bool workload_ready = true;  // the API server refuses a PodGroup whose Workload does not exist
-  if (plan.create_workload) {
-    auto r = client_.Create(kNativeWorkloads, ns, *plan.create_workload);
-    if (r.ok()) {
-      events_.Record(Ref(job), "Normal", "SuccessfulCreateWorkload", "Created Workload: " + job.metadata.name);
-    } else if (!IsAlreadyExists(r.status())) {
-      workload_ready = false;
-      events_.Record(Ref(job), "Warning", "FailedCreateWorkload", "Error creating: " + r.status().message());
-      keep_first(r.status());
-    }
-  }
-  if (plan.create_pod_group && workload_ready) {
-    auto r = client_.Create(pg_gvr, ns, *plan.create_pod_group);
-    if (!r.ok() && !IsAlreadyExists(r.status())) keep_first(r.status());
-  }
-  if (plan.update_pod_group) {
-    auto r = client_.Patch(pg_gvr, ns, job.metadata.name, kube::PatchType::kMerge,
-                           json{{"spec", (*plan.update_pod_group)["spec"]}});
-    keep_first(r.status());
-  }
-  // The job's PodGroup or Workload (named as the job): gone already counts as deleted.
-  auto delete_named_as_job = [&](const kube::GroupVersionResource& gvr, const std::string& kind) {
-    Status s = client_.Delete(gvr, ns, job.metadata.name);
-    if (s.ok() || IsNotFound(s)) {
-      events_.Record(Ref(job), "Normal", "SuccessfulDelete" + kind, "Deleted " + kind + ": " + job.metadata.name);
-    } else {
-      events_.Record(Ref(job), "Warning", "FailedDelete" + kind, "Error deleting: " + s.message());
-      keep_first(s);
-    }
-  };
-  if (plan.delete_pod_group) delete_named_as_job(pg_gvr, "PodGroup");
-  if (plan.delete_workload) delete_named_as_job(kNativeWorkloads, "Workload");
-  keep_first(CreateChildren(job, plan, log));
-
-  // Events of the plan, then the status (merge patch on /status, D14).
-  for (const auto& e : plan.events) events_.Record(Ref(job), std::string(api::EnumName(e.type)), e.reason, e.message);
-  if (plan.status) {
-    auto r =
-        client_.Patch(kTfJobs, ns, job.metadata.name, kube::PatchType::kMerge, StatusPatch(*plan.status), "status");
-    if (r.ok())
-      Wrote(key, *r);
-    else if (!IsNotFound(r.status()))
-      keep_first(r.status().WithContext("writing status"));
-  }
-  const std::vector<std::string> labels = {ns, "tensorflow"};
-  if (plan.counters.successful) jobs_successful_->With(labels).Inc(plan.counters.successful);
-  if (plan.counters.failed) jobs_failed_->With(labels).Inc(plan.counters.failed);
-  if (plan.counters.restarted) jobs_restarted_->With(labels).Inc(plan.counters.restarted);
-  if (plan.delete_job) {
-    Status s = client_.Delete(kTfJobs, ns, job.metadata.name, {.precondition_uid = job.metadata.uid});
-    if (s.ok()) {
-      jobs_deleted_->With(labels).Inc();
-      events_.Record(Ref(job), "Normal", "SuccessfulDeleteJob", "Deleted job: " + job.metadata.name);
-    } else if (!IsNotFound(s)) {
-      events_.Record(Ref(job), "Warning", "FailedDeleteJob", "Error deleting: " + s.message());
-      keep_first(s);
-    }
-  }
-  if (!plan.create_pods.empty() || !plan.delete_pods.empty() || plan.status)
-    log.Info("reconciled", {{"created_pods", std::to_string(plan.create_pods.size())},
-                            {"deleted_pods", std::to_string(plan.delete_pods.size())},
-                            {"status_written", plan.status ? "true" : "false"}});
-  return result;
 }
 
 }  // namespace tfjob::operator_

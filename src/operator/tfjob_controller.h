@@ -2,8 +2,9 @@
 // TfJobController: the glue between the cluster and the pure core. Informers on TFJobs (full
 // model) and on the pods and services labelled operator-name=tfjob-controller (trimmed),
 // handlers that record expectations and enqueue the owning job, N workers that run
-// core::Reconcile on a snapshot and apply its Plan: concurrent creates with slow start, deletes
-// with a uid precondition, status by merge patch on /status, events, TTL deletion, requeues.
+// core::Reconcile on a snapshot and hand its Plan to the PlanApplier (operator/plan_applier.h:
+// creates with slow start on the shared write pool, deletes with a uid precondition, status by
+// merge patch on /status, events, TTL deletion); the outcome maps to one queue operation.
 // controller-runtime's Reconciler + Controller, for one kind.
 
 #include <atomic>
@@ -28,8 +29,10 @@
 #include "controller/informer.h"
 #include "controller/metrics.h"
 #include "controller/work_queue.h"
+#include "controller/write_pool.h"
 #include "kube/rest_client.h"
 #include "operator/options.h"
+#include "operator/plan_applier.h"
 #include "tfjob/core/reconcile.h"
 
 namespace tfjob::operator_ {
@@ -68,12 +71,10 @@ class TfJobController {
 
  private:
   friend class TfJobControllerTestPeer;
+  friend class FakeApiControllerPeer;  // tfjob_controller_fake_api_test.cc
   void Enqueue(const std::string& key) { queue_.Add(key); }
   void OnChildEvent(const api::ChildMeta& meta, int created, int deleted);
   void Worker(std::stop_token stop);
-  Status Apply(const api::TfJob& job, const tfjob::core::Plan& plan, const Logger& log);
-  Status CreateChildren(const api::TfJob& job, const tfjob::core::Plan& plan, const Logger& log);
-  controller::ObjectReference Ref(const api::TfJob& job) const;
   // The job as our last write of it returned it, while the informer has not shown that version
   // yet (client-go's MutationCache): a pass woken by pod events must not run on the job as it
   // was before our own status write (it would compute the terminal status again from later pods,
@@ -97,6 +98,9 @@ class TfJobController {
   tfjob::core::ReconcileOptions reconcile_options_;
   controller::WorkQueue queue_;
   controller::Expectations expectations_;
+  controller::WritePool write_pool_;  // --write-concurrency threads, shared by the workers (D17)
+  RestObjectWriter writer_;
+  PlanApplier applier_;  // the write side: carries out each reconcile's Plan
   std::unique_ptr<controller::Informer<api::TfJob>> jobs_;
   std::unique_ptr<controller::Informer<api::Pod>> pods_;
   std::unique_ptr<controller::Informer<api::Service>> services_;
@@ -119,14 +123,9 @@ class TfJobController {
   std::atomic<bool> leading_{false};  // set by StartWorkers: only the leader notes disruptions
 
   controller::Family<controller::Counter>* jobs_created_;
-  controller::Family<controller::Counter>* jobs_deleted_;
-  controller::Family<controller::Counter>* jobs_successful_;
-  controller::Family<controller::Counter>* jobs_failed_;
-  controller::Family<controller::Counter>* jobs_restarted_;
   controller::Family<controller::Counter>* reconcile_total_;
   controller::Counter* reconcile_errors_;
   controller::Histogram* reconcile_time_;
-  controller::Family<controller::Counter>* children_;
   // Per-job latency (D12): TFJob created -> all pods created, -> all pods running. Each job is
   // observed once per milestone; the sets hold the uids already observed.
   void ObserveLatencies(const api::TfJob& job, const std::vector<api::Pod>& pods, size_t created_now);

@@ -1,0 +1,111 @@
+#pragma once
+// PlanApplier: the write side of the TFJob controller. It carries out one core::Plan against the
+// API, in the order docs/semantics.md fixes: the D29 counters annotation first (if that write
+// fails nothing else happens), deletes with a uid precondition (a recreated namesake is never
+// deleted), the Workload and PodGroup (D27), creates of services then pods in slow-start
+// batches of 1, 2, 4, ... on the shared WritePool (a failing batch stops the rest, D17), the
+// plan's events, the status as a merge patch on /status (D14), the job counters, the TTL delete
+// of the job. Expectations are raised before each create and delete and lowered for the calls
+// whose watch event will never come (failed, AlreadyExists, never sent). Writes go through the
+// narrow ObjectWriter interface, so the applier runs against a RestClient in production and
+// against anything in tests. Thread-safe: reconcile workers call Apply concurrently.
+
+#include <functional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "api/tfjob.h"
+#include "common/logging.h"
+#include "common/status.h"
+#include "controller/event_recorder.h"
+#include "controller/expectations.h"
+#include "controller/metrics.h"
+#include "controller/write_pool.h"
+#include "kube/resource_path.h"
+#include "kube/rest_client.h"
+#include "tfjob/core/reconcile.h"
+#include "tfjob/core/render.h"
+
+namespace tfjob::operator_ {
+
+// The writes a plan needs. Errors are the API's (kube/api_error.h). Thread-safe.
+class ObjectWriter {
+ public:
+  virtual ~ObjectWriter() = default;
+  virtual StatusOr<nlohmann::json> Create(const kube::GroupVersionResource& gvr, const std::string& ns,
+                                          const nlohmann::json& object) = 0;
+  // `precondition_uid` empty: no precondition.
+  virtual Status Delete(const kube::GroupVersionResource& gvr, const std::string& ns, const std::string& name,
+                        const std::string& precondition_uid) = 0;
+  // A JSON merge patch (RFC 7386) of the object, or of `subresource` ("status").
+  virtual StatusOr<nlohmann::json> MergePatch(const kube::GroupVersionResource& gvr, const std::string& ns,
+                                              const std::string& name, const nlohmann::json& patch,
+                                              const std::string& subresource) = 0;
+};
+
+// The production ObjectWriter.
+class RestObjectWriter final : public ObjectWriter {
+ public:
+  explicit RestObjectWriter(kube::RestClient& client) : client_(client) {}
+  StatusOr<nlohmann::json> Create(const kube::GroupVersionResource& gvr, const std::string& ns,
+                                  const nlohmann::json& object) override;
+  Status Delete(const kube::GroupVersionResource& gvr, const std::string& ns, const std::string& name,
+                const std::string& precondition_uid) override;
+  StatusOr<nlohmann::json> MergePatch(const kube::GroupVersionResource& gvr, const std::string& ns,
+                                      const std::string& name, const nlohmann::json& patch,
+                                      const std::string& subresource) override;
+
+ private:
+  kube::RestClient& client_;
+};
+
+// What the controller keeps about the applier's writes (each may be empty).
+struct PlanApplierHooks {
+  // A write of the job returned `object` (the controller's mutation cache, D28).
+  std::function<void(const std::string& key, const nlohmann::json& object)> wrote_job;
+  // The applier is about to delete this pod of `key` (so its deletion is not a disruption, D21)...
+  std::function<void(const std::string& key, const std::string& uid)> deleting_pod;
+  // ...and no delete event of it will come (it was gone, or the name is a namesake's).
+  std::function<void(const std::string& uid)> pod_delete_done;
+};
+
+// The PodGroup resource of a gang scheduler (REQUIRES: not kNone for a write).
+const kube::GroupVersionResource& PodGroupResource(tfjob::core::GangScheduler gang);
+
+// The job as the object of its events.
+controller::ObjectReference JobReference(const api::TfJob& job);
+
+// The status as a merge patch: zero counters become null so they disappear (upstream's
+// omitempty `{}`), instead of keeping their previous value.
+nlohmann::json StatusPatch(const api::JobStatus& status);
+
+class PlanApplier {
+ public:
+  PlanApplier(ObjectWriter& writer, controller::WritePool& pool, controller::Expectations& expectations,
+              controller::EventRecorder& events, controller::Registry& registry, tfjob::core::GangScheduler gang,
+              PlanApplierHooks hooks);
+
+  // Carries out `plan` for `job`; returns the first error (the pass is retried with backoff).
+  Status Apply(const api::TfJob& job, const tfjob::core::Plan& plan, const Logger& log);
+
+ private:
+  Status CreateChildren(const api::TfJob& job, const tfjob::core::Plan& plan, const Logger& log);
+  Status DeleteChildren(const api::TfJob& job, const tfjob::core::Plan& plan);
+  Status ApplyGang(const api::TfJob& job, const tfjob::core::Plan& plan);
+  Status WriteStatusAndCounters(const api::TfJob& job, const tfjob::core::Plan& plan);
+
+  ObjectWriter& writer_;
+  controller::WritePool& pool_;
+  controller::Expectations& expectations_;
+  controller::EventRecorder& events_;
+  const tfjob::core::GangScheduler gang_;
+  const PlanApplierHooks hooks_;
+  controller::Family<controller::Counter>* jobs_deleted_;
+  controller::Family<controller::Counter>* jobs_successful_;
+  controller::Family<controller::Counter>* jobs_failed_;
+  controller::Family<controller::Counter>* jobs_restarted_;
+  controller::Family<controller::Counter>* children_;
+};
+
+}  // namespace tfjob::operator_

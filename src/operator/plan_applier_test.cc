@@ -1,0 +1,312 @@
+// PlanApplier against the in-process FakeApiServer through the real RestClient, on a FakeClock:
+// slow start, partial failures and expectations, AlreadyExists, uid-preconditioned deletes, the
+// status merge patch, the D29 annotation first, the TTL delete, and the write pool's bound.
+#include "operator/plan_applier.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+#include "api/tfjob_json.h"
+#include "testing/fake_clock.h"
+#include "operator/resources.h"
+#include "testing/fake_api_server.h"
+
+namespace tfjob::operator_ {
+namespace {
+
+using nlohmann::json;
+namespace core = ::tfjob::tfjob::core;
+
+kube::RestClientOptions NoRetries() {
+  kube::RestClientOptions o;
+  o.max_retries = 0;
+  o.qps = 1e6;
+  o.burst = 1000000;
+  return o;
+}
+
+json JobObject(const std::string& name, int workers) {
+  json container = {{"name", "tensorflow"},
+                    {"image", "tf:2"},
+                    {"ports", json::array({{{"name", "tfjob-port"}, {"containerPort", 2222}}})}};
+  return {{"apiVersion", "kubeflow.org/v1"},
+          {"kind", "TFJob"},
+          {"metadata", {{"name", name}}},
+          {"spec",
+           {{"tfReplicaSpecs",
+             {{"Worker",
+               {{"replicas", workers},
+                {"restartPolicy", "Never"},
+                {"template", {{"spec", {{"containers", json::array({container})}}}}}}}}}}}};
+}
+
+struct Fixture {
+  FakeClock clock;
+  testing::FakeApiServer server{clock};
+  kube::RestClient client{server, clock, NoRetries()};
+  controller::Registry registry;
+  controller::EventRecorder events{client, clock, Logger(), &registry, {.qps = 1e6, .burst = 1000000}};
+  controller::Expectations expectations{clock};
+  controller::WritePool pool;
+  RestObjectWriter writer{client};
+  std::mutex mu;
+  std::vector<std::string> deleting, delete_done;
+  std::map<std::string, json> wrote;
+  PlanApplier applier;
+
+  explicit Fixture(int pool_size = 16)
+      : pool(pool_size),
+        applier(writer, pool, expectations, events, registry, core::GangScheduler::kNone,
+                PlanApplierHooks{[this](const std::string& key, const json& o) {
+                                   std::lock_guard lock(mu);
+                                   wrote[key] = o;
+                                 },
+                                 [this](const std::string&, const std::string& uid) {
+                                   std::lock_guard lock(mu);
+                                   deleting.push_back(uid);
+                                 },
+                                 [this](const std::string& uid) {
+                                   std::lock_guard lock(mu);
+                                   delete_done.push_back(uid);
+                                 }}) {}
+  ~Fixture() { events.Stop(); }
+
+  // The job as the server created it, and the plan of its first pass (no pods yet).
+  api::TfJob CreateJob(const std::string& name, int workers) {
+    auto created = server.Create(kTfJobs, "default", JobObject(name, workers));
+    EXPECT_TRUE(created.ok()) << created.status().message();
+    auto job = api::DecodeTfJobStrict(*created);
+    EXPECT_TRUE(job.ok()) << job.status().message();
+    return *job;
+  }
+  core::Plan FirstPlan(const api::TfJob& job) {
+    core::ObservedState observed{job, {}, {}, std::nullopt, clock.Now(), {}};
+    return core::Reconcile(observed, {});
+  }
+  int Creates() { return server.CountRequests("create", "pods") + server.CountRequests("create", "services"); }
+  // The events the recorder wrote (or tried to: with one clock instant their names collide).
+  int EventsWithReason(const std::string& reason) {
+    events.Flush();
+    int n = 0;
+    for (const auto& r : server.requests())
+      if (r.resource == "events" && r.verb == "create" && json::parse(r.body).value("reason", "") == reason) ++n;
+    return n;
+  }
+};
+
+// The children of a first pass in the applier's order: services, then pods.
+std::vector<std::pair<std::string, std::string>> Items(const core::Plan& plan) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& s : plan.create_services) out.emplace_back("services", s.name);
+  for (const auto& p : plan.create_pods) out.emplace_back("pods", p.name);
+  return out;
+}
+
+// Fails every create of `item` with `code`.
+testing::Fault FailCreateOf(const std::pair<std::string, std::string>& item, long code) {
+  return {
+      .verb = "create",
+      .resource = item.first,
+      .when = [name = item.second](
+                  const testing::FakeRequest& r) { return json::parse(r.body)["metadata"].value("name", "") == name; },
+      .code = code,
+      .times = -1};
+}
+
+// D17: batches of 1, 2, 4, 8: a failure in a batch lets that batch finish and sends nothing
+// after it. The requests sent when item i fails show where each batch ends.
+TEST(PlanApplier, SlowStartBatchesDoubleAndStopAtTheFirstFailure) {
+  const std::vector<std::pair<size_t, int>> fail_then_sent = {{0, 1}, {1, 3},  {2, 3},  {3, 7},
+                                                              {6, 7}, {7, 15}, {14, 15}};
+  for (auto [fail, sent] : fail_then_sent) {
+    Fixture f;
+    api::TfJob job = f.CreateJob("big", 8);
+    core::Plan plan = f.FirstPlan(job);
+    auto items = Items(plan);
+    ASSERT_EQ(items.size(), 16u);
+    f.server.AddFault(FailCreateOf(items[fail], 500));
+    Status s = f.applier.Apply(job, plan, Logger());
+    EXPECT_EQ(s.code(), StatusCode::kUnavailable) << "item " << fail;
+    EXPECT_EQ(f.Creates(), sent) << "item " << fail << " failed";
+  }
+  Fixture f;
+  api::TfJob job = f.CreateJob("big", 8);
+  EXPECT_TRUE(f.applier.Apply(job, f.FirstPlan(job), Logger()).ok());
+  EXPECT_EQ(f.Creates(), 16);
+  EXPECT_EQ(f.server.List(kube::kPods).size(), 8u);
+}
+
+// A systematic rejection (quota, admission: 422) costs one request, not one per child.
+TEST(PlanApplier, SystematicRejectionCostsOneRequest) {
+  Fixture f;
+  api::TfJob job = f.CreateJob("quota", 8);
+  // Every create of a child is refused (events are creates too: they pass).
+  f.server.AddFault({.verb = "create",
+                     .when = [](const testing::FakeRequest& r) { return r.resource != "events"; },
+                     .code = 422,
+                     .message = "exceeded quota",
+                     .times = -1});
+  Status s = f.applier.Apply(job, f.FirstPlan(job), Logger());
+  EXPECT_EQ(s.code(), StatusCode::kInvalid);
+  EXPECT_THAT(s.message(), ::testing::HasSubstr("exceeded quota"));
+  EXPECT_EQ(f.Creates(), 1);
+  EXPECT_TRUE(f.expectations.Satisfied("default/quota")) << "nothing was created: nothing to wait for";
+  EXPECT_EQ(f.EventsWithReason("FailedCreateService"), 1);
+}
+
+// Some creates fail: the error is returned, and only the successful creates stay expected (their
+// watch events will come); the failed and the unsent ones are lowered.
+TEST(PlanApplier, PartialFailureLowersExpectationsOnlyForWhatFailed) {
+  Fixture f;
+  api::TfJob job = f.CreateJob("partial", 8);
+  core::Plan plan = f.FirstPlan(job);
+  f.server.AddFault(FailCreateOf(Items(plan)[2], 500));  // batch 2 = items 1 and 2
+  EXPECT_FALSE(f.applier.Apply(job, plan, Logger()).ok());
+  EXPECT_EQ(f.Creates(), 3);
+  const std::string key = "default/partial";
+  EXPECT_FALSE(f.expectations.Satisfied(key));
+  f.expectations.CreationObserved(key);  // the informer sees item 0
+  EXPECT_FALSE(f.expectations.Satisfied(key));
+  f.expectations.CreationObserved(key);  // and item 1
+  EXPECT_TRUE(f.expectations.Satisfied(key)) << "expectations kept for a create that failed or was never sent";
+  EXPECT_EQ(f.EventsWithReason("SuccessfulCreateService"), 2);
+  EXPECT_EQ(f.EventsWithReason("FailedCreateService"), 1);
+}
+
+// A child that exists already (deterministic names) is ours: no error, no failure event, and no
+// watch event is waited for.
+TEST(PlanApplier, AlreadyExistsCountsAsCreated) {
+  Fixture f;
+  api::TfJob job = f.CreateJob("again", 1);
+  core::Plan plan = f.FirstPlan(job);
+  ASSERT_EQ(plan.create_pods.size(), 1u);
+  ASSERT_TRUE(f.server.Create(kube::kPods, "default", plan.create_pods[0].object).ok());
+  EXPECT_TRUE(f.applier.Apply(job, plan, Logger()).ok());
+  EXPECT_EQ(f.server.CountRequests("create", "pods"), 1);
+  EXPECT_EQ(f.EventsWithReason("FailedCreatePod"), 0);
+  const std::string key = "default/again";
+  f.expectations.CreationObserved(key);  // the service's event
+  EXPECT_TRUE(f.expectations.Satisfied(key));
+}
+
+// Every delete carries the uid the plan saw: a recreated namesake is left alone, and its
+// expectation is lowered at once (no delete event of ours will come).
+TEST(PlanApplier, DeletesCarryTheUidSoANamesakeSurvives) {
+  Fixture f;
+  api::TfJob job = f.CreateJob("del", 1);
+  json pod = {{"metadata", {{"name", "del-worker-0"}}}, {"spec", json::object()}};
+  auto old = f.server.Create(kube::kPods, "default", pod);
+  std::string old_uid = (*old)["metadata"]["uid"];
+  ASSERT_TRUE(f.server.Delete(kube::kPods, "default", "del-worker-0").ok());
+  auto fresh = f.server.Create(kube::kPods, "default", pod);
+  core::Plan plan;
+  plan.delete_pods = {{"del-worker-0", old_uid}};
+  EXPECT_TRUE(f.applier.Apply(job, plan, Logger()).ok());
+  EXPECT_EQ(f.server.CountRequests("delete", "pods"), 1);
+  EXPECT_TRUE(f.server.Get(kube::kPods, "default", "del-worker-0")) << "the namesake was deleted";
+  EXPECT_TRUE(f.expectations.Satisfied("default/del"));
+  EXPECT_THAT(f.delete_done, ::testing::ElementsAre(old_uid));
+  // The right uid deletes it, and the deletion is expected until the informer sees it.
+  plan.delete_pods = {{"del-worker-0", (*fresh)["metadata"]["uid"]}};
+  EXPECT_TRUE(f.applier.Apply(job, plan, Logger()).ok());
+  EXPECT_FALSE(f.server.Get(kube::kPods, "default", "del-worker-0"));
+  EXPECT_FALSE(f.expectations.Satisfied("default/del"));
+  EXPECT_EQ(f.EventsWithReason("SuccessfulDeletePod"), 1);
+}
+
+// D14: the status is a merge patch on /status, sent only when the plan has one; zero counters
+// are nulls (they disappear).
+TEST(PlanApplier, StatusIsAMergePatchOnTheStatusSubresource) {
+  Fixture f;
+  api::TfJob job = f.CreateJob("st", 1);
+  core::Plan plan;
+  EXPECT_TRUE(f.applier.Apply(job, plan, Logger()).ok());
+  EXPECT_EQ(f.server.CountRequests("patch", "tfjobs"), 0) << "a plan without a status wrote one";
+  api::JobStatus status;
+  status.replica_statuses["Worker"].active = 1;
+  status.conditions.push_back({"Created", "True", "TFJobCreated", "TFJob st is created.", {}, {}});
+  plan.status = status;
+  EXPECT_TRUE(f.applier.Apply(job, plan, Logger()).ok());
+  auto log = f.server.requests();
+  auto patch = std::find_if(log.begin(), log.end(), [](const auto& r) { return r.verb == "patch"; });
+  ASSERT_NE(patch, log.end());
+  EXPECT_EQ(patch->subresource, "status");
+  EXPECT_EQ(patch->content_type, "application/merge-patch+json");
+  json body = json::parse(patch->body);
+  EXPECT_EQ(body, StatusPatch(status));
+  EXPECT_EQ(body["status"]["replicaStatuses"]["Worker"]["active"], 1);
+  EXPECT_TRUE(body["status"]["replicaStatuses"]["Worker"]["failed"].is_null());
+  auto stored = f.server.Get(kTfJobs, "default", "st");
+  EXPECT_EQ((*stored)["status"]["conditions"][0]["type"], "Created");
+  // The returned object goes to the controller's mutation cache.
+  ASSERT_TRUE(f.wrote.contains("default/st"));
+  EXPECT_EQ(f.wrote["default/st"]["metadata"]["resourceVersion"], (*stored)["metadata"]["resourceVersion"]);
+}
+
+// D29: the counters annotation is written first, and when it fails nothing else is done.
+TEST(PlanApplier, CountersAnnotationComesFirstAndAlone) {
+  Fixture f;
+  api::TfJob job = f.CreateJob("d29", 1);
+  core::Plan plan = f.FirstPlan(job);
+  plan.delete_pods = {{"d29-worker-0", "some-uid"}};
+  plan.counters_annotation = R"({"Worker":{"restarts":1}})";
+  f.server.AddFault({.verb = "patch", .resource = "tfjobs", .subresource = "", .code = 500});
+  Status s = f.applier.Apply(job, plan, Logger());
+  EXPECT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), ::testing::HasSubstr("writing the counters annotation"));
+  EXPECT_EQ(f.Creates() + f.server.CountRequests("delete", "") + f.server.CountRequests("patch", "", "status"), 0);
+  EXPECT_TRUE(f.applier.Apply(job, plan, Logger()).ok());
+  auto log = f.server.requests();
+  auto first_write = std::find_if(log.begin() + 1, log.end(), [](const auto& r) { return r.verb != "get"; });
+  ASSERT_NE(first_write, log.end());
+  EXPECT_EQ(first_write->verb, "patch");
+  EXPECT_EQ(first_write->subresource, "");
+  auto stored = f.server.Get(kTfJobs, "default", "d29");
+  EXPECT_EQ((*stored)["metadata"]["annotations"][std::string(core::kCountersAnnotation)], *plan.counters_annotation);
+}
+
+TEST(PlanApplier, TtlDeletesTheJobWithItsUid) {
+  Fixture f;
+  api::TfJob job = f.CreateJob("ttl", 1);
+  core::Plan plan;
+  plan.delete_job = true;
+  api::TfJob stale = job;
+  stale.metadata.uid = "another-incarnation";
+  EXPECT_TRUE(IsConflict(f.applier.Apply(stale, plan, Logger()))) << "a recreated job must not be deleted";
+  EXPECT_TRUE(f.server.Get(kTfJobs, "default", "ttl"));
+  EXPECT_TRUE(f.applier.Apply(job, plan, Logger()).ok());
+  EXPECT_FALSE(f.server.Get(kTfJobs, "default", "ttl"));
+  EXPECT_EQ(f.EventsWithReason("SuccessfulDeleteJob"), 1);
+  EXPECT_TRUE(f.applier.Apply(job, plan, Logger()).ok()) << "gone already is done";
+}
+
+// Issue 12 item 4: four reconciles at once, each with a 16-child job, through a pool of 3: never
+// more than 3 creates in flight (before, each create had its own thread: up to 8 per job).
+TEST(PlanApplier, WritePoolBoundsConcurrentCreatesAcrossReconciles) {
+  Fixture f(3);
+  std::atomic<int> in_flight{0}, peak{0};
+  f.server.set_latency_hook([&](const testing::FakeRequest& r) {
+    if (r.verb != "create" || r.resource == "events") return;
+    int now = ++in_flight;
+    for (int p = peak.load(); now > p && !peak.compare_exchange_weak(p, now);) {
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    --in_flight;
+  });
+  std::vector<api::TfJob> jobs;
+  for (int i = 0; i < 4; ++i) jobs.push_back(f.CreateJob("job" + std::to_string(i), 8));
+  {
+    std::vector<std::jthread> workers;
+    for (const auto& job : jobs)
+      workers.emplace_back([&f, &job] { EXPECT_TRUE(f.applier.Apply(job, f.FirstPlan(job), Logger()).ok()); });
+  }
+  EXPECT_EQ(f.server.List(kube::kPods).size(), 32u);
+  EXPECT_LE(peak.load(), 3);
+  EXPECT_GE(peak.load(), 2) << "the creates never overlapped";
+}
+
+}  // namespace
+}  // namespace tfjob::operator_

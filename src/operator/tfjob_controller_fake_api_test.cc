@@ -1,0 +1,241 @@
+// TfJobController end to end without a cluster: its informers list and watch the in-process
+// FakeApiServer, its workers reconcile, its writes go through the real RestClient; the test plays
+// the kubelet by patching pod status on the fake. Time is a FakeClock.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "testing/fake_clock.h"
+#include "operator/resources.h"
+#include "operator/tfjob_controller.h"
+#include "testing/fake_api_server.h"
+
+namespace tfjob::operator_ {
+
+// Reaches the controller's caches, expectations and queue (tfjob_controller.h names it a friend).
+class FakeApiControllerPeer {
+ public:
+  static std::string JobResourceVersion(TfJobController& c, const std::string& key) {
+    auto job = c.jobs_->store().Get(key);
+    return job ? job->metadata.resource_version : "";
+  }
+  static std::vector<api::PodPhase> PodPhases(TfJobController& c, const std::string& key) {
+    std::vector<api::PodPhase> out;
+    for (const auto& p : c.pods_->store().ByIndex("job", key)) out.push_back(p->phase);
+    return out;
+  }
+  static bool Satisfied(TfJobController& c, const std::string& key) { return c.expectations_.Satisfied(key); }
+  static controller::WorkQueue& Queue(TfJobController& c) { return c.queue_; }
+};
+
+namespace {
+
+using nlohmann::json;
+using Peer = FakeApiControllerPeer;
+
+// Polls `done` (1 ms steps) for at most 10 s: a hang guard, not a time assertion.
+template <typename F>
+bool WaitUntil(F done) {
+  for (int i = 0; i < 10000; ++i) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return done();
+}
+
+kube::RestClientOptions NoRetries() {
+  kube::RestClientOptions o;
+  o.max_retries = 0;
+  o.qps = 1e6;
+  o.burst = 1000000;
+  return o;
+}
+
+json JobObject(const std::string& name, int workers) {
+  json container = {{"name", "tensorflow"},
+                    {"image", "tf:2"},
+                    {"ports", json::array({{{"name", "tfjob-port"}, {"containerPort", 2222}}})}};
+  return {{"apiVersion", "kubeflow.org/v1"},
+          {"kind", "TFJob"},
+          {"metadata", {{"name", name}}},
+          {"spec",
+           {{"tfReplicaSpecs",
+             {{"Worker",
+               {{"replicas", workers},
+                {"restartPolicy", "Never"},
+                {"template", {{"spec", {{"containers", json::array({container})}}}}}}}}}}}};
+}
+
+struct Cluster {
+  FakeClock clock;
+  testing::FakeApiServer server{clock};
+  kube::RestClient client{server, clock, NoRetries()};
+  controller::Registry registry;
+  controller::EventRecorder events{client, clock, Logger(), &registry, {.qps = 1e6, .burst = 1000000}};
+  OperatorOptions options;
+  std::unique_ptr<TfJobController> controller;
+
+  explicit Cluster(int write_concurrency = 4) {
+    options.workers = 2;
+    options.write_concurrency = write_concurrency;
+    controller = std::make_unique<TfJobController>(client, clock, registry, events, options, Logger());
+    controller->StartInformers();
+    EXPECT_TRUE(WaitUntil([&] { return controller->HasSynced(); }));
+  }
+  ~Cluster() {
+    controller->Stop();
+    events.Stop();
+  }
+  TfJobController& c() { return *controller; }
+
+  void CreateJob(const std::string& name, int workers) {
+    ASSERT_TRUE(server.Create(kTfJobs, "default", JobObject(name, workers)).ok());
+  }
+  std::optional<json> Job(const std::string& name) { return server.Get(kTfJobs, "default", name); }
+  bool HasCondition(const std::string& name, const std::string& type) {
+    auto job = Job(name);
+    if (!job || !job->contains("status")) return false;
+    for (const auto& c : (*job)["status"].value("conditions", json::array()))
+      if (c.value("type", "") == type && c.value("status", "") == "True") return true;
+    return false;
+  }
+  // The controller's caches show the job as the server has it, and every create it issued.
+  bool CaughtUp(const std::string& name) {
+    auto job = Job(name);
+    return job && Peer::JobResourceVersion(c(), "default/" + name) == (*job)["metadata"]["resourceVersion"] &&
+           Peer::Satisfied(c(), "default/" + name);
+  }
+  // The kubelet: every pod of the job gets `phase` (and a terminated container for an end).
+  void SetPodPhases(const std::string& phase) {
+    for (const auto& pod : server.List(kube::kPods, "default")) {
+      json status = {{"phase", phase}};
+      if (phase == "Succeeded" || phase == "Failed")
+        status["containerStatuses"] = json::array(
+            {{{"name", "tensorflow"}, {"state", {{"terminated", {{"exitCode", phase == "Succeeded" ? 0 : 1}}}}}}});
+      ASSERT_TRUE(
+          server.MergePatch(kube::kPods, "default", pod["metadata"]["name"], {{"status", status}}, "status").ok());
+    }
+  }
+  int Writes() {
+    int n = 0;
+    for (const auto& r : server.requests())
+      if (r.resource != "events" && (r.verb == "create" || r.verb == "delete" || r.verb == "patch")) ++n;
+    return n;
+  }
+};
+
+// The whole path: the job's pods and services are created by the workers, the pods "run" and
+// the job becomes Running, then they succeed and the job Succeeded.
+TEST(TfJobControllerFakeApi, JobRunsAndSucceedsFromPodStatusPatches) {
+  Cluster k;
+  k.c().StartWorkers();
+  k.CreateJob("run", 2);
+  ASSERT_TRUE(WaitUntil([&] { return k.server.List(kube::kPods).size() == 2; }));
+  EXPECT_TRUE(WaitUntil([&] { return k.server.List(kube::kServices).size() == 2; }));
+  EXPECT_TRUE(WaitUntil([&] { return k.HasCondition("run", "Created"); }));
+  k.SetPodPhases("Running");
+  EXPECT_TRUE(WaitUntil([&] { return k.HasCondition("run", "Running"); })) << k.Job("run")->dump();
+  EXPECT_TRUE(WaitUntil([&] { return (*k.Job("run"))["status"]["replicaStatuses"]["Worker"].value("active", 0) == 2; }))
+      << k.Job("run")->dump();
+  k.SetPodPhases("Succeeded");
+  EXPECT_TRUE(WaitUntil([&] { return k.HasCondition("run", "Succeeded"); })) << k.Job("run")->dump();
+  EXPECT_EQ(k.server.CountRequests("create", "pods"), 2) << "a pod was created twice";
+}
+
+// D1: while the watch lags, a second pass must not create the children of the first again; once
+// the creates are observed, the pass finds them in the cache.
+TEST(TfJobControllerFakeApi, PassWaitsUntilItsCreatesAreObserved) {
+  Cluster k;
+  k.CreateJob("exp", 2);
+  ASSERT_TRUE(WaitUntil([&] { return k.CaughtUp("exp"); }));
+  k.server.PauseWatches();
+  ASSERT_TRUE(k.c().ReconcileKey("default/exp").ok());
+  EXPECT_EQ(k.server.CountRequests("create", "pods"), 2);
+  EXPECT_EQ(k.server.CountRequests("create", "services"), 2);
+  EXPECT_FALSE(Peer::Satisfied(k.c(), "default/exp"));
+  int writes = k.Writes();
+  ASSERT_TRUE(k.c().ReconcileKey("default/exp").ok());
+  EXPECT_EQ(k.Writes(), writes) << "a pass ran on a cache that had not seen its own creates";
+  k.server.ResumeWatches();
+  ASSERT_TRUE(WaitUntil([&] { return k.CaughtUp("exp"); }));
+  ASSERT_TRUE(k.c().ReconcileKey("default/exp").ok());
+  EXPECT_EQ(k.server.CountRequests("create", "pods"), 2);
+  EXPECT_EQ(k.server.CountRequests("create", "services"), 2);
+}
+
+// D14: the status is written when it changes, and a pass over an unchanged job writes nothing.
+TEST(TfJobControllerFakeApi, StatusIsWrittenOnlyWhenItChanges) {
+  Cluster k;
+  k.CreateJob("st", 2);
+  ASSERT_TRUE(WaitUntil([&] { return k.CaughtUp("st"); }));
+  // Passes until the job is steady (the first creates the children and writes Created).
+  int writes = -1;
+  for (int i = 0; i < 5 && writes != k.Writes(); ++i) {
+    writes = k.Writes();
+    ASSERT_TRUE(k.c().ReconcileKey("default/st").ok());
+    ASSERT_TRUE(WaitUntil([&] { return k.CaughtUp("st"); }));
+  }
+  ASSERT_EQ(writes, k.Writes()) << "the job never became steady";
+  int status_patches = k.server.CountRequests("patch", "tfjobs", "status");
+  EXPECT_GE(status_patches, 1);
+  ASSERT_TRUE(k.c().ReconcileKey("default/st").ok());
+  EXPECT_EQ(k.Writes(), writes) << "an unchanged job was written";
+  k.SetPodPhases("Running");
+  ASSERT_TRUE(WaitUntil([&] {
+    auto phases = Peer::PodPhases(k.c(), "default/st");
+    return phases.size() == 2 && std::count(phases.begin(), phases.end(), api::PodPhase::kRunning) == 2;
+  }));
+  ASSERT_TRUE(k.c().ReconcileKey("default/st").ok());
+  EXPECT_EQ(k.server.CountRequests("patch", "tfjobs", "status"), status_patches + 1);
+  EXPECT_TRUE(k.HasCondition("st", "Running"));
+  ASSERT_TRUE(WaitUntil([&] { return k.CaughtUp("st"); }));
+  ASSERT_TRUE(k.c().ReconcileKey("default/st").ok());
+  EXPECT_EQ(k.server.CountRequests("patch", "tfjobs", "status"), status_patches + 1) << "Running written twice";
+}
+
+// A failed pass (the API refuses creates) is rate-limited: the key waits out its backoff (fake
+// time) and is retried then, and the retry succeeds once the API accepts again.
+TEST(TfJobControllerFakeApi, FailedPassIsRetriedAfterItsBackoff) {
+  Cluster k;
+  k.server.AddFault({.verb = "create", .resource = "services", .code = 500, .times = -1});
+  k.c().StartWorkers();
+  k.CreateJob("retry", 1);
+  const std::string key = "default/retry";
+  controller::WorkQueue& q = Peer::Queue(k.c());
+  // Each failed pass sends one create (slow start stops at the first failure) and is requeued
+  // with backoff. (The first pass's status write wakes one more pass at once, as it would in a
+  // cluster.) Then the key waits in the delayed set: the fake clock does not move.
+  ASSERT_TRUE(WaitUntil([&] {
+    int sent = k.server.CountRequests("create", "services");
+    return sent >= 1 && q.NumRequeues(key) == sent && q.DelayedLenForTesting() == 1 && q.Len() == 0;
+  }));
+  EXPECT_LE(q.NumRequeues(key), 2);
+  EXPECT_EQ(k.server.CountRequests("create", "pods"), 0);
+  k.server.ClearFaults();
+  k.clock.Advance(std::chrono::seconds(1));  // past the first backoff (5 ms)
+  q.ProcessDue(k.clock.SteadyNow());
+  EXPECT_TRUE(WaitUntil([&] { return k.server.List(kube::kPods).size() == 1; }));
+  EXPECT_TRUE(WaitUntil([&] { return q.NumRequeues(key) == 0; })) << "a success did not forget the backoff";
+}
+
+// --write-concurrency bounds the creates of every worker together.
+TEST(TfJobControllerFakeApi, WriteConcurrencyBoundsCreatesOfAllWorkers) {
+  Cluster k(/*write_concurrency=*/2);
+  std::atomic<int> in_flight{0}, peak{0};
+  k.server.set_latency_hook([&](const testing::FakeRequest& r) {
+    if (r.verb != "create" || r.resource == "events") return;
+    int now = ++in_flight;
+    for (int p = peak.load(); now > p && !peak.compare_exchange_weak(p, now);) {
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    --in_flight;
+  });
+  for (int i = 0; i < 3; ++i) k.CreateJob("w" + std::to_string(i), 6);
+  k.c().StartWorkers();
+  EXPECT_TRUE(WaitUntil([&] { return k.server.List(kube::kPods).size() == 18; }));
+  EXPECT_LE(peak.load(), 2);
+}
+
+}  // namespace
+}  // namespace tfjob::operator_
