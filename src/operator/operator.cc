@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <mutex>
+#include <optional>
 
 #include "controller/client_metrics.h"
 #include "controller/event_recorder.h"
@@ -45,6 +46,70 @@ std::jthread ShutdownWatchdog(std::stop_token begin, Logger log) {
   });
 }
 
+// A missing PodGroup CRD (or, for `kubernetes`, the scheduling.k8s.io/v1alpha2 API) is a
+// start-up error, named clearly (docs/semantics.md 2.8, D27). Returns the exit code when the
+// operator must not start (0 when stopped meanwhile).
+std::optional<int> CheckGangApi(kube::RestClient& client, const OperatorOptions& options, std::stop_token stop,
+                                const Logger& log) {
+  auto gang = tfjob::core::GangSchedulerFor(options.gang_scheduler_name);
+  if (gang == tfjob::core::GangScheduler::kNone) return std::nullopt;
+  if (gang == tfjob::core::GangScheduler::kKubernetes) {
+    // No CRD: the API is kube-apiserver's own, served only with the GenericWorkload gate and
+    // --runtime-config=scheduling.k8s.io/v1alpha2=true (docs/operator.md).
+    auto found = client.List(kNativeWorkloads, options.ns, {.limit = 1});
+    if (stop.stop_requested()) return 0;
+    if (found.ok()) return std::nullopt;
+    log.Error(IsNotFound(found.status())
+                  ? "gang scheduling by kubernetes needs the scheduling.k8s.io/v1alpha2 API (feature gate "
+                    "GenericWorkload, runtime-config scheduling.k8s.io/v1alpha2=true); it is not served"
+                  : "cannot check for the scheduling.k8s.io/v1alpha2 Workload API",
+              {{"error", found.status().message()}});
+    return 2;
+  }
+  std::string crd = CrdName(gang == tfjob::core::GangScheduler::kVolcano ? kVolcanoPodGroups : kPluginsPodGroups);
+  auto found = client.Get(kube::kCrds, "", crd);
+  if (stop.stop_requested()) return 0;
+  if (found.ok()) return std::nullopt;
+  if (IsNotFound(found.status()))
+    log.Error("gang scheduling needs the PodGroup CRD; crd might be missing, please install crd", {{"crd", crd}});
+  else
+    log.Error("cannot check for the PodGroup CRD", {{"crd", crd}, {"error", found.status().message()}});
+  return 2;
+}
+
+// D29: does the installed TFJob CRD keep replicaStatuses.<type>.restarts? With upstream's CRD
+// the API server prunes it, so the counts go to an annotation too. Said in the log and in
+// tfjob_crd_status_schema_ok; /readyz stays ready either way. Returns whether the counts go to
+// the annotation; nullopt when stopped meanwhile.
+std::optional<bool> CountersInAnnotation(kube::RestClient& client, controller::Registry& registry, std::stop_token stop,
+                                         const Logger& log) {
+  auto& schema_ok = registry
+                        .AddGauge("tfjob_crd_status_schema_ok",
+                                  "1 when the installed TFJob CRD keeps replicaStatuses.<type>.restarts and "
+                                  ".disruptions; 0 when they are kept in an annotation instead")
+                        .With({});
+  const std::string tfjobs_crd = CrdName(kTfJobs);
+  auto crd = client.Get(kube::kCrds, "", tfjobs_crd);
+  if (stop.stop_requested()) return std::nullopt;
+  CrdStatusSchema schema = crd.ok() ? CheckCrdStatusSchema(*crd) : CrdStatusSchema{{"restarts", "disruptions"}};
+  schema_ok.Set(schema.ok() ? 1 : 0);
+  std::string pruned;
+  for (const auto& f : schema.pruned) pruned += (pruned.empty() ? "" : ",") + f;
+  const std::string annotation(tfjob::core::kCountersAnnotation);
+  if (!crd.ok())
+    log.Warning("cannot read the TFJob CRD; restart counts are kept in an annotation too",
+                {{"crd", tfjobs_crd}, {"error", crd.status().message()}, {"annotation", annotation}});
+  else if (!schema.ok())
+    log.Warning(
+        "the installed TFJob CRD's status schema drops replicaStatuses fields of this operator (upstream's CRD?): "
+        "restart counts are kept in an annotation instead; install this operator's CRD (`tfjob crd | kubectl "
+        "apply -f -`, docs/migrate.md)",
+        {{"crd", tfjobs_crd}, {"pruned", pruned}, {"annotation", annotation}});
+  else
+    log.Info("the TFJob CRD keeps replicaStatuses.<type>.restarts and .disruptions", {{"crd", tfjobs_crd}});
+  return !schema.ok();
+}
+
 }  // namespace
 
 int RunOperator(const OperatorOptions& options, const std::map<std::string, std::string>& env, std::stop_token stop) {
@@ -78,67 +143,11 @@ int RunOperator(const OperatorOptions& options, const std::map<std::string, std:
   client.set_observer(controller::RestClientMetrics(registry));
   client.set_logger(log.With({{"client", "controller"}}));
 
-  // A missing PodGroup CRD is a start-up error (docs/semantics.md 2.8), named clearly.
-  auto gang = tfjob::core::GangSchedulerFor(options.gang_scheduler_name);
-  if (gang == tfjob::core::GangScheduler::kKubernetes) {
-    // No CRD: the API is kube-apiserver's own, served only with the GenericWorkload gate and
-    // --runtime-config=scheduling.k8s.io/v1alpha2=true (docs/operator.md).
-    auto found = client.List(kNativeWorkloads, options.ns, {.limit = 1});
-    if (stop.stop_requested()) return 0;
-    if (!found.ok()) {
-      log.Error(IsNotFound(found.status())
-                    ? "gang scheduling by kubernetes needs the scheduling.k8s.io/v1alpha2 API (feature gate "
-                      "GenericWorkload, runtime-config scheduling.k8s.io/v1alpha2=true); it is not served"
-                    : "cannot check for the scheduling.k8s.io/v1alpha2 Workload API",
-                {{"error", found.status().message()}});
-      return 2;
-    }
-  } else if (gang != tfjob::core::GangScheduler::kNone) {
-    std::string crd = CrdName(gang == tfjob::core::GangScheduler::kVolcano ? kVolcanoPodGroups : kPluginsPodGroups);
-    auto found = client.Get(kube::kCrds, "", crd);
-    if (stop.stop_requested()) return 0;
-    if (!found.ok() && IsNotFound(found.status())) {
-      log.Error("gang scheduling needs the PodGroup CRD; crd might be missing, please install crd", {{"crd", crd}});
-      return 2;
-    }
-    if (!found.ok()) {
-      log.Error("cannot check for the PodGroup CRD", {{"crd", crd}, {"error", found.status().message()}});
-      return 2;
-    }
-  }
-
-  // D29: does the installed TFJob CRD keep replicaStatuses.<type>.restarts? With upstream's CRD
-  // the API server prunes it, so the counts go to an annotation too. Said in the log and in
-  // tfjob_crd_status_schema_ok; /readyz stays ready either way.
+  if (auto exit_code = CheckGangApi(client, options, stop, log)) return *exit_code;
   OperatorOptions run_options = options;
-  {
-    auto& schema_ok = registry
-                          .AddGauge("tfjob_crd_status_schema_ok",
-                                    "1 when the installed TFJob CRD keeps replicaStatuses.<type>.restarts and "
-                                    ".disruptions; 0 when they are kept in an annotation instead")
-                          .With({});
-    const std::string tfjobs_crd = CrdName(kTfJobs);
-    auto crd = client.Get(kube::kCrds, "", tfjobs_crd);
-    if (stop.stop_requested()) return 0;
-    CrdStatusSchema schema = crd.ok() ? CheckCrdStatusSchema(*crd) : CrdStatusSchema{{"restarts", "disruptions"}};
-    run_options.counters_in_annotation = !schema.ok();
-    schema_ok.Set(schema.ok() ? 1 : 0);
-    std::string pruned;
-    for (const auto& f : schema.pruned) pruned += (pruned.empty() ? "" : ",") + f;
-    if (!crd.ok())
-      log.Warning("cannot read the TFJob CRD; restart counts are kept in an annotation too",
-                  {{"crd", tfjobs_crd},
-                   {"error", crd.status().message()},
-                   {"annotation", std::string(tfjob::core::kCountersAnnotation)}});
-    else if (!schema.ok())
-      log.Warning(
-          "the installed TFJob CRD's status schema drops replicaStatuses fields of this operator (upstream's CRD?): "
-          "restart counts are kept in an annotation instead; install this operator's CRD (`tfjob crd | kubectl "
-          "apply -f -`, docs/migrate.md)",
-          {{"crd", tfjobs_crd}, {"pruned", pruned}, {"annotation", std::string(tfjob::core::kCountersAnnotation)}});
-    else
-      log.Info("the TFJob CRD keeps replicaStatuses.<type>.restarts and .disruptions", {{"crd", tfjobs_crd}});
-  }
+  auto counters_in_annotation = CountersInAnnotation(client, registry, stop, log);
+  if (!counters_in_annotation) return 0;
+  run_options.counters_in_annotation = *counters_in_annotation;
 
   // Events have a client of their own (its own token bucket, as controller-runtime's event
   // broadcaster has): sharing --kube-api-qps with them would slow pod and service creation by a
