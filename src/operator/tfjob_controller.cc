@@ -78,43 +78,51 @@ TfJobController::TfJobController(kube::RestClient& client, Clock& clock, control
   reconcile_options_.render.tf_config.cluster_domain = options.cluster_domain;
   reconcile_options_.render.tf_config.evaluator_in_cluster = options.tf_config_evaluator_in_cluster;
   reconcile_options_.counters_in_annotation = options.counters_in_annotation;
+  RegisterMetrics();
+  WatchJobs();
+  WatchChildren();
+  WatchGang();
+}
+
+void TfJobController::RegisterMetrics() {
   const std::vector<std::string> labels = {"job_namespace", "framework"};
-  jobs_created_ = &registry.AddCounter("training_operator_jobs_created_total", "Counts number of jobs created", labels);
-  reconcile_total_ = &registry.AddCounter("controller_runtime_reconcile_total",
-                                          "Total number of reconciliations per controller", {"controller", "result"});
-  reconcile_errors_ = &registry
+  jobs_created_ =
+      &registry_.AddCounter("training_operator_jobs_created_total", "Counts number of jobs created", labels);
+  reconcile_total_ = &registry_.AddCounter("controller_runtime_reconcile_total",
+                                           "Total number of reconciliations per controller", {"controller", "result"});
+  reconcile_errors_ = &registry_
                            .AddCounter("controller_runtime_reconcile_errors_total",
                                        "Total number of reconciliation errors per controller", {"controller"})
                            .With({"tfjob-controller"});
-  reconcile_time_ = &registry
+  reconcile_time_ = &registry_
                          .AddHistogram("controller_runtime_reconcile_time_seconds",
                                        "Length of time per reconciliation per controller", {"controller"})
                          .With({"tfjob-controller"});
   auto latency_buckets = controller::ExponentialBuckets(0.05, 2, 14);
   pods_created_latency_ =
-      &registry
+      &registry_
            .AddHistogram("tfjob_job_pods_created_seconds", "Time from a TFJob's creation until all its pods exist", {},
                          latency_buckets)
            .With({});
-  pods_running_latency_ = &registry
+  pods_running_latency_ = &registry_
                                .AddHistogram("tfjob_job_pods_running_seconds",
                                              "Time from a TFJob's creation until all its pods run", {}, latency_buckets)
                                .With({});
   pod_disruptions_ =
-      &registry.AddCounter("tfjob_pod_disruptions_total",
-                           "Pods of TFJobs disrupted by others (evicted, preempted, deleted) and recreated, by reason",
-                           {"job_namespace", "replica_type", "reason"});
+      &registry_.AddCounter("tfjob_pod_disruptions_total",
+                            "Pods of TFJobs disrupted by others (evicted, preempted, deleted) and recreated, by reason",
+                            {"job_namespace", "replica_type", "reason"});
+}
 
-  const std::string selector = std::string(core::kLabelOperatorName) + "=" + std::string(core::kControllerName);
-  jobs_ = std::make_unique<controller::Informer<api::TfJob>>(client, controller::ListWatchSpec{kTfJobs, options.ns},
+void TfJobController::WatchJobs() {
+  jobs_ = std::make_unique<controller::Informer<api::TfJob>>(client_, controller::ListWatchSpec{kTfJobs, options_.ns},
                                                              api::DecodeTfJobStrict, controller::NamespacedKey, log_);
   jobs_->AddHandlers({[this](const auto& j) {
                         jobs_created_->With({j->metadata.ns, "tensorflow"}).Inc();
                         Enqueue(api::JobKey(*j));
                       },
                       [this](const auto& o, const auto& n) {
-                        if (o->metadata.resource_version != n->metadata.resource_version)
-                          Enqueue(api::JobKey(*n));
+                        if (o->metadata.resource_version != n->metadata.resource_version) Enqueue(api::JobKey(*n));
                       },
                       [this](const auto& j) {
                         expectations_.Delete(api::JobKey(*j));
@@ -130,13 +138,18 @@ TfJobController::TfJobController(kube::RestClient& client, Clock& clock, control
                         created_observed_.erase(j->metadata.uid);
                         running_observed_.erase(j->metadata.uid);
                       }});
+}
+
+// Pods and services carrying this operator's label, indexed by their job.
+void TfJobController::WatchChildren() {
+  const std::string selector = std::string(core::kLabelOperatorName) + "=" + std::string(core::kControllerName);
   auto job_index = [](const api::ChildMeta& m) {
     std::string k = JobKeyOf(m);
     return k.empty() ? std::vector<std::string>{} : std::vector<std::string>{k};
   };
-  pods_ = std::make_unique<controller::Informer<api::Pod>>(client,
-                                                           controller::ListWatchSpec{kube::kPods, options.ns, selector},
-                                                           api::DecodePod, controller::NamespacedKey, log_);
+  pods_ = std::make_unique<controller::Informer<api::Pod>>(
+      client_, controller::ListWatchSpec{kube::kPods, options_.ns, selector}, api::DecodePod, controller::NamespacedKey,
+      log_);
   pods_->AddIndex("job", [job_index](const api::Pod& p) { return job_index(p.meta); });
   pods_->AddHandlers({[this](const auto& p) { OnChildEvent(p->meta, 1, 0); },
                       [this](const auto& o, const auto& n) {
@@ -148,15 +161,19 @@ TfJobController::TfJobController(kube::RestClient& client, Clock& clock, control
                         OnChildEvent(p->meta, 0, 1);
                       }});
   services_ = std::make_unique<controller::Informer<api::Service>>(
-      client, controller::ListWatchSpec{kube::kServices, options.ns, selector}, api::DecodeService,
+      client_, controller::ListWatchSpec{kube::kServices, options_.ns, selector}, api::DecodeService,
       controller::NamespacedKey, log_);
   services_->AddIndex("job", [job_index](const api::Service& s) { return job_index(s.meta); });
   services_->AddHandlers({[this](const auto& s) { OnChildEvent(s->meta, 1, 0); }, nullptr,
                           [this](const auto& s) { OnChildEvent(s->meta, 0, 1); }});
-  auto gang = core::GangSchedulerFor(options.gang_scheduler_name);
+}
+
+// Gang scheduling only: the PodGroups (and Workloads) named as their jobs, and the PriorityClasses.
+void TfJobController::WatchGang() {
+  auto gang = core::GangSchedulerFor(options_.gang_scheduler_name);
   if (gang != core::GangScheduler::kNone) {
     pod_groups_ = std::make_unique<controller::Informer<json>>(
-        client, controller::ListWatchSpec{PodGroupResource(gang), options.ns},
+        client_, controller::ListWatchSpec{PodGroupResource(gang), options_.ns},
         [](const json& j) -> StatusOr<json> { return j; }, controller::NamespacedKey, log_);
     auto enqueue = [this](const auto& pg) {
       const json& m = api::ObjectField(*pg, "metadata");
@@ -165,11 +182,11 @@ TfJobController::TfJobController(kube::RestClient& client, Clock& clock, control
     pod_groups_->AddHandlers({enqueue, [enqueue](const auto&, const auto& n) { enqueue(n); }, enqueue});
     // No handlers, as upstream: a job sees a changed class at its next reconcile.
     priority_classes_ = std::make_unique<controller::Informer<int32_t>>(
-        client, controller::ListWatchSpec{kPriorityClasses, ""}, DecodePriorityClassValue,
+        client_, controller::ListWatchSpec{kPriorityClasses, ""}, DecodePriorityClassValue,
         [](const json& j) { return api::StringField(api::ObjectField(j, "metadata"), "name"); }, log_);
     if (gang == core::GangScheduler::kKubernetes) {
       workloads_ = std::make_unique<controller::Informer<json>>(
-          client, controller::ListWatchSpec{kNativeWorkloads, options.ns},
+          client_, controller::ListWatchSpec{kNativeWorkloads, options_.ns},
           [](const json& j) -> StatusOr<json> { return j; }, controller::NamespacedKey, log_);
       workloads_->AddHandlers({enqueue, [enqueue](const auto&, const auto& n) { enqueue(n); }, enqueue});
     }

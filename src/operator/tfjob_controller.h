@@ -72,6 +72,11 @@ class TfJobController {
  private:
   friend class TfJobControllerTestPeer;
   friend class FakeApiControllerPeer;  // tfjob_controller_fake_api_test.cc
+  // The constructor's steps: the controller's metrics, then the informers and their handlers.
+  void RegisterMetrics();
+  void WatchJobs();
+  void WatchChildren();
+  void WatchGang();
   void Enqueue(const std::string& key) { queue_.Add(key); }
   void OnChildEvent(const api::ChildMeta& meta, int created, int deleted);
   void Worker(std::stop_token stop);
