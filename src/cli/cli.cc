@@ -132,7 +132,12 @@ class Tracker : public controller::ReflectorSink {
     {
       std::lock_guard lock(mu_);
       objects_.clear();
-      for (auto& o : items) objects_[Key(o)] = std::move(o);
+      // The key first: json's operator= takes its argument by value, and the right side of `=`
+      // is evaluated first (C++17), so Key(o) would see a moved-from object.
+      for (auto& o : items) {
+        std::string key = Key(o);
+        objects_[key] = std::move(o);
+      }
       synced_ = true;
     }
     changed_();
@@ -593,15 +598,27 @@ int Get(const CliArgs& a, const CliIo& io) {
     Tracker tracker(*s.client, {kTfJobs, s.ns, "", a.name.empty() ? "" : "metadata.name=" + a.name},
                     [&] { signal.Notify(); });
     tracker.Start();
-    t.header = views.empty();
+    // Rows keep the columns of the table above: each is formatted among every job seen.
+    std::map<std::pair<std::string, std::string>, JobView> seen;
+    for (const auto& v : views) seen[{v.ns, v.name}] = v;
+    bool header = views.empty();
     while (!stop.stop_requested()) {
       signal.Wait(Ms(500));
       for (auto& [type, obj] : tracker.TakeEvents()) {
         JobView v = DecodeJobView(obj);
-        auto lines = FormatGetTable({v}, s.clock.Now(), t);
-        t.header = false;
-        for (const auto& l : lines)
-          *io.out << l << (type == kube::WatchEventType::kDeleted ? "   (deleted)" : "") << "\n";
+        auto key = std::make_pair(v.ns, v.name);
+        seen[key] = v;
+        std::vector<JobView> all;
+        size_t at = 0;
+        for (const auto& [k, j] : seen) {
+          if (k == key) at = all.size();
+          all.push_back(j);
+        }
+        auto lines = FormatGetTable(all, s.clock.Now(), t);
+        if (header) *io.out << lines[0] << "\n";
+        header = false;
+        *io.out << lines[at + 1] << (type == kube::WatchEventType::kDeleted ? "   (deleted)" : "") << "\n";
+        if (type == kube::WatchEventType::kDeleted) seen.erase(key);
         io.out->flush();
       }
     }
@@ -879,7 +896,10 @@ int RunCli(const std::vector<std::string>& args, const CliIo& io) {
     return 0;
   }
   // The REST client's own failure log would draw over the table; the commands report errors.
-  SetLogOptions(LogLevel::kError, LogFormat::kText);
+  // TFJOB_CLI_LOG=debug|info|warning shows them (on stderr).
+  LogLevel level = LogLevel::kError;
+  if (auto it = io.env.find("TFJOB_CLI_LOG"); it != io.env.end()) ParseLogLevel(it->second, &level);
+  SetLogOptions(level, LogFormat::kText);
   if (a.command == "submit") return Submit(a, io);
   if (a.command == "get") return Get(a, io);
   if (a.command == "describe") return Describe(a, io);

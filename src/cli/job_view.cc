@@ -321,9 +321,10 @@ std::vector<std::string> RowChanges(const std::vector<local::ReplicaRow>& before
     auto it = old.find(r.name);
     bool changed = it == old.end() || it->second->state != r.state || it->second->restarts != r.restarts ||
                    it->second->exit_code != r.exit_code;
-    if (!changed) continue;
+    if (!changed || (it == old.end() && r.state == "NotCreated")) continue;
     std::string line = r.name + ": ";
-    if (it != old.end() && it->second->state != r.state) line += it->second->state + " -> ";
+    if (it != old.end() && it->second->state != r.state && it->second->state != "NotCreated")
+      line += it->second->state + " -> ";
     line += r.state;
     std::string extra;
     if (r.exit_code >= 0) extra += "exit code " + std::to_string(r.exit_code);
