@@ -9,7 +9,7 @@ export PATH := /usr/local/go/bin:$(PATH)
 JOBS ?= $(shell nproc)
 FUZZ_SECONDS ?= 60
 
-.PHONY: all deps build crd test test-unit test-local test-hostile test-tensorflow test-asan test-tsan test-fuzz test-e2e chaos demo bench fuzz check-headers check-layers check-size format tidy clean control-plane kueue sdk-venv
+.PHONY: all deps build install crd test test-unit test-local test-hostile test-tensorflow test-asan test-tsan test-fuzz test-e2e chaos demo bench fuzz check-headers check-layers check-size format tidy clean control-plane kueue sdk-venv
 
 all: build
 
@@ -22,6 +22,15 @@ build/release/build.ninja: | deps
 build: deps build/release/build.ninja
 	cmake --build build/release -j $(JOBS)
 	@ln -sf release/tfjob build/tfjob
+	@ln -sf tfjob build/release/kubectl-tfjob
+
+# tfjob and the kubectl plugin link `kubectl-tfjob` (so `kubectl tfjob get` works) into
+# $(DESTDIR)$(PREFIX)/bin; docs/cli.md.
+PREFIX ?= /usr/local
+install: build
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 0755 build/release/tfjob $(DESTDIR)$(PREFIX)/bin/tfjob
+	ln -sf tfjob $(DESTDIR)$(PREFIX)/bin/kubectl-tfjob
 
 # The CRD from config/crd/tfjobs.base.yaml and the committed OpenAPI copy (offline); after a
 # K8S_VERSION bump, `scripts/gen-crd --fetch` refreshes the copy from a test control plane first.

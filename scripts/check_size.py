@@ -17,6 +17,7 @@ PARSERS = {
     "src/api/known_fields.cc",   # the unknown-field walk of the schema
     "src/kube/watch_decoder.cc", # watch stream framing
     "src/kube/kube_config.cc",   # kubeconfig reader
+    "src/cli/cli_args.cc",       # the cluster commands' arguments and durations
 }
 EXCEPTIONS = pathlib.Path("scripts/size-exceptions.txt")
 

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iostream>
 #include <sstream>
 #include <thread>
 
@@ -19,6 +20,8 @@
 #include "api/manifest.h"
 #include "api/tfjob_file.h"
 #include "api/validation.h"
+#include "cli/cli.h"
+#include "cli/cli_args.h"
 #include "common/file_reader.h"
 #include "common/logging.h"
 #include "kube/curl_transport.h"
@@ -185,6 +188,28 @@ int RunLocalCommand(const std::string& file, local::RunOptions options, bool cle
   return rc;
 }
 
+int RunClusterCommand(int argc, const char* const* argv, const std::string& program, std::ostream& out,
+                      std::ostream& err) {
+  kube::CurlGlobal curl;  // before any other thread
+  // A log stream or the server gone must not kill tfjob through a write to a closed pipe.
+  std::signal(SIGPIPE, SIG_IGN);
+  cli::CliIo io;
+  io.out = &out;
+  io.err = &err;
+  io.program = program;
+  io.env = Environment();
+  io.out_is_terminal = &out == &std::cout && isatty(STDOUT_FILENO);
+  if (io.out_is_terminal) {
+    winsize ws{};
+    if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0) io.terminal_rows = ws.ws_row;
+  }
+  io.with_signal_stops = [](const std::function<int(std::stop_token, std::stop_token)>& body) {
+    return WithSignalStops(body, false);
+  };
+  std::vector<std::string> args(argv + 1, argv + argc);
+  return cli::RunCli(args, io);
+}
+
 }  // namespace
 
 StatusOr<std::string> ReadInput(const std::string& path) {
@@ -247,7 +272,12 @@ StatusOr<nlohmann::json> RenderList(std::vector<CheckedJob> jobs, const RenderRe
 int Main(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
   // Not a command: `tfjob run` starts itself this way, one process per replica.
   if (argc == 3 && std::string_view(argv[1]) == "__pod-supervisor") return local::RunPodSupervisor(std::atoi(argv[2]));
-  CLI::App app{"tfjob: a Kubernetes operator for distributed TensorFlow training (TFJob kubeflow.org/v1)", "tfjob"};
+  // As the kubectl plugin (a `kubectl-tfjob` link to tfjob), the same commands.
+  std::string program = "tfjob";
+  if (argc > 0 && std::filesystem::path(argv[0]).filename() == "kubectl-tfjob") program = "kubectl tfjob";
+  // The cluster commands (src/cli, docs/cli.md) parse their own arguments.
+  if (argc > 1 && cli::IsClusterCommand(argv[1])) return RunClusterCommand(argc, argv, program, out, err);
+  CLI::App app{"tfjob: a Kubernetes operator for distributed TensorFlow training (TFJob kubeflow.org/v1)", program};
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "Help for every command");
 
@@ -343,6 +373,8 @@ int Main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
       ->check(CLI::Range(0.0, 3600.0))
       ->capture_default_str();
 
+  // Listed for --help only: dispatched above.
+  for (const auto& c : cli::ClusterCommands()) app.add_subcommand(c.name, c.description)->allow_extras();
   auto* crd = app.add_subcommand("crd", "Print the TFJob CustomResourceDefinition");
   auto* version = app.add_subcommand("version", "Print the version");
 

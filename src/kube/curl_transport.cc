@@ -41,6 +41,7 @@ struct Collect {
   Watchdog* watchdog;
   std::string body;
   std::optional<int> retry_after;
+  std::vector<std::string> warnings;
   size_t max_bytes = kMaxResponseBytes;
   bool too_large = false;
 };
@@ -72,6 +73,17 @@ size_t ReadHeader(char* data, size_t size, size_t n, void* user) {
     if (length > c->max_bytes) {
       c->too_large = true;
       return 0;  // aborts the transfer
+    }
+  }
+  constexpr std::string_view kWarning = "warning:";
+  if (line.size() > kWarning.size() && std::equal(kWarning.begin(), kWarning.end(), line.begin(), [](char a, char b) {
+        return a == std::tolower(static_cast<unsigned char>(b));
+      })) {
+    if (c->warnings.size() < kMaxWarnings) {
+      std::string v(line.substr(kWarning.size(), kMaxWarningBytes));
+      while (!v.empty() && (v.back() == '\n' || v.back() == '\r' || v.back() == ' ')) v.pop_back();
+      while (!v.empty() && v.front() == ' ') v.erase(0, 1);
+      c->warnings.push_back(std::move(v));
     }
   }
   constexpr std::string_view kRetry = "retry-after:";
@@ -221,7 +233,7 @@ void CurlTransport::Prepare(void* handle, const HttpRequest& request, void** hea
     curl_easy_setopt(h, CURLOPT_SSLKEYTYPE, "PEM");
     curl_easy_setopt(h, CURLOPT_SSLKEY_BLOB, &key);
   }
-  *headers = curl_slist_append(*headers, "Accept: application/json");
+  *headers = curl_slist_append(*headers, ("Accept: " + request.accept).c_str());
   std::string token = tokens_.Token();
   if (!token.empty()) *headers = curl_slist_append(*headers, ("Authorization: Bearer " + token).c_str());
   if (request.method == "GET") {
@@ -245,7 +257,7 @@ StatusOr<HttpResponse> CurlTransport::Send(const HttpRequest& request) {
   curl_slist* headers = nullptr;
   Prepare(h, request, reinterpret_cast<void**>(&headers));
   Watchdog watchdog{&clock_, clock_.SteadyNow(), request.response_timeout, request.abort, {}};
-  Collect collect{&watchdog, {}, std::nullopt, request.max_response_bytes};
+  Collect collect{&watchdog, {}, std::nullopt, {}, request.max_response_bytes};
   char errbuf[CURL_ERROR_SIZE] = {0};
   curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
   curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, WriteBody);
@@ -270,7 +282,7 @@ StatusOr<HttpResponse> CurlTransport::Send(const HttpRequest& request) {
     return TransferError(rc, errbuf, watchdog, what);
   }
   Release(h);
-  return HttpResponse{status, std::move(collect.body), collect.retry_after};
+  return HttpResponse{status, std::move(collect.body), collect.retry_after, std::move(collect.warnings)};
 }
 
 Status CurlTransport::Stream(const HttpRequest& request, const ByteSink& on_bytes, std::stop_token stop) {

@@ -9,6 +9,7 @@
 #include <stop_token>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/status.h"
 
@@ -23,6 +24,7 @@ struct HttpRequest {
   std::string path;  // "/api/v1/pods?limit=500": path and query, no host
   std::string body;
   std::string content_type = "application/json";
+  std::string accept = "application/json";   // the Accept header
   std::chrono::milliseconds timeout{30000};  // whole request (Send only); 0 = none
   // No response (not one byte of the status line) this long after the request started:
   // kDeadlineExceeded. 0 = none. For a watch, whose whole length is unbounded.
@@ -38,7 +40,13 @@ struct HttpResponse {
   long status = 0;
   std::string body;
   std::optional<int> retry_after;  // Retry-After seconds
+  // The values of the response's `Warning` headers (RFC 7234: `299 - "text"`), as the API
+  // server sends them for deprecated APIs, admission webhooks' warnings and field validation
+  // (fieldValidation=Warn); at most kMaxWarnings of at most kMaxWarningBytes each.
+  std::vector<std::string> warnings;
 };
+inline constexpr size_t kMaxWarnings = 200;
+inline constexpr size_t kMaxWarningBytes = 4096;
 
 // Receives a streamed body chunk by chunk; returns false to stop the stream.
 using ByteSink = std::function<bool(std::string_view)>;

@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <filesystem>
+#include <set>
 
 #include "api/json_fields.h"
 #include "api/manifest.h"
@@ -165,6 +166,7 @@ StatusOr<KubeConfig> ParseKubeconfig(std::string_view text, const std::string& b
                                 "\" not found");
   KubeConfig out;
   out.source = "context " + ctx_name;
+  out.context = ctx_name;
   out.ns = api::StringField(*ctx, "namespace");
   out.server = api::StringField(*cluster, "server");
   if (out.server.empty()) return InvalidArgumentError("kubeconfig: cluster \"" + cluster_name + "\" has no server");
@@ -254,6 +256,84 @@ StatusOr<KubeConfig> ResolveConfig(const std::string& flag, const std::string& c
   }
   return NotFoundError(
       "no Kubernetes configuration: not in a cluster, no --kubeconfig, no $KUBECONFIG, no ~/.kube/config");
+}
+
+std::vector<std::string> SplitKubeconfigList(const std::string& value) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= value.size()) {
+    size_t end = value.find(':', start);
+    if (end == std::string::npos) end = value.size();
+    if (end > start) out.push_back(value.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+StatusOr<KubeConfig> LoadKubeconfigFiles(const std::vector<std::string>& paths, const std::string& context) {
+  if (paths.size() > kMaxKubeconfigFiles)
+    return InvalidArgumentError("KUBECONFIG lists " + std::to_string(paths.size()) + " files, more than the limit of " +
+                                std::to_string(kMaxKubeconfigFiles));
+  json merged = {{"clusters", json::array()}, {"contexts", json::array()}, {"users", json::array()}};
+  std::map<std::string, std::set<std::string>> seen;
+  std::vector<std::string> used;
+  for (const auto& path : paths) {
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec)) continue;
+    auto text = ReadFile(path, kMaxKubeconfigBytes);
+    if (!text.ok()) return InvalidArgumentError("kubeconfig: " + text.status().message());
+    used.push_back(path);
+    auto docs = api::ParseManifest(*text);
+    if (!docs.ok()) return InvalidArgumentError(path + ": kubeconfig: " + docs.status().message());
+    if (docs->empty()) continue;
+    if (docs->size() != 1 || !(*docs)[0].object.is_object())
+      return InvalidArgumentError(path + ": kubeconfig: not a Config object");
+    const json& cfg = (*docs)[0].object;
+    std::string base = std::filesystem::path(path).parent_path().string();
+    if (!merged.contains("current-context")) {
+      std::string cc = api::StringField(cfg, "current-context");
+      if (!cc.empty()) merged["current-context"] = cc;
+    }
+    for (const char* list : {"clusters", "contexts", "users"}) {
+      auto l = cfg.find(list);
+      if (l == cfg.end() || !l->is_array()) continue;
+      for (json e : *l) {
+        if (!e.is_object() || !e.contains("name") || !e["name"].is_string()) continue;
+        if (!seen[list].insert(e["name"].get<std::string>()).second) continue;
+        // Paths relative to this file, made absolute before the files are merged.
+        for (const char* inner : {"cluster", "user"})
+          if (auto it = e.find(inner); it != e.end() && it->is_object())
+            for (const char* f : {"certificate-authority", "client-certificate", "client-key", "tokenFile"})
+              if (auto v = it->find(f); v != it->end() && v->is_string()) *v = Resolve(base, v->get<std::string>());
+        merged[list].push_back(std::move(e));
+      }
+    }
+  }
+  std::string names;
+  for (const auto& p : used) names += (names.empty() ? "" : ":") + p;
+  if (used.empty()) return NotFoundError("kubeconfig: none of the files of KUBECONFIG exists");
+  auto cfg = ParseKubeconfig(merged.dump(), "", context);
+  if (!cfg.ok()) return Status(cfg.status().code(), names + ": " + cfg.status().message());
+  cfg->source = "kubeconfig " + names + " " + cfg->source;
+  return cfg;
+}
+
+StatusOr<KubeConfig> ResolveClientConfig(const std::string& flag, const std::string& context,
+                                         const std::map<std::string, std::string>& env) {
+  if (!flag.empty()) return LoadKubeconfigFile(flag, context);
+  if (auto kc = env.find("KUBECONFIG"); kc != env.end() && !kc->second.empty()) {
+    auto cfg = LoadKubeconfigFiles(SplitKubeconfigList(kc->second), context);
+    if (cfg.ok() || !IsNotFound(cfg.status())) return cfg;
+  }
+  if (auto home = env.find("HOME"); home != env.end()) {
+    std::string path = home->second + "/.kube/config";
+    std::error_code ec;
+    if (std::filesystem::exists(path, ec)) return LoadKubeconfigFile(path, context);
+  }
+  auto in_cluster = InClusterConfig(env);
+  if (in_cluster.ok() || !IsNotFound(in_cluster.status())) return in_cluster;
+  return NotFoundError(
+      "no Kubernetes configuration: no --kubeconfig, no $KUBECONFIG, no ~/.kube/config, not in a cluster");
 }
 
 TokenSource::TokenSource(const KubeConfig& config, Clock& clock)

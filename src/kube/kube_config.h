@@ -9,6 +9,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/clock.h"
 #include "common/status.h"
@@ -31,12 +32,24 @@ struct KubeConfig {
   bool insecure_skip_tls_verify = false;  // honoured only when set explicitly
   std::string ns;                         // the context's (or the pod's) namespace
   std::string source;                     // "kubeconfig <path> context <name>" / "in-cluster"
+  std::string context;                    // the kubeconfig context used ("" in-cluster)
 };
+
+// At most this many files in a $KUBECONFIG list (each bounded by kMaxKubeconfigBytes).
+inline constexpr size_t kMaxKubeconfigFiles = 64;
 
 // Parses kubeconfig text. Relative file paths resolve against `base_dir`. `context` "" = the
 // current-context. kInvalidArgument names what is missing or broken.
 StatusOr<KubeConfig> ParseKubeconfig(std::string_view text, const std::string& base_dir, const std::string& context);
 StatusOr<KubeConfig> LoadKubeconfigFile(const std::string& path, const std::string& context);
+
+// kubectl's merge of a $KUBECONFIG list (docs/cli.md): files that do not exist are skipped;
+// the first file that sets current-context decides it; a cluster, context or user defined in
+// several files is taken from the first; relative paths resolve against the file that holds
+// them. kNotFound when no file of the list exists.
+StatusOr<KubeConfig> LoadKubeconfigFiles(const std::vector<std::string>& paths, const std::string& context);
+// The ':'-separated $KUBECONFIG value as a list (empty entries dropped).
+std::vector<std::string> SplitKubeconfigList(const std::string& value);
 
 // In-cluster config from the environment (KUBERNETES_SERVICE_HOST/PORT) and the service
 // account folder (token, ca.crt, namespace). kNotFound when not running in a pod.
@@ -47,6 +60,11 @@ StatusOr<KubeConfig> InClusterConfig(const std::map<std::string, std::string>& e
 // else ~/.kube/config.
 StatusOr<KubeConfig> ResolveConfig(const std::string& kubeconfig_flag, const std::string& context,
                                    const std::map<std::string, std::string>& env);
+
+// kubectl's resolution order (the `tfjob get/submit/...` commands): --kubeconfig (that one
+// file), else the $KUBECONFIG list (merged), else ~/.kube/config, else in-cluster.
+StatusOr<KubeConfig> ResolveClientConfig(const std::string& kubeconfig_flag, const std::string& context,
+                                         const std::map<std::string, std::string>& env);
 
 // The bearer token to send now: the static token, or the token file re-read at most once a
 // minute (kubelet rotates projected tokens well before they expire). Thread-safe.

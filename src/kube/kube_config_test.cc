@@ -200,3 +200,88 @@ TEST_F(KubeconfigTest, ResolveOrder) {
 
 }  // namespace
 }  // namespace tfjob::kube
+
+namespace tfjob::kube {
+namespace {
+
+// kubectl's merge of a KUBECONFIG list (the CLI's resolution, docs/cli.md).
+TEST_F(KubeconfigTest, KubeconfigListMergesFirstWins) {
+  fs::create_directories(dir_ / "a");
+  std::ofstream(dir_ / "a" / "ca.crt") << kCaPem;
+  Write("a/config", R"(apiVersion: v1
+kind: Config
+current-context: first
+clusters:
+- name: c1
+  cluster: {server: "https://first:6443", certificate-authority: ca.crt}
+contexts:
+- name: first
+  context: {cluster: c1, user: u1, namespace: ns-first}
+users:
+- name: u1
+  user: {token: one}
+)");
+  Write("b", R"(apiVersion: v1
+kind: Config
+current-context: second
+clusters:
+- name: c1
+  cluster: {server: "https://ignored:6443"}
+- name: c2
+  cluster: {server: "https://second:6443"}
+contexts:
+- name: first
+  context: {cluster: c2, user: u2}
+- name: second
+  context: {cluster: c2, user: u2}
+users:
+- name: u2
+  user: {token: two}
+)");
+  std::string list =
+      (dir_ / "missing").string() + ":" + (dir_ / "a" / "config").string() + "::" + (dir_ / "b").string();
+  std::map<std::string, std::string> env = {{"KUBECONFIG", list}, {"HOME", dir_.string()}};
+  auto cfg = ResolveClientConfig("", "", env);
+  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+  // current-context, the context, the cluster: each from the first file that has it.
+  EXPECT_EQ(cfg->context, "first");
+  EXPECT_EQ(cfg->server, "https://first:6443");
+  EXPECT_EQ(cfg->ns, "ns-first");
+  EXPECT_EQ(cfg->token, "one");
+  EXPECT_EQ(cfg->ca_pem, kCaPem);  // relative to a/config, not to the working directory
+  cfg = ResolveClientConfig("", "second", env);
+  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+  EXPECT_EQ(cfg->server, "https://second:6443");
+  EXPECT_EQ(cfg->token, "two");
+  EXPECT_EQ(cfg->ns, "");
+  // --kubeconfig is that file only.
+  cfg = ResolveClientConfig((dir_ / "b").string(), "", env);
+  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+  EXPECT_EQ(cfg->context, "second");
+  EXPECT_EQ(cfg->server, "https://second:6443");
+}
+
+TEST_F(KubeconfigTest, KubeconfigListOfMissingFilesFallsBackToHome) {
+  fs::create_directories(dir_ / ".kube");
+  Write(".kube/config", kInline);
+  std::map<std::string, std::string> env = {{"KUBECONFIG", (dir_ / "nope").string()}, {"HOME", dir_.string()}};
+  auto cfg = ResolveClientConfig("", "", env);
+  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+  EXPECT_EQ(cfg->context, "dev");
+  env = {{"HOME", (dir_ / "empty").string()}};
+  cfg = ResolveClientConfig("", "", env);
+  EXPECT_EQ(cfg.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(cfg.status().message().find("no $KUBECONFIG"), std::string::npos);
+}
+
+TEST_F(KubeconfigTest, KubeconfigListIsBounded) {
+  std::string list;
+  for (size_t i = 0; i <= kMaxKubeconfigFiles; ++i)
+    list += (list.empty() ? "" : ":") + std::string("/x") + std::to_string(i);
+  auto cfg = LoadKubeconfigFiles(SplitKubeconfigList(list), "");
+  EXPECT_EQ(cfg.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(SplitKubeconfigList("a::b:"), (std::vector<std::string>{"a", "b"}));
+}
+
+}  // namespace
+}  // namespace tfjob::kube

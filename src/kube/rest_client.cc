@@ -52,7 +52,7 @@ void RestClient::LogFailure(const std::string& verb, const std::string& resource
 }
 
 StatusOr<json> RestClient::Do(const std::string& verb, const std::string& resource, HttpRequest request,
-                              bool idempotent) {
+                              bool idempotent, std::vector<std::string>* warnings, std::string* raw_body) {
   request.abort = options_.abort;
   auto backoff = options_.initial_backoff;
   for (int attempt = 0;; ++attempt) {
@@ -64,7 +64,13 @@ StatusOr<json> RestClient::Do(const std::string& verb, const std::string& resour
     auto elapsed = clock_.SteadyNow() - start;
     if (observer_) observer_({verb, code, elapsed});
     Status status = response.ok() ? StatusFromHttp(code, response->body, response->retry_after) : response.status();
+    if (response.ok() && warnings != nullptr)
+      for (auto& w : response->warnings) warnings->push_back(std::move(w));
     if (status.ok()) {
+      if (raw_body != nullptr) {
+        *raw_body = std::move(response->body);
+        return json::object();
+      }
       if (response->body.empty()) return json::object();
       try {
         return json::parse(response->body);
@@ -145,6 +151,37 @@ StatusOr<json> RestClient::Patch(const GroupVersionResource& gvr, const std::str
   HttpRequest r = Request("PATCH", ResourcePath(gvr, ns, name, subresource), patch.dump());
   r.content_type = type == PatchType::kMerge ? "application/merge-patch+json" : "application/json-patch+json";
   return Do("patch", gvr.resource, std::move(r), type != PatchType::kJson);
+}
+
+StatusOr<json> RestClient::CreateWithWarnings(const GroupVersionResource& gvr, const std::string& ns,
+                                              const json& object, const std::string& field_validation,
+                                              std::vector<std::string>* warnings) {
+  std::string path = ResourcePath(gvr, ns);
+  if (!field_validation.empty()) path += "?fieldValidation=" + UrlEncode(field_validation);
+  return Do("create", gvr.resource, Request("POST", path, object.dump()), false, warnings);
+}
+
+StatusOr<std::string> RestClient::GetText(const std::string& path_and_query, size_t max_bytes) {
+  HttpRequest r = Request("GET", path_and_query);
+  r.accept = "*/*";
+  r.max_response_bytes = max_bytes;
+  std::string body;
+  auto resource = path_and_query.substr(0, path_and_query.find('?'));
+  TFJOB_RETURN_IF_ERROR(
+      Do("get", resource.substr(resource.rfind('/') + 1), std::move(r), true, nullptr, &body).status());
+  return body;
+}
+
+Status RestClient::StreamText(const std::string& path_and_query, const ByteSink& on_bytes, std::stop_token stop,
+                              std::chrono::milliseconds idle_timeout) {
+  if (!bucket_.Accept(stop) || options_.abort.stop_requested()) return CancelledError("stream: stopping");
+  HttpRequest r{"GET", path_and_query};
+  r.accept = "*/*";
+  r.timeout = std::chrono::milliseconds(0);
+  r.response_timeout = options_.request_timeout;
+  r.idle_timeout = idle_timeout;
+  r.abort = options_.abort;
+  return transport_.Stream(r, on_bytes, stop);
 }
 
 Status RestClient::Delete(const GroupVersionResource& gvr, const std::string& ns, const std::string& name,

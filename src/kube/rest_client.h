@@ -85,13 +85,26 @@ class RestClient {
                                  PatchType type, const nlohmann::json& patch, const std::string& subresource = "");
   Status Delete(const GroupVersionResource& gvr, const std::string& ns, const std::string& name,
                 const DeleteOptions& options = {});
+  // Create with the server's field validation (`fieldValidation`: "Strict", "Warn", "Ignore" or
+  // "" for the server's default) and the response's `Warning` headers appended to `warnings`
+  // (the webhook's admission warnings, unknown fields under "Warn").
+  StatusOr<nlohmann::json> CreateWithWarnings(const GroupVersionResource& gvr, const std::string& ns,
+                                              const nlohmann::json& object, const std::string& field_validation,
+                                              std::vector<std::string>* warnings);
+  // A GET whose body is not JSON (pods/log): the raw body, at most `max_bytes`.
+  StatusOr<std::string> GetText(const std::string& path_and_query, size_t max_bytes = kMaxResponseBytes);
+  // A long GET streamed into `on_bytes` (pods/log?follow=true) until the server ends it, `stop`
+  // fires or no byte came for `idle_timeout` (0: none).
+  Status StreamText(const std::string& path_and_query, const ByteSink& on_bytes, std::stop_token stop,
+                    std::chrono::milliseconds idle_timeout = std::chrono::milliseconds(0));
   // Streams a watch's body into `on_bytes` until the server ends it or `stop` fires.
   Status Watch(const GroupVersionResource& gvr, const std::string& ns, ListOptions options, const ByteSink& on_bytes,
                std::stop_token stop);
 
  private:
   StatusOr<nlohmann::json> Do(const std::string& verb, const std::string& resource, HttpRequest request,
-                              bool idempotent);
+                              bool idempotent, std::vector<std::string>* warnings = nullptr,
+                              std::string* raw_body = nullptr);
   HttpRequest Request(std::string method, std::string path, std::string body = "") const;
   void LogFailure(const std::string& verb, const std::string& resource, const HttpRequest& request,
                   const Status& status, long code, std::chrono::nanoseconds elapsed, int attempt,

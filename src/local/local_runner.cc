@@ -21,6 +21,7 @@
 
 #include "local/pod_supervisor.h"
 #include "local/process_tree.h"
+#include "local/replica_view.h"
 #include "tfjob/core/conditions.h"
 #include "tfjob/core/naming.h"
 #include "tfjob/core/reconcile.h"
@@ -114,8 +115,6 @@ bool Executable(const std::string& cmd, const std::string& path) {
   }
   return false;
 }
-
-const char* kColors[] = {"\033[36m", "\033[32m", "\033[33m", "\033[35m", "\033[34m", "\033[91m"};
 
 }  // namespace
 
@@ -305,8 +304,7 @@ void LocalRunner::Spawn(const std::string& name) {
   p->name = name;
   p->uid = name + "-" + std::to_string(++spawned_);
   p->started = clock_.SteadyNow();
-  size_t color_index = std::hash<std::string>{}(name) % (sizeof kColors / sizeof kColors[0]);
-  p->color = options_.color ? kColors[color_index] : "";
+  p->color = options_.color ? PrefixColor(name) : "";
   const std::string short_name = name.substr(job_.metadata.name.size() + 1);
 
   SupervisorSpec spec;
@@ -424,10 +422,7 @@ void LocalRunner::Spawn(const std::string& name) {
 void LocalRunner::Output(Process& p, const Stream& s, const std::string& line) {
   if (s.log_fd >= 0) WriteAll(s.log_fd, line + "\n");
   if (options_.quiet) return;
-  if (options_.color)
-    out_ << p.color << "[" << s.prefix << "]\033[0m " << line << "\n";
-  else
-    out_ << "[" << s.prefix << "] " << line << "\n";
+  out_ << PrefixedLine(s.prefix, p.color, line) << "\n";
   out_.flush();
 }
 
@@ -597,21 +592,19 @@ void LocalRunner::StopAll(std::stop_token kill_now) {
 }
 
 std::vector<std::string> LocalRunner::TableRows() const {
-  std::vector<std::string> rows;
-  char line[256];
-  std::snprintf(line, sizeof line, "%-28s %-10s %8s %9s %10s", "REPLICA", "STATE", "RESTARTS", "EXIT CODE", "RUN TIME");
-  rows.emplace_back(line);
+  std::vector<ReplicaRow> rows;
   auto now = clock_.SteadyNow();
   for (const auto& [n, o] : outcomes_) {
     auto run_time = o.run_time;
     if (auto it = processes_.find(n); it != processes_.end() && !it->second->exited)
       run_time = std::chrono::duration_cast<std::chrono::milliseconds>(now - it->second->started);
-    std::snprintf(line, sizeof line, "%-28s %-10s %8d %9s %9.1fs", n.c_str(), o.state.c_str(), o.restarts,
-                  o.exit_code < 0 ? "-" : std::to_string(o.exit_code).c_str(),
-                  std::chrono::duration<double>(run_time).count());
-    rows.emplace_back(line);
+    rows.push_back({n, o.state, o.restarts, o.exit_code, run_time, ""});
   }
-  return rows;
+  return FormatReplicaTable(rows);
+}
+
+bool LocalRunner::live_table() const {
+  return LiveTableFits(replicas_.size(), options_.terminal_rows);
 }
 
 std::string LocalRunner::FormatTable() const {
@@ -623,10 +616,7 @@ std::string LocalRunner::FormatTable() const {
 void LocalRunner::DrawTable() {
   if (!live_table()) return;
   last_draw_ = clock_.SteadyNow();
-  std::string frame = "\0337\033[H";  // save the cursor, go to the top
-  for (const auto& r : TableRows()) frame += "\033[1m" + r + "\033[0m\033[K\n";
-  frame += "\033[K\0338";  // blank separator, restore the cursor
-  out_ << frame << std::flush;
+  out_ << LiveTableFrame(TableRows()) << std::flush;
 }
 
 int LocalRunner::Run(std::stop_token stop, std::stop_token kill_now) {
@@ -634,13 +624,12 @@ int LocalRunner::Run(std::stop_token stop, std::stop_token kill_now) {
   prctl(PR_SET_CHILD_SUBREAPER, 1);
   if (live_table()) {
     // Rows 1..h hold the table; output scrolls in the region below it.
-    int h = static_cast<int>(replicas_.size()) + 2;
-    out_ << "\033[2J\033[" << h + 1 << ";" << options_.terminal_rows << "r\033[" << h + 1 << ";1H" << std::flush;
+    out_ << LiveTableBegin(replicas_.size(), options_.terminal_rows) << std::flush;
   }
   struct RestoreTerminal {
     LocalRunner* r;
     ~RestoreTerminal() {
-      if (r->live_table()) r->out_ << "\033[r\033[" << r->options_.terminal_rows << ";1H\n" << std::flush;
+      if (r->live_table()) r->out_ << LiveTableEnd(r->options_.terminal_rows) << std::flush;
     }
   } restore{this};
   core::ReconcileOptions options;

@@ -96,7 +96,7 @@ class LocalRunner {
   // The replica table (name, state, restarts, exit code, run time), one string per row.
   std::vector<std::string> TableRows() const;
   void DrawTable();
-  bool live_table() const { return options_.terminal_rows > static_cast<int>(replicas_.size()) + 6; }
+  bool live_table() const;
 
   api::TfJob job_;
   RunOptions options_;

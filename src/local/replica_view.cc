@@ -1,0 +1,61 @@
+#include "local/replica_view.h"
+
+#include <cstdio>
+#include <functional>
+
+namespace tfjob::local {
+namespace {
+
+const char* kColors[] = {"\033[36m", "\033[32m", "\033[33m", "\033[35m", "\033[34m", "\033[91m"};
+
+}  // namespace
+
+std::vector<std::string> FormatReplicaTable(const std::vector<ReplicaRow>& rows, const std::string& detail_header) {
+  bool detail = false;
+  for (const auto& r : rows) detail = detail || !r.detail.empty();
+  std::vector<std::string> out;
+  char line[256];
+  std::snprintf(line, sizeof line, "%-28s %-10s %8s %9s %10s", "REPLICA", "STATE", "RESTARTS", "EXIT CODE", "RUN TIME");
+  out.emplace_back(line);
+  if (detail) out.back() += "  " + (detail_header.empty() ? std::string("DETAIL") : detail_header);
+  for (const auto& r : rows) {
+    std::snprintf(line, sizeof line, "%-28s %-10s %8d %9s %9.1fs", r.name.c_str(), r.state.c_str(), r.restarts,
+                  r.exit_code < 0 ? "-" : std::to_string(r.exit_code).c_str(),
+                  std::chrono::duration<double>(r.run_time).count());
+    out.emplace_back(line);
+    if (detail && !r.detail.empty()) out.back() += "  " + r.detail;
+  }
+  return out;
+}
+
+bool LiveTableFits(size_t replicas, int terminal_rows) {
+  return terminal_rows > static_cast<int>(replicas) + 6;
+}
+
+std::string LiveTableBegin(size_t replicas, int terminal_rows) {
+  int h = static_cast<int>(replicas) + 2;
+  return "\033[2J\033[" + std::to_string(h + 1) + ";" + std::to_string(terminal_rows) + "r\033[" +
+         std::to_string(h + 1) + ";1H";
+}
+
+std::string LiveTableFrame(const std::vector<std::string>& table) {
+  std::string frame = "\0337\033[H";  // save the cursor, go to the top
+  for (const auto& r : table) frame += "\033[1m" + r + "\033[0m\033[K\n";
+  frame += "\033[K\0338";  // blank separator, restore the cursor
+  return frame;
+}
+
+std::string LiveTableEnd(int terminal_rows) {
+  return "\033[r\033[" + std::to_string(terminal_rows) + ";1H\n";
+}
+
+const char* PrefixColor(const std::string& replica_name) {
+  return kColors[std::hash<std::string>{}(replica_name) % (sizeof kColors / sizeof kColors[0])];
+}
+
+std::string PrefixedLine(const std::string& prefix, const char* color, const std::string& line) {
+  if (color != nullptr && color[0] != '\0') return std::string(color) + "[" + prefix + "]\033[0m " + line;
+  return "[" + prefix + "] " + line;
+}
+
+}  // namespace tfjob::local
