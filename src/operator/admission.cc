@@ -1,5 +1,6 @@
 #include "operator/admission.h"
 
+#include "api/json_fields.h"
 #include "api/known_fields.h"
 #include "api/tfjob_json.h"
 #include "api/validation.h"
@@ -15,7 +16,8 @@ json Answer(const json& review, const std::string& uid, const api::FieldErrors& 
   if (!errors.empty())
     response["status"] = {{"code", 403}, {"reason", "Forbidden"}, {"message", api::AggregateMessage(errors)}};
   if (!warnings.empty()) response["warnings"] = warnings;  // kubectl prints them as "Warning: ..."
-  return {{"apiVersion", review.value("apiVersion", "admission.k8s.io/v1")},
+  std::string api_version = api::StringField(review, "apiVersion");  // "" unless a string
+  return {{"apiVersion", api_version.empty() ? "admission.k8s.io/v1" : api_version},
           {"kind", "AdmissionReview"},
           {"response", std::move(response)}};
 }
@@ -23,7 +25,7 @@ json Answer(const json& review, const std::string& uid, const api::FieldErrors& 
 }  // namespace
 
 StatusOr<json> ReviewTfJob(const json& review) {
-  if (!review.is_object() || review.value("kind", "") != "AdmissionReview")
+  if (!review.is_object() || api::StringField(review, "kind") != "AdmissionReview")
     return InvalidArgumentError("body is not an AdmissionReview");
   auto request = review.find("request");
   if (request == review.end() || !request->is_object()) return InvalidArgumentError("AdmissionReview has no request");
@@ -31,7 +33,8 @@ StatusOr<json> ReviewTfJob(const json& review) {
   if (uid == request->end() || !uid->is_string() || uid->get<std::string>().empty())
     return InvalidArgumentError("AdmissionReview request has no uid");
 
-  const std::string operation = request->value("operation", "");
+  // A field of the wrong JSON type reads as absent (json's value() would throw).
+  const std::string operation = api::StringField(*request, "operation");
   if (operation != "CREATE" && operation != "UPDATE") return Answer(review, *uid, {});  // DELETE is not validated
   auto object = request->find("object");
   if (object == request->end() || !object->is_object())

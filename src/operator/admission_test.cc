@@ -171,5 +171,23 @@ TEST(ServeTfJobReview, AnswersHttp) {
   EXPECT_EQ(r["status"]["message"].get<std::string>().rfind("metadata.name: Invalid value: \"00test\"", 0), 0u);
 }
 
+// The review's own fields with the wrong JSON type are a 400 or read as absent, never an
+// exception out of the webhook's handler (nlohmann's value() throws on a type mismatch).
+TEST(ReviewTfJob, FieldsOfTheWrongTypeAreRefusedNotThrown) {
+  json not_kind = Review("CREATE", Job("test", kGoodSpecs));
+  not_kind["kind"] = 5;
+  EXPECT_EQ(ServeTfJobReview(not_kind.dump()).first, 400);
+  json bad_operation = Review("CREATE", Job("test", kGoodSpecs));
+  bad_operation["request"]["operation"] = json::array({"CREATE"});
+  auto [code, body] = ServeTfJobReview(bad_operation.dump());
+  EXPECT_EQ(code, 200) << body;
+  EXPECT_EQ(json::parse(body)["response"]["allowed"], true) << "an unknown operation is not validated, as DELETE";
+  json bad_version = Review("CREATE", Job("test", kGoodSpecs));
+  bad_version["apiVersion"] = json::object();
+  auto [code2, body2] = ServeTfJobReview(bad_version.dump());
+  EXPECT_EQ(code2, 200) << body2;
+  EXPECT_EQ(json::parse(body2)["apiVersion"], "admission.k8s.io/v1");
+}
+
 }  // namespace
 }  // namespace tfjob::operator_
