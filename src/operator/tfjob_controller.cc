@@ -343,23 +343,20 @@ void TfJobController::Wrote(const std::string& key, const json& object) {
     written_.erase(key);
 }
 
-StatusOr<ReconcileResult> TfJobController::ReconcileKey(const std::string& key) {
-  auto job = jobs_->store().Get(key);
-  if (!job) {
-    expectations_.Delete(key);
-    {
-      std::lock_guard lock(disruptions_mu_);
-      disruptions_.erase(key);
-    }
-    std::lock_guard lock(written_mu_);
-    written_.erase(key);
-    return ReconcileResult{};  // deleted: its children go with it (owner references)
+// The job is gone: forget what was kept under its key (its children go with it: owner references).
+void TfJobController::ForgetJob(const std::string& key) {
+  expectations_.Delete(key);
+  {
+    std::lock_guard lock(disruptions_mu_);
+    disruptions_.erase(key);
   }
-  job = Newest(key, std::move(job));
-  // Wait for the cache to show every create and delete we issued (D1).
-  if (!expectations_.Satisfied(key)) return ReconcileResult{};
-  Logger log = log_.With({{"tfjob", key}, {"reconcile_id", std::to_string(++reconcile_ids_)}});
-  core::ObservedState observed{*job, {}, {}, std::nullopt, clock_.Now(), {}};
+  std::lock_guard lock(written_mu_);
+  written_.erase(key);
+}
+
+// What the caches show of the job's world, for the core.
+tfjob::core::ObservedState TfJobController::Observe(const std::string& key, const api::TfJob& job) {
+  core::ObservedState observed{job, {}, {}, std::nullopt, clock_.Now(), {}};
   {
     // Before the pods: a note is made after the pod cache changed, so the pods read next show it.
     std::lock_guard lock(disruptions_mu_);
@@ -368,47 +365,62 @@ StatusOr<ReconcileResult> TfJobController::ReconcileKey(const std::string& key) 
   }
   for (const auto& p : pods_->store().ByIndex("job", key)) observed.pods.push_back(*p);
   for (const auto& s : services_->store().ByIndex("job", key)) observed.services.push_back(*s);
-  if (pod_groups_) {
-    auto pg = pod_groups_->store().Get(key);
-    if (pg && workloads_ && Terminating(*pg)) pg = nullptr;
-    if (pg) {
-      observed.pod_group =
-          core::PodGroupState{api::StringField(api::ObjectField(*pg, "status"), "phase"),
-                              api::StringField(api::ObjectField(*pg, "spec"), "queue"), api::ObjectField(*pg, "spec")};
-    }
+  if (pod_groups_) ObserveGang(key, job, observed);
+  return observed;
+}
+
+// Gang scheduling only: the PodGroup (a terminating one counts as gone with the native API), the
+// values of the PriorityClasses the templates name, whether the Workload exists.
+void TfJobController::ObserveGang(const std::string& key, const api::TfJob& job, tfjob::core::ObservedState& observed) {
+  auto pg = pod_groups_->store().Get(key);
+  if (pg && workloads_ && Terminating(*pg)) pg = nullptr;
+  if (pg) {
+    observed.pod_group =
+        core::PodGroupState{api::StringField(api::ObjectField(*pg, "status"), "phase"),
+                            api::StringField(api::ObjectField(*pg, "spec"), "queue"), api::ObjectField(*pg, "spec")};
   }
-  if (priority_classes_) {
-    for (const auto& [type, spec] : job->spec.replica_specs) {
-      if (!spec) continue;
-      std::string name = api::StringField(api::ObjectField(spec->pod_template, "spec"), "priorityClassName");
-      if (name.empty()) continue;
-      if (auto value = priority_classes_->store().Get(name)) observed.priority_classes[name] = *value;
-    }
+  for (const auto& [type, spec] : job.spec.replica_specs) {
+    if (!spec) continue;
+    std::string name = api::StringField(api::ObjectField(spec->pod_template, "spec"), "priorityClassName");
+    if (name.empty()) continue;
+    if (auto value = priority_classes_->store().Get(name)) observed.priority_classes[name] = *value;
   }
   if (workloads_) observed.workload_exists = workloads_->store().Get(key) != nullptr;
+}
+
+// The disruption notes this pass read are counted (or never will be): drop them.
+void TfJobController::ConsumeDisruptionNotes(const std::string& key, const tfjob::core::ObservedState& observed) {
+  std::lock_guard lock(disruptions_mu_);
+  auto it = disruptions_.find(key);
+  if (it == disruptions_.end()) return;
+  for (const auto& d : observed.disruptions) it->second.erase(d.uid);
+  if (it->second.empty()) disruptions_.erase(it);
+}
+
+StatusOr<ReconcileResult> TfJobController::ReconcileKey(const std::string& key) {
+  auto job = jobs_->store().Get(key);
+  if (!job) {
+    ForgetJob(key);
+    return ReconcileResult{};
+  }
+  job = Newest(key, std::move(job));
+  // Wait for the cache to show every create and delete we issued (D1).
+  if (!expectations_.Satisfied(key)) return ReconcileResult{};
+  Logger log = log_.With({{"tfjob", key}, {"reconcile_id", std::to_string(++reconcile_ids_)}});
+  core::ObservedState observed = Observe(key, *job);
   core::Plan plan = core::Reconcile(observed, reconcile_options_);
-  auto consume_notes = [this, &key, &observed] {
-    std::lock_guard lock(disruptions_mu_);
-    auto it = disruptions_.find(key);
-    if (it == disruptions_.end()) return;
-    for (const auto& d : observed.disruptions) it->second.erase(d.uid);
-    if (it->second.empty()) disruptions_.erase(it);
-  };
   if (plan.skip) {
-    consume_notes();  // never counted: another controller's job, or one being deleted
+    ConsumeDisruptionNotes(key, observed);  // never counted: another controller's job, or one being deleted
     return ReconcileResult{};
   }
   Status applied = applier_.Apply(*job, plan, log);
-  if (applied.ok()) {
-    consume_notes();
-    for (const auto& d : plan.disruptions)
-      pod_disruptions_
-          ->With(
-              {job->metadata.ns, d.replica_type ? std::string(api::ReplicaTypeLabel(*d.replica_type)) : "", d.reason})
-          .Inc();
-    ObserveLatencies(*job, observed.pods, plan.create_pods.size());
-  }
   if (!applied.ok()) return applied;  // the Worker backs off; the requeue_after waits for a success
+  ConsumeDisruptionNotes(key, observed);
+  for (const auto& d : plan.disruptions)
+    pod_disruptions_
+        ->With({job->metadata.ns, d.replica_type ? std::string(api::ReplicaTypeLabel(*d.replica_type)) : "", d.reason})
+        .Inc();
+  ObserveLatencies(*job, observed.pods, plan.create_pods.size());
   return ReconcileResult{plan.requeue_after};
 }
 

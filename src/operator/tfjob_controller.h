@@ -78,6 +78,11 @@ class TfJobController {
   void WatchChildren();
   void WatchGang();
   void Enqueue(const std::string& key) { queue_.Add(key); }
+  // ReconcileKey's steps.
+  void ForgetJob(const std::string& key);
+  tfjob::core::ObservedState Observe(const std::string& key, const api::TfJob& job);
+  void ObserveGang(const std::string& key, const api::TfJob& job, tfjob::core::ObservedState& observed);
+  void ConsumeDisruptionNotes(const std::string& key, const tfjob::core::ObservedState& observed);
   void OnChildEvent(const api::ChildMeta& meta, int created, int deleted);
   void Worker(std::stop_token stop);
   // The job as our last write of it returned it, while the informer has not shown that version
