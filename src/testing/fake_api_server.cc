@@ -659,6 +659,41 @@ FakeApiServer::Answer FakeApiServer::DoDelete(const FakeRequest& r, const std::s
   return {200, success};
 }
 
+namespace {
+// What the server keeps of a write: the main resource keeps the old status and /status keeps
+// everything else (the strategies of pods and custom resources); identity is the server's, and
+// metadata.generation counts spec changes.
+json WriteStrategy(const FakeRequest& r, const json& old, json updated) {
+  // The strategies: the main resource keeps the old status, /status keeps everything else.
+  if (HasStatus(r.resource)) {
+    if (r.subresource == "status") {
+      json status = updated.contains("status") ? updated["status"] : json();
+      updated = old;
+      if (status.is_null())
+        updated.erase("status");
+      else
+        updated["status"] = status;
+    } else if (old.contains("status")) {
+      updated["status"] = old["status"];
+    } else {
+      updated.erase("status");
+    }
+  }
+  // Identity is the server's.
+  json& meta = updated["metadata"];
+  if (!meta.is_object()) meta = json::object();
+  for (const char* f : {"name", "namespace", "uid", "creationTimestamp", "deletionTimestamp", "generation"}) {
+    if (Meta(old).contains(f))
+      meta[f] = Meta(old)[f];
+    else
+      meta.erase(f);
+  }
+  meta["resourceVersion"] = MetaString(old, "resourceVersion");
+  if (SpecPart(updated) != SpecPart(old)) meta["generation"] = meta.value("generation", 0) + 1;
+  return updated;
+}
+}  // namespace
+
 FakeApiServer::Answer FakeApiServer::DoWrite(const FakeRequest& r, const std::string& body) {
   std::string resource_key = r.group + "/" + r.resource;
   std::string key = (ClusterScoped(r.resource) ? "" : r.ns) + "/" + r.name;
@@ -716,32 +751,7 @@ FakeApiServer::Answer FakeApiServer::DoWrite(const FakeRequest& r, const std::st
                                 "\": the object has been modified; please apply your changes to the latest version "
                                 "and try again",
                             &r)};
-  // The strategies: the main resource keeps the old status, /status keeps everything else.
-  if (HasStatus(r.resource)) {
-    if (r.subresource == "status") {
-      json status = updated.contains("status") ? updated["status"] : json();
-      updated = old;
-      if (status.is_null())
-        updated.erase("status");
-      else
-        updated["status"] = status;
-    } else if (old.contains("status")) {
-      updated["status"] = old["status"];
-    } else {
-      updated.erase("status");
-    }
-  }
-  // Identity is the server's.
-  json& meta = updated["metadata"];
-  if (!meta.is_object()) meta = json::object();
-  for (const char* f : {"name", "namespace", "uid", "creationTimestamp", "deletionTimestamp", "generation"}) {
-    if (Meta(old).contains(f))
-      meta[f] = Meta(old)[f];
-    else
-      meta.erase(f);
-  }
-  meta["resourceVersion"] = old_rv;
-  if (SpecPart(updated) != SpecPart(old)) meta["generation"] = meta.value("generation", 0) + 1;
+  updated = WriteStrategy(r, old, std::move(updated));
   if (updated == old) return {200, old};  // a no-op write: no new version, no event
   const json& m = Meta(updated);
   bool finalizers = m.contains("finalizers") && m["finalizers"].is_array() && !m["finalizers"].empty();
@@ -768,6 +778,31 @@ Status FakeApiServer::Refuse(FakeRequest& r, long code, const json& body) {
   log_.push_back(r);
   return kube::StatusFromHttp(code, body.dump());
 }
+
+namespace {
+// The watch lines of the events after *pos of one resource, as a selection sees them (an object
+// leaving it is DELETED, one entering it ADDED); *pos moves past every event looked at.
+template <typename History>
+void CollectEvents(const History& history, const std::string& resource_key, const Selection& sel, uint64_t* pos,
+                   std::vector<std::string>* lines) {
+  auto first = std::partition_point(history.begin(), history.end(), [p = *pos](const auto& e) { return e.rv <= p; });
+  for (auto e = first; e != history.end(); ++e) {
+    *pos = e->rv;
+    if (e->resource_key != resource_key) continue;
+    bool now = Selected(sel, e->object);
+    bool before = e->old_object && Selected(sel, *e->old_object);
+    if (e->type == "MODIFIED" && before && !now) {
+      json old = *e->old_object;  // as the cacher: the old content at the event's version
+      old["metadata"]["resourceVersion"] = std::to_string(e->rv);
+      lines->push_back(WatchLine("DELETED", old));
+    } else if (e->type == "MODIFIED" && now && !before) {
+      lines->push_back(WatchLine("ADDED", e->object));
+    } else if (now) {
+      lines->push_back(WatchLine(e->type, e->object));
+    }
+  }
+}
+}  // namespace
 
 Status FakeApiServer::Watch(FakeRequest& r, const std::stop_token& abort, const kube::ByteSink& on_bytes,
                             const std::stop_token& stop) {
@@ -816,23 +851,7 @@ Status FakeApiServer::Watch(FakeRequest& r, const std::stop_token& abort, const 
                      "too old resource version: " + std::to_string(pos) + " (" + std::to_string(compacted_rv_) + ")");
       lines.push_back(WatchLine("ERROR", status));
     } else {
-      auto first =
-          std::partition_point(history_.begin(), history_.end(), [pos](const Event& e) { return e.rv <= pos; });
-      for (auto e = first; e != history_.end(); ++e) {
-        pos = e->rv;
-        if (e->resource_key != resource_key) continue;
-        bool now = Selected(sel, e->object);
-        bool before = e->old_object && Selected(sel, *e->old_object);
-        if (e->type == "MODIFIED" && before && !now) {
-          json old = *e->old_object;  // as the cacher: the old content at the event's version
-          old["metadata"]["resourceVersion"] = std::to_string(e->rv);
-          lines.push_back(WatchLine("DELETED", old));
-        } else if (e->type == "MODIFIED" && now && !before) {
-          lines.push_back(WatchLine("ADDED", e->object));
-        } else if (now) {
-          lines.push_back(WatchLine(e->type, e->object));
-        }
-      }
+      CollectEvents(history_, resource_key, sel, &pos, &lines);
     }
     if (!lines.empty()) {
       std::vector<std::string> out;
