@@ -359,94 +359,134 @@ struct WaitOptions {
   bool delete_on_interrupt = false;
 };
 
-int WaitForJob(Session& s, const std::string& ns, const std::string& name, const WaitOptions& options, const CliIo& io,
-               std::stop_token stop) {
-  Output out(*io.out);
-  Signal signal;
-  Tracker job_tracker(*s.client, {kTfJobs, ns, "", "metadata.name=" + name}, [&] { signal.Notify(); });
-  Tracker pod_tracker(*s.client, {kube::kPods, ns, std::string(kJobNameLabel) + "=" + name, ""},
-                      [&] { signal.Notify(); });
-  job_tracker.Start();
-  pod_tracker.Start();
-  std::unique_ptr<LogFollower> logs;
-  if (options.follow) logs = std::make_unique<LogFollower>(*s.client, ns, name, out, io.out_is_terminal);
-  const auto started = std::chrono::steady_clock::now();
-  bool live = false, seen = false;
-  std::vector<local::ReplicaRow> last_rows;
-  std::string last_conditions;
-  auto last_draw = std::chrono::steady_clock::time_point{};
-  JobView job;
-  std::vector<PodView> pods;
-  auto finish = [&](int rc, const std::string& outcome) {
-    if (logs) {
-      if (rc == 0 || rc == 1) logs->WaitIdle(Ms(5000));
-      logs->StopAll();
+// One `submit --wait` (WaitForJob): the trackers of the job and its pods, the log streams, and
+// what was shown so far (the live table or the change lines, the conditions line).
+class JobWait {
+ public:
+  JobWait(Session& s, const std::string& ns, const std::string& name, const WaitOptions& options, const CliIo& io)
+      : s_(s),
+        ns_(ns),
+        name_(name),
+        options_(options),
+        io_(io),
+        out_(*io.out),
+        job_tracker_(*s.client, {kTfJobs, ns, "", "metadata.name=" + name}, [this] { signal_.Notify(); }),
+        pod_tracker_(*s.client, {kube::kPods, ns, std::string(kJobNameLabel) + "=" + name, ""},
+                     [this] { signal_.Notify(); }) {}
+
+  int Run(std::stop_token stop) {
+    job_tracker_.Start();
+    pod_tracker_.Start();
+    if (options_.follow) logs_ = std::make_unique<LogFollower>(*s_.client, ns_, name_, out_, io_.out_is_terminal);
+    const auto started = std::chrono::steady_clock::now();
+    for (;;) {
+      signal_.Wait(Ms(500));
+      auto jobs = job_tracker_.Snapshot();
+      if (jobs.empty()) {
+        if (seen_ && job_tracker_.synced()) return Finish(1, JobRef(ns_, name_) + " was deleted");
+      } else {
+        seen_ = true;
+        job_ = DecodeJobView(jobs.front());
+        pods_ = JobPods(pod_tracker_.Snapshot(), job_.uid);
+      }
+      if (seen_) {
+        Show();
+        if (JobFinished(job_)) return Finish(JobSucceeded(job_) ? 0 : 1, Outcome());
+      }
+      if (stop.stop_requested()) return Interrupted();
+      if (options_.timeout && std::chrono::steady_clock::now() - started >= *options_.timeout)
+        return Finish(kExitTimeout, "tfjob: timed out after " + FormatMs(*options_.timeout) + " waiting for " +
+                                        JobRef(ns_, name_) + " (it keeps running)");
     }
-    job_tracker.Stop();
-    pod_tracker.Stop();
-    auto rows = ReplicaRows(job, pods, s.clock.Now());
-    if (live) {
-      out.Raw(local::LiveTableFrame(local::FormatReplicaTable(rows, "NODE")));
-      out.Raw(local::LiveTableEnd(io.terminal_rows));
+  }
+
+ private:
+  // The replicas (the live table, else their changes), the conditions when they changed, and
+  // the log streams of new container instances.
+  void Show() {
+    auto rows = ReplicaRows(job_, pods_, s_.clock.Now());
+    if (options_.table && io_.out_is_terminal && !live_ && local::LiveTableFits(rows.size(), io_.terminal_rows)) {
+      live_ = true;
+      out_.Raw(local::LiveTableBegin(rows.size(), io_.terminal_rows));
+    }
+    auto now = std::chrono::steady_clock::now();
+    if (live_ && now - last_draw_ >= Ms(500)) {
+      out_.Raw(local::LiveTableFrame(local::FormatReplicaTable(rows, "NODE")));
+      last_draw_ = now;
+    }
+    if (!live_ && options_.table)
+      for (const auto& c : RowChanges(last_rows_, rows)) out_.Line("tfjob: " + c);
+    last_rows_ = rows;
+    std::string conditions = ConditionsLine(job_);
+    if (conditions != last_conditions_ && !conditions.empty())
+      out_.Line("tfjob: " + JobRef(ns_, name_) + " conditions: " + conditions);
+    last_conditions_ = conditions;
+    if (logs_) logs_->Update(pods_);
+  }
+
+  // The last line of a finished job: its terminal condition.
+  std::string Outcome() const {
+    const ConditionView& c = job_.conditions.back();
+    std::string outcome = JobRef(ns_, name_) + " " + Esc(c.type) + ": " + Esc(c.message);
+    for (const auto& cond : job_.conditions)
+      if ((cond.type == "Succeeded" || cond.type == "Failed") && cond.status == "True")
+        outcome = JobRef(ns_, name_) + " " + cond.type + ": " + Esc(cond.message);
+    return outcome;
+  }
+
+  int Interrupted() {
+    if (options_.delete_on_interrupt) {
+      Status d = s_.client->Delete(kTfJobs, ns_, name_, {"Background"});
+      std::string what = d.ok() || IsNotFound(d) ? JobRef(ns_, name_) + " deleted (--delete-on-interrupt)"
+                                                 : "deleting " + JobRef(ns_, name_) + " failed: " + Esc(d.message());
+      return Finish(kExitInterrupted, "tfjob: interrupted; " + what);
+    }
+    return Finish(kExitInterrupted, "tfjob: interrupted; stopped watching. " + JobRef(ns_, name_) +
+                                        " keeps running (`" + io_.program + " delete " + Esc(name_) + "` stops it)");
+  }
+
+  // Ends the streams and the watches, prints the final table and `outcome`, returns `rc`.
+  int Finish(int rc, const std::string& outcome) {
+    if (logs_) {
+      if (rc == 0 || rc == 1) logs_->WaitIdle(Ms(5000));
+      logs_->StopAll();
+    }
+    job_tracker_.Stop();
+    pod_tracker_.Stop();
+    auto rows = ReplicaRows(job_, pods_, s_.clock.Now());
+    if (live_) {
+      out_.Raw(local::LiveTableFrame(local::FormatReplicaTable(rows, "NODE")));
+      out_.Raw(local::LiveTableEnd(io_.terminal_rows));
     }
     std::string table;
     for (const auto& r : local::FormatReplicaTable(rows, "NODE")) table += r + "\n";
-    out.Raw("\n" + table);
-    out.Line(outcome);
+    out_.Raw("\n" + table);
+    out_.Line(outcome);
     return rc;
-  };
-  for (;;) {
-    signal.Wait(Ms(500));
-    auto jobs = job_tracker.Snapshot();
-    if (jobs.empty()) {
-      if (seen && job_tracker.synced()) return finish(1, JobRef(ns, name) + " was deleted");
-    } else {
-      seen = true;
-      job = DecodeJobView(jobs.front());
-      pods = JobPods(pod_tracker.Snapshot(), job.uid);
-    }
-    if (seen) {
-      auto rows = ReplicaRows(job, pods, s.clock.Now());
-      if (options.table && io.out_is_terminal && !live && local::LiveTableFits(rows.size(), io.terminal_rows)) {
-        live = true;
-        out.Raw(local::LiveTableBegin(rows.size(), io.terminal_rows));
-      }
-      auto now = std::chrono::steady_clock::now();
-      if (live && now - last_draw >= Ms(500)) {
-        out.Raw(local::LiveTableFrame(local::FormatReplicaTable(rows, "NODE")));
-        last_draw = now;
-      }
-      if (!live && options.table)
-        for (const auto& c : RowChanges(last_rows, rows)) out.Line("tfjob: " + c);
-      last_rows = rows;
-      std::string conditions = ConditionsLine(job);
-      if (conditions != last_conditions && !conditions.empty())
-        out.Line("tfjob: " + JobRef(ns, name) + " conditions: " + conditions);
-      last_conditions = conditions;
-      if (logs) logs->Update(pods);
-      if (JobFinished(job)) {
-        const ConditionView& c = job.conditions.back();
-        std::string outcome = JobRef(ns, name) + " " + Esc(c.type) + ": " + Esc(c.message);
-        for (const auto& cond : job.conditions)
-          if ((cond.type == "Succeeded" || cond.type == "Failed") && cond.status == "True")
-            outcome = JobRef(ns, name) + " " + cond.type + ": " + Esc(cond.message);
-        return finish(JobSucceeded(job) ? 0 : 1, outcome);
-      }
-    }
-    if (stop.stop_requested()) {
-      if (options.delete_on_interrupt) {
-        Status d = s.client->Delete(kTfJobs, ns, name, {"Background"});
-        std::string what = d.ok() || IsNotFound(d) ? JobRef(ns, name) + " deleted (--delete-on-interrupt)"
-                                                   : "deleting " + JobRef(ns, name) + " failed: " + Esc(d.message());
-        return finish(kExitInterrupted, "tfjob: interrupted; " + what);
-      }
-      return finish(kExitInterrupted, "tfjob: interrupted; stopped watching. " + JobRef(ns, name) +
-                                          " keeps running (`" + io.program + " delete " + Esc(name) + "` stops it)");
-    }
-    if (options.timeout && std::chrono::steady_clock::now() - started >= *options.timeout)
-      return finish(kExitTimeout, "tfjob: timed out after " + FormatMs(*options.timeout) + " waiting for " +
-                                      JobRef(ns, name) + " (it keeps running)");
   }
+
+  Session& s_;
+  const std::string& ns_;
+  const std::string& name_;
+  const WaitOptions& options_;
+  const CliIo& io_;
+  Output out_;
+  Signal signal_;
+  Tracker job_tracker_;
+  Tracker pod_tracker_;
+  std::unique_ptr<LogFollower> logs_;
+  bool live_ = false, seen_ = false;
+  std::vector<local::ReplicaRow> last_rows_;
+  std::string last_conditions_;
+  std::chrono::steady_clock::time_point last_draw_{};
+  JobView job_;
+  std::vector<PodView> pods_;
+};
+
+int WaitForJob(Session& s, const std::string& ns, const std::string& name, const WaitOptions& options, const CliIo& io,
+               std::stop_token stop) {
+  JobWait wait(s, ns, name, options, io);
+  return wait.Run(std::move(stop));
 }
 
 int WithStops(const CliIo& io, const std::function<int(std::stop_token, std::stop_token)>& body) {
@@ -456,20 +496,64 @@ int WithStops(const CliIo& io, const std::function<int(std::stop_token, std::sto
 
 // ---- submit ----
 
+// The manifest's bytes: the file, or the standard input with "-".
+StatusOr<std::string> ReadManifestText(const std::string& file) {
+  if (file != "-") return ReadFileBounded(file, api::kMaxManifestBytes);
+  BoundedRead r = ReadFdBounded(0, api::kMaxManifestBytes);
+  if (r.problem == ReadProblem::kTooLarge) return InvalidArgumentError(api::InputTooLargeMessage());
+  if (r.problem != ReadProblem::kNone) return UnavailableError("cannot read the standard input");
+  return std::move(r.bytes);
+}
+
+// The TFJobs of the manifest; every other document is skipped with a warning.
+std::vector<json> SelectTfJobs(const std::vector<api::ManifestDocument>& docs, const std::string& file,
+                               std::ostream& err) {
+  std::vector<json> jobs;
+  for (size_t i = 0; i < docs.size(); ++i) {
+    const json& o = docs[i].object;
+    if (!o.is_object()) continue;
+    if (api::StringField(o, "kind") == "TFJob" && api::StringField(o, "apiVersion") == "kubeflow.org/v1")
+      jobs.push_back(o);
+    else
+      err << file << ": warning: document " << i + 1 << ": skipped: kind \"" << Esc(api::StringField(o, "kind"))
+          << "\" is not TFJob (submit creates TFJobs only)\n";
+  }
+  return jobs;
+}
+
+// Creates one TFJob, setting `ns` and `name` to where it was created; an exit code if it was not.
+std::optional<int> CreateJob(Session& s, const CliArgs& a, const CliIo& io, json& j, std::string& ns,
+                             std::string& name) {
+  std::ostream& err = *io.err;
+  json& meta = j["metadata"];
+  if (!meta.is_object()) meta = json::object();
+  std::string object_ns = api::StringField(meta, "namespace");
+  if (!object_ns.empty() && !a.conn.ns.empty() && object_ns != a.conn.ns) {
+    err << a.file << ": the namespace of TFJob " << Esc(api::StringField(meta, "name")) << " (\"" << Esc(object_ns)
+        << "\") does not match -n \"" << Esc(a.conn.ns) << "\"\n";
+    return 2;
+  }
+  ns = object_ns.empty() ? s.ns : object_ns;
+  std::vector<std::string> warnings;
+  auto created = s.client->CreateWithWarnings(kTfJobs, ns, j, "Warn", &warnings);
+  for (const auto& w : warnings) err << "Warning: " << WarningText(w) << "\n";
+  if (!created.ok()) {
+    std::string n = api::StringField(meta, "name");
+    if (IsAlreadyExists(created.status())) {
+      err << "tfjob: " << JobRef(ns, n) << " already exists (`" << io.program << " delete " << Esc(n)
+          << "` first, or another name)\n";
+      return 1;
+    }
+    return Fail(s, created.status(), err, "creating " + JobRef(ns, n));
+  }
+  name = api::StringField(api::ObjectField(*created, "metadata"), "name");
+  *io.out << JobRef(ns, name) << " created\n" << std::flush;
+  return std::nullopt;
+}
+
 int Submit(const CliArgs& a, const CliIo& io) {
   std::ostream& err = *io.err;
-  StatusOr<std::string> text = InternalError("unread");
-  if (a.file == "-") {
-    BoundedRead r = ReadFdBounded(0, api::kMaxManifestBytes);
-    if (r.problem == ReadProblem::kTooLarge)
-      text = InvalidArgumentError(api::InputTooLargeMessage());
-    else if (r.problem != ReadProblem::kNone)
-      text = UnavailableError("cannot read the standard input");
-    else
-      text = std::move(r.bytes);
-  } else {
-    text = ReadFileBounded(a.file, api::kMaxManifestBytes);
-  }
+  StatusOr<std::string> text = ReadManifestText(a.file);
   if (!text.ok()) {
     err << a.file << ": " << text.status().message() << "\n";
     return 2;
@@ -479,16 +563,7 @@ int Submit(const CliArgs& a, const CliIo& io) {
     err << a.file << ": " << docs.status().message() << "\n";
     return 1;
   }
-  std::vector<json> jobs;
-  for (size_t i = 0; i < docs->size(); ++i) {
-    const json& o = (*docs)[i].object;
-    if (!o.is_object()) continue;
-    if (api::StringField(o, "kind") == "TFJob" && api::StringField(o, "apiVersion") == "kubeflow.org/v1")
-      jobs.push_back(o);
-    else
-      err << a.file << ": warning: document " << i + 1 << ": skipped: kind \"" << Esc(api::StringField(o, "kind"))
-          << "\" is not TFJob (submit creates TFJobs only)\n";
-  }
+  std::vector<json> jobs = SelectTfJobs(*docs, a.file, err);
   if (jobs.empty()) {
     err << a.file << ": no TFJob found\n";
     return 1;
@@ -504,31 +579,8 @@ int Submit(const CliArgs& a, const CliIo& io) {
   }
   Session& s = **session;
   std::string ns, name;
-  for (auto& j : jobs) {
-    json& meta = j["metadata"];
-    if (!meta.is_object()) meta = json::object();
-    std::string object_ns = api::StringField(meta, "namespace");
-    if (!object_ns.empty() && !a.conn.ns.empty() && object_ns != a.conn.ns) {
-      err << a.file << ": the namespace of TFJob " << Esc(api::StringField(meta, "name")) << " (\"" << Esc(object_ns)
-          << "\") does not match -n \"" << Esc(a.conn.ns) << "\"\n";
-      return 2;
-    }
-    ns = object_ns.empty() ? s.ns : object_ns;
-    std::vector<std::string> warnings;
-    auto created = s.client->CreateWithWarnings(kTfJobs, ns, j, "Warn", &warnings);
-    for (const auto& w : warnings) err << "Warning: " << WarningText(w) << "\n";
-    if (!created.ok()) {
-      std::string n = api::StringField(meta, "name");
-      if (IsAlreadyExists(created.status())) {
-        err << "tfjob: " << JobRef(ns, n) << " already exists (`" << io.program << " delete " << Esc(n)
-            << "` first, or another name)\n";
-        return 1;
-      }
-      return Fail(s, created.status(), err, "creating " + JobRef(ns, n));
-    }
-    name = api::StringField(api::ObjectField(*created, "metadata"), "name");
-    *io.out << JobRef(ns, name) << " created\n" << std::flush;
-  }
+  for (auto& j : jobs)
+    if (auto rc = CreateJob(s, a, io, j, ns, name)) return *rc;
   if (!a.wait) return 0;
   WaitOptions w;
   w.follow = a.follow;
@@ -544,55 +596,47 @@ json Clean(json o) {
   return o;
 }
 
-int Get(const CliArgs& a, const CliIo& io) {
-  auto session = Connect(a.conn, io);
-  if (!session.ok()) {
-    *io.err << "tfjob: " << session.status().message() << "\n";
-    return 2;
+// The exit code of a failed GET of TFJob `name`: "not found" (1) when the TFJob is not there (not
+// when the server does not serve TFJobs at all), else as Fail reports it.
+int JobGetFailed(const Session& s, const std::string& name, const Status& status, std::ostream& err) {
+  if (IsNotFound(status) &&
+      status.message().find("the server could not find the requested resource") == std::string::npos) {
+    err << "tfjob: " << JobRef(s.ns, name) << " not found\n";
+    return 1;
   }
-  Session& s = **session;
-  std::vector<json> items;
+  return Fail(s, status, err);
+}
+
+// The TFJobs `get` shows: the one named, else every one of the namespace(s); an exit code if
+// the request failed.
+std::optional<int> FetchJobs(Session& s, const CliArgs& a, const CliIo& io, std::vector<json>& items) {
   if (!a.name.empty()) {
     auto j = s.client->Get(kTfJobs, s.ns, a.name);
-    if (!j.ok()) {
-      if (IsNotFound(j.status()) &&
-          j.status().message().find("the server could not find the requested resource") == std::string::npos) {
-        *io.err << "tfjob: " << JobRef(s.ns, a.name) << " not found\n";
-        return 1;
-      }
-      return Fail(s, j.status(), *io.err);
-    }
+    if (!j.ok()) return JobGetFailed(s, a.name, j.status(), *io.err);
     items.push_back(std::move(*j));
+    return std::nullopt;
+  }
+  auto list = s.client->ListAll(kTfJobs, s.ns, {}, nullptr);
+  if (!list.ok()) return Fail(s, list.status(), *io.err);
+  items = std::move(*list);
+  return std::nullopt;
+}
+
+// -o json|yaml: the object itself, or a List of them.
+void PrintDocuments(const CliArgs& a, std::vector<json> items, std::ostream& out) {
+  json doc;
+  if (!a.name.empty()) {
+    doc = Clean(items.front());
   } else {
-    auto list = s.client->ListAll(kTfJobs, s.ns, {}, nullptr);
-    if (!list.ok()) return Fail(s, list.status(), *io.err);
-    items = std::move(*list);
+    doc = {{"apiVersion", "v1"}, {"kind", "List"}, {"items", json::array()}};
+    for (auto& i : items) doc["items"].push_back(Clean(std::move(i)));
   }
-  if (a.output == "json" || a.output == "yaml") {
-    json doc;
-    if (!a.name.empty()) {
-      doc = Clean(items.front());
-    } else {
-      doc = {{"apiVersion", "v1"}, {"kind", "List"}, {"items", json::array()}};
-      for (auto& i : items) doc["items"].push_back(Clean(std::move(i)));
-    }
-    *io.out << (a.output == "json" ? doc.dump(2) + "\n" : api::ToYaml(doc));
-    return 0;
-  }
-  GetTableOptions t;
-  t.wide = a.output == "wide";
-  t.namespaces = a.conn.all_namespaces;
-  std::vector<JobView> views;
-  for (const auto& i : items) views.push_back(DecodeJobView(i));
-  std::sort(views.begin(), views.end(),
-            [](const JobView& x, const JobView& y) { return std::tie(x.ns, x.name) < std::tie(y.ns, y.name); });
-  if (views.empty() && !a.watch) {
-    *io.err << "No TFJobs found" << (s.ns.empty() ? "" : " in namespace " + Esc(s.ns)) << ".\n";
-    return 0;
-  }
-  for (const auto& l : FormatGetTable(views, s.clock.Now(), t)) *io.out << l << "\n";
-  io.out->flush();
-  if (!a.watch) return 0;
+  out << (a.output == "json" ? doc.dump(2) + "\n" : api::ToYaml(doc));
+}
+
+// --watch: a row for every change of a TFJob, after the table of `views` (already printed).
+int WatchTable(Session& s, const CliArgs& a, const CliIo& io, const GetTableOptions& t,
+               const std::vector<JobView>& views) {
   return WithStops(io, [&](std::stop_token stop, std::stop_token) {
     Signal signal;
     Tracker tracker(*s.client, {kTfJobs, s.ns, "", a.name.empty() ? "" : "metadata.name=" + a.name},
@@ -624,6 +668,36 @@ int Get(const CliArgs& a, const CliIo& io) {
     }
     return 0;
   });
+}
+
+int Get(const CliArgs& a, const CliIo& io) {
+  auto session = Connect(a.conn, io);
+  if (!session.ok()) {
+    *io.err << "tfjob: " << session.status().message() << "\n";
+    return 2;
+  }
+  Session& s = **session;
+  std::vector<json> items;
+  if (auto rc = FetchJobs(s, a, io, items)) return *rc;
+  if (a.output == "json" || a.output == "yaml") {
+    PrintDocuments(a, std::move(items), *io.out);
+    return 0;
+  }
+  GetTableOptions t;
+  t.wide = a.output == "wide";
+  t.namespaces = a.conn.all_namespaces;
+  std::vector<JobView> views;
+  for (const auto& i : items) views.push_back(DecodeJobView(i));
+  std::sort(views.begin(), views.end(),
+            [](const JobView& x, const JobView& y) { return std::tie(x.ns, x.name) < std::tie(y.ns, y.name); });
+  if (views.empty() && !a.watch) {
+    *io.err << "No TFJobs found" << (s.ns.empty() ? "" : " in namespace " + Esc(s.ns)) << ".\n";
+    return 0;
+  }
+  for (const auto& l : FormatGetTable(views, s.clock.Now(), t)) *io.out << l << "\n";
+  io.out->flush();
+  if (!a.watch) return 0;
+  return WatchTable(s, a, io, t, views);
 }
 
 // ---- describe ----
@@ -659,14 +733,7 @@ int Describe(const CliArgs& a, const CliIo& io) {
   }
   Session& s = **session;
   auto j = s.client->Get(kTfJobs, s.ns, a.name);
-  if (!j.ok()) {
-    if (IsNotFound(j.status()) &&
-        j.status().message().find("the server could not find the requested resource") == std::string::npos) {
-      *io.err << "tfjob: " << JobRef(s.ns, a.name) << " not found\n";
-      return 1;
-    }
-    return Fail(s, j.status(), *io.err);
-  }
+  if (!j.ok()) return JobGetFailed(s, a.name, j.status(), *io.err);
   DescribeInput in;
   in.now = s.clock.Now();
   in.why.job = DecodeJobView(*j);
@@ -705,82 +772,70 @@ bool MatchesReplica(const PodView& p, const std::string& job, const CliArgs& a) 
   return true;
 }
 
-int Logs(const CliArgs& a, const CliIo& io) {
-  auto session = Connect(a.conn, io);
-  if (!session.ok()) {
-    *io.err << "tfjob: " << session.status().message() << "\n";
-    return 2;
+// One line of a log read without -f, with its timestamp.
+struct LogLine {
+  std::string time, prefix, text;
+  const char* color;
+};
+
+// Splits the body of a log read with timestamps=true into its lines.
+void AddLogLines(const std::string& body, const std::string& prefix, const char* color, std::vector<LogLine>& lines) {
+  size_t start = 0;
+  while (start < body.size()) {
+    size_t nl = body.find('\n', start);
+    if (nl == std::string::npos) nl = body.size();
+    std::string l = body.substr(start, nl - start);
+    start = nl + 1;
+    size_t sp = l.find(' ');
+    std::string t = sp == std::string::npos ? "" : l.substr(0, sp);
+    lines.push_back({t, prefix, sp == std::string::npos ? l : l.substr(sp + 1), color});
   }
-  Session& s = **session;
-  auto j = s.client->Get(kTfJobs, s.ns, a.name);
-  if (!j.ok()) {
-    if (IsNotFound(j.status()) &&
-        j.status().message().find("the server could not find the requested resource") == std::string::npos) {
-      *io.err << "tfjob: " << JobRef(s.ns, a.name) << " not found\n";
-      return 1;
-    }
-    return Fail(s, j.status(), *io.err);
+}
+
+// Without -f: the logs of the pods' containers so far, merged across the replicas by time.
+int PrintLogs(Session& s, const CliArgs& a, const CliIo& io, const JobView& job, Output& out, bool color,
+              const std::string& extra) {
+  kube::ListOptions o;
+  o.label_selector = std::string(kJobNameLabel) + "=" + a.name;
+  auto list = s.client->ListAll(kube::kPods, s.ns, o, nullptr);
+  if (!list.ok()) return Fail(s, list.status(), *io.err);
+  std::vector<PodView> pods = JobPods(*list, job.uid);
+  std::erase_if(pods, [&](const PodView& p) { return !MatchesReplica(p, a.name, a); });
+  if (pods.empty()) {
+    *io.err << "tfjob: " << JobRef(s.ns, a.name) << " has no pods"
+            << (a.replica.empty() && a.type.empty() ? "" : " matching the --replica/--type given") << "\n";
+    return 1;
   }
-  JobView job = DecodeJobView(*j);
-  Output out(*io.out);
-  bool color = io.out_is_terminal;
-  std::string extra;
-  if (a.previous) extra += "&previous=true";
-  if (a.since) extra += "&sinceSeconds=" + std::to_string(a.since->count());
-  if (!a.follow) {
-    kube::ListOptions o;
-    o.label_selector = std::string(kJobNameLabel) + "=" + a.name;
-    auto list = s.client->ListAll(kube::kPods, s.ns, o, nullptr);
-    if (!list.ok()) return Fail(s, list.status(), *io.err);
-    std::vector<PodView> pods = JobPods(*list, job.uid);
-    std::erase_if(pods, [&](const PodView& p) { return !MatchesReplica(p, a.name, a); });
-    if (pods.empty()) {
-      *io.err << "tfjob: " << JobRef(s.ns, a.name) << " has no pods"
-              << (a.replica.empty() && a.type.empty() ? "" : " matching the --replica/--type given") << "\n";
-      return 1;
-    }
-    // Every line with its timestamp, merged across the replicas by time.
-    struct Line {
-      std::string time, prefix, text;
-      const char* color;
-    };
-    std::vector<Line> lines;
-    int rc = 0;
-    for (const auto& p : pods) {
-      for (const auto& c : p.containers) {
-        bool main = c.name == p.main.name;
-        std::string prefix = LogPrefix(a.name, p.name, c.name, main);
-        auto body = s.client->GetText(
-            LogPath(s.ns, p.name, c.name, "&timestamps=true&limitBytes=" + std::to_string(kMaxLogBytes) + extra),
-            kMaxLogBytes + 4096);
-        const char* pc = color ? local::PrefixColor(p.name) : "";
-        if (!body.ok()) {
-          if (body.status().code() == StatusCode::kUnavailable) return Fail(s, body.status(), *io.err);
-          *io.err << "tfjob: [" << prefix << "] " << Esc(body.status().message()) << "\n";
-          rc = 1;
-          continue;
-        }
-        size_t start = 0;
-        while (start < body->size()) {
-          size_t nl = body->find('\n', start);
-          if (nl == std::string::npos) nl = body->size();
-          std::string l = body->substr(start, nl - start);
-          start = nl + 1;
-          size_t sp = l.find(' ');
-          std::string t = sp == std::string::npos ? "" : l.substr(0, sp);
-          lines.push_back({t, prefix, sp == std::string::npos ? l : l.substr(sp + 1), pc});
-        }
+  std::vector<LogLine> lines;
+  int rc = 0;
+  for (const auto& p : pods) {
+    for (const auto& c : p.containers) {
+      bool main = c.name == p.main.name;
+      std::string prefix = LogPrefix(a.name, p.name, c.name, main);
+      auto body = s.client->GetText(
+          LogPath(s.ns, p.name, c.name, "&timestamps=true&limitBytes=" + std::to_string(kMaxLogBytes) + extra),
+          kMaxLogBytes + 4096);
+      const char* pc = color ? local::PrefixColor(p.name) : "";
+      if (!body.ok()) {
+        if (body.status().code() == StatusCode::kUnavailable) return Fail(s, body.status(), *io.err);
+        *io.err << "tfjob: [" << prefix << "] " << Esc(body.status().message()) << "\n";
+        rc = 1;
+        continue;
       }
+      AddLogLines(*body, prefix, pc, lines);
     }
-    std::stable_sort(lines.begin(), lines.end(), [](const Line& x, const Line& y) { return x.time < y.time; });
-    for (auto& l : lines) {
-      if (!l.text.empty() && l.text.back() == '\r') l.text.pop_back();
-      out.Line(local::PrefixedLine(l.prefix, l.color, Esc(l.text)));
-    }
-    return rc;
   }
-  // -f: every current and future container instance, until Ctrl-C or the job has ended and
-  // every stream with it.
+  std::stable_sort(lines.begin(), lines.end(), [](const LogLine& x, const LogLine& y) { return x.time < y.time; });
+  for (auto& l : lines) {
+    if (!l.text.empty() && l.text.back() == '\r') l.text.pop_back();
+    out.Line(local::PrefixedLine(l.prefix, l.color, Esc(l.text)));
+  }
+  return rc;
+}
+
+// -f: every current and future container instance, until Ctrl-C or the job has ended and
+// every stream with it.
+int FollowLogs(Session& s, const CliArgs& a, const CliIo& io, JobView job, Output& out, bool color) {
   return WithStops(io, [&](std::stop_token stop, std::stop_token) {
     Signal signal;
     Tracker job_tracker(*s.client, {kTfJobs, s.ns, "", "metadata.name=" + a.name}, [&] { signal.Notify(); });
@@ -804,6 +859,25 @@ int Logs(const CliArgs& a, const CliIo& io) {
   });
 }
 
+int Logs(const CliArgs& a, const CliIo& io) {
+  auto session = Connect(a.conn, io);
+  if (!session.ok()) {
+    *io.err << "tfjob: " << session.status().message() << "\n";
+    return 2;
+  }
+  Session& s = **session;
+  auto j = s.client->Get(kTfJobs, s.ns, a.name);
+  if (!j.ok()) return JobGetFailed(s, a.name, j.status(), *io.err);
+  JobView job = DecodeJobView(*j);
+  Output out(*io.out);
+  bool color = io.out_is_terminal;
+  std::string extra;
+  if (a.previous) extra += "&previous=true";
+  if (a.since) extra += "&sinceSeconds=" + std::to_string(a.since->count());
+  if (!a.follow) return PrintLogs(s, a, io, job, out, color, extra);
+  return FollowLogs(s, a, io, std::move(job), out, color);
+}
+
 // ---- suspend, resume, delete ----
 
 int SetSuspend(const CliArgs& a, const CliIo& io, bool suspend) {
@@ -814,14 +888,7 @@ int SetSuspend(const CliArgs& a, const CliIo& io, bool suspend) {
   }
   Session& s = **session;
   auto j = s.client->Get(kTfJobs, s.ns, a.name);
-  if (!j.ok()) {
-    if (IsNotFound(j.status()) &&
-        j.status().message().find("the server could not find the requested resource") == std::string::npos) {
-      *io.err << "tfjob: " << JobRef(s.ns, a.name) << " not found\n";
-      return 1;
-    }
-    return Fail(s, j.status(), *io.err);
-  }
+  if (!j.ok()) return JobGetFailed(s, a.name, j.status(), *io.err);
   JobView job = DecodeJobView(*j);
   if (JobFinished(job)) {
     *io.err << "tfjob: " << JobRef(s.ns, a.name) << " has finished (" << JobState(job) << "); nothing to "
@@ -850,13 +917,7 @@ int Delete(const CliArgs& a, const CliIo& io) {
   }
   Session& s = **session;
   Status d = s.client->Delete(kTfJobs, s.ns, a.name, {"Background"});
-  if (!d.ok()) {
-    if (IsNotFound(d) && d.message().find("the server could not find the requested resource") == std::string::npos) {
-      *io.err << "tfjob: " << JobRef(s.ns, a.name) << " not found\n";
-      return 1;
-    }
-    return Fail(s, d, *io.err);
-  }
+  if (!d.ok()) return JobGetFailed(s, a.name, d, *io.err);
   if (!a.wait) {
     *io.out << JobRef(s.ns, a.name) << " deleted\n";
     return 0;
