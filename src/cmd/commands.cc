@@ -10,6 +10,7 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -142,37 +143,32 @@ int RunOperatorCommand(const operator_::OperatorOptions& options) {
       true);
 }
 
-int RunLocalCommand(const std::string& file, local::RunOptions options, bool clean_env, std::ostream& out,
-                    std::ostream& err) {
-  std::vector<CheckedJob> jobs;
-  if (int rc = LoadChecked(file, err, &jobs); rc != kExitOk) return rc;
-  if (jobs.size() != 1) {
-    err << file << ": tfjob run takes a file with exactly one TFJob (found " << jobs.size() << ")\n";
-    return kExitUsage;
-  }
-  // A replica that has gone must not kill tfjob through a write to its pipe (EPIPE instead);
-  // the supervisors give their containers the default disposition back.
-  std::signal(SIGPIPE, SIG_IGN);
+// The environment every container starts from: tfjob's whole environment, or with `clean_env`
+// only the variables local::KeptByCleanEnv keeps.
+std::vector<std::pair<std::string, std::string>> BaseEnvironment(bool clean_env) {
+  std::vector<std::pair<std::string, std::string>> base_env;
   for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
     std::string kv(*e);
     auto eq = kv.find('=');
     if (eq == std::string::npos) continue;
     std::string name = kv.substr(0, eq);
-    if (!clean_env || local::KeptByCleanEnv(name)) options.base_env.emplace_back(name, kv.substr(eq + 1));
+    if (!clean_env || local::KeptByCleanEnv(name)) base_env.emplace_back(name, kv.substr(eq + 1));
   }
-  RealClock clock;
+  return base_env;
+}
+
+// Colour only on a terminal; the live table also needs its height (not with --quiet).
+void DetectTerminal(local::RunOptions& options) {
   options.color = options.color && isatty(STDOUT_FILENO);
   if (options.color && !options.quiet) {
     winsize ws{};
     if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0) options.terminal_rows = ws.ws_row;
   }
-  local::LocalRunner runner(jobs[0].job, options, clock, out);
-  if (Status s = runner.Prepare(); !s.ok()) {
-    err << file << ": " << s.message() << "\n";
-    return kExitUsage;
-  }
-  int rc = WithSignalStops([&](std::stop_token stop, std::stop_token kill_now) { return runner.Run(stop, kill_now); },
-                           false);
+}
+
+// The table and the one-line outcome printed when `tfjob run` ends with `rc`.
+void PrintRunSummary(const std::string& file, const std::string& job_name, const local::LocalRunner& runner, int rc,
+                     std::ostream& out, std::ostream& err) {
   out << "\n" << runner.FormatTable();
   const auto& conds = runner.status().conditions;
   std::string outcome = rc == 130       ? "interrupted"
@@ -184,7 +180,31 @@ int RunLocalCommand(const std::string& file, local::RunOptions options, bool cle
     outcome.pop_back();
     err << file << ": " << runner.start_failures().front() << "\n";
   }
-  out << "TFJob " << jobs[0].job.metadata.name << " " << outcome << "\n";
+  out << "TFJob " << job_name << " " << outcome << "\n";
+}
+
+int RunLocalCommand(const std::string& file, local::RunOptions options, bool clean_env, std::ostream& out,
+                    std::ostream& err) {
+  std::vector<CheckedJob> jobs;
+  if (int rc = LoadChecked(file, err, &jobs); rc != kExitOk) return rc;
+  if (jobs.size() != 1) {
+    err << file << ": tfjob run takes a file with exactly one TFJob (found " << jobs.size() << ")\n";
+    return kExitUsage;
+  }
+  // A replica that has gone must not kill tfjob through a write to its pipe (EPIPE instead);
+  // the supervisors give their containers the default disposition back.
+  std::signal(SIGPIPE, SIG_IGN);
+  for (auto& kv : BaseEnvironment(clean_env)) options.base_env.push_back(std::move(kv));
+  RealClock clock;
+  DetectTerminal(options);
+  local::LocalRunner runner(jobs[0].job, options, clock, out);
+  if (Status s = runner.Prepare(); !s.ok()) {
+    err << file << ": " << s.message() << "\n";
+    return kExitUsage;
+  }
+  int rc = WithSignalStops([&](std::stop_token stop, std::stop_token kill_now) { return runner.Run(stop, kill_now); },
+                           false);
+  PrintRunSummary(file, jobs[0].job.metadata.name, runner, rc, out, err);
   return rc;
 }
 
@@ -269,44 +289,60 @@ StatusOr<nlohmann::json> RenderList(std::vector<CheckedJob> jobs, const RenderRe
   return nlohmann::json{{"apiVersion", "v1"}, {"kind", "List"}, {"items", std::move(items)}};
 }
 
-int Main(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
-  // Not a command: `tfjob run` starts itself this way, one process per replica.
-  if (argc == 3 && std::string_view(argv[1]) == "__pod-supervisor") return local::RunPodSupervisor(std::atoi(argv[2]));
-  // As the kubectl plugin (a `kubectl-tfjob` link to tfjob), the same commands.
-  std::string program = "tfjob";
-  if (argc > 0 && std::filesystem::path(argv[0]).filename() == "kubectl-tfjob") program = "kubectl tfjob";
-  // The cluster commands (src/cli, docs/cli.md) parse their own arguments.
-  if (argc > 1 && cli::IsClusterCommand(argv[1])) return RunClusterCommand(argc, argv, program, out, err);
-  CLI::App app{"tfjob: a Kubernetes operator for distributed TensorFlow training (TFJob kubeflow.org/v1)", program};
-  app.require_subcommand(1);
-  app.set_help_all_flag("--help-all", "Help for every command");
+namespace {
 
-  std::vector<std::string> validate_files;
+// The flags of each subcommand, bound by its Define* below and read after the parse.
+struct ValidateArgs {
+  std::vector<std::string> files;
   bool strict = false;
-  auto* validate = app.add_subcommand("validate", "Check TFJob files: defaults + validation, errors as path: message");
-  validate->add_option("FILE", validate_files, "TFJob manifests (YAML or JSON; - for standard input)")->required();
-  validate->add_flag("--strict", strict,
-                     "Warnings (unknown fields, skipped documents, odd values upstream runs) are errors");
+};
 
-  std::string render_file, render_format = "yaml";
+struct RenderArgs {
+  std::string file, format = "yaml";
   RenderRequest request;
   bool evaluator_in_cluster = true;
-  auto* render = app.add_subcommand("render", "Print the Pods, Services and PodGroup the operator would create");
-  render->add_option("FILE", render_file, "TFJob manifest (YAML or JSON; - for standard input)")->required();
-  render->add_option("-o,--output", render_format, "Output format")->check(CLI::IsMember({"yaml", "json"}));
-  render->add_option("--namespace", request.ns, "Namespace (default: the job's, else \"default\")");
-  render->add_option("--cluster-domain", request.options.tf_config.cluster_domain,
-                     "Cluster domain appended to TF_CONFIG hosts (<pod>.<ns>.svc.<domain>)");
-  render->add_option("--gang-scheduler-name", request.options.gang_scheduler_name,
-                     "volcano, kubernetes (kube-scheduler's Workload API), or another name for scheduler-plugins; "
-                     "empty: no gang scheduling");
-  render->add_option("--tf-config-evaluator-in-cluster", evaluator_in_cluster, "List evaluators in TF_CONFIG's cluster")
-      ->default_val(true);
+};
 
+struct OperatorArgs {
   operator_::OperatorOptions op;
   std::string log_format = "text", log_level = "info";
   std::string leader_elect;
-  auto* oper = app.add_subcommand("operator", "Run the TFJob controller against a Kubernetes cluster");
+};
+
+struct RunArgs {
+  std::string file;
+  local::RunOptions options;
+  double grace_seconds = 5;
+  bool clean_env = false;
+};
+
+CLI::App* DefineValidate(CLI::App& app, ValidateArgs& a) {
+  auto* validate = app.add_subcommand("validate", "Check TFJob files: defaults + validation, errors as path: message");
+  validate->add_option("FILE", a.files, "TFJob manifests (YAML or JSON; - for standard input)")->required();
+  validate->add_flag("--strict", a.strict,
+                     "Warnings (unknown fields, skipped documents, odd values upstream runs) are errors");
+  return validate;
+}
+
+CLI::App* DefineRender(CLI::App& app, RenderArgs& a) {
+  auto* render = app.add_subcommand("render", "Print the Pods, Services and PodGroup the operator would create");
+  render->add_option("FILE", a.file, "TFJob manifest (YAML or JSON; - for standard input)")->required();
+  render->add_option("-o,--output", a.format, "Output format")->check(CLI::IsMember({"yaml", "json"}));
+  render->add_option("--namespace", a.request.ns, "Namespace (default: the job's, else \"default\")");
+  render->add_option("--cluster-domain", a.request.options.tf_config.cluster_domain,
+                     "Cluster domain appended to TF_CONFIG hosts (<pod>.<ns>.svc.<domain>)");
+  render->add_option("--gang-scheduler-name", a.request.options.gang_scheduler_name,
+                     "volcano, kubernetes (kube-scheduler's Workload API), or another name for scheduler-plugins; "
+                     "empty: no gang scheduling");
+  render
+      ->add_option("--tf-config-evaluator-in-cluster", a.evaluator_in_cluster, "List evaluators in TF_CONFIG's cluster")
+      ->default_val(true);
+  return render;
+}
+
+// The operator's connection, client and leader-election flags (its servers': DefineOperatorServers).
+void DefineOperatorClient(CLI::App* oper, OperatorArgs& a) {
+  operator_::OperatorOptions& op = a.op;
   oper->add_option("--kubeconfig", op.kubeconfig,
                    "Kubeconfig file (default: in-cluster, then $KUBECONFIG, then ~/.kube/config)");
   oper->add_option("--context", op.context, "Kubeconfig context (default: the current one)");
@@ -332,11 +368,16 @@ int Main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
       ->capture_default_str();
   oper->add_option("--health-probe-bind-address", op.health_probe_bind_address, "host:port of /healthz and /readyz")
       ->capture_default_str();
-  oper->add_option("--leader-elect", leader_elect, "true|false (default: true when running in a cluster)")
+  oper->add_option("--leader-elect", a.leader_elect, "true|false (default: true when running in a cluster)")
       ->check(CLI::IsMember({"true", "false"}));
   oper->add_option("--leader-election-id", op.leader_election_id, "Name of the Lease")->capture_default_str();
   oper->add_option("--leader-election-namespace", op.leader_election_namespace,
                    "Namespace of the Lease (default: the operator's)");
+}
+
+// The operator's gang, TF_CONFIG, webhook and log flags, after DefineOperatorClient's.
+void DefineOperatorServers(CLI::App* oper, OperatorArgs& a) {
+  operator_::OperatorOptions& op = a.op;
   oper->add_option("--gang-scheduler-name", op.gang_scheduler_name,
                    "volcano, kubernetes (kube-scheduler's Workload API), or a scheduler-plugins scheduler name");
   oper->add_option("--cluster-domain", op.cluster_domain, "Cluster domain for TF_CONFIG hosts")
@@ -351,33 +392,38 @@ int Main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
   oper->add_option("--webhook-host", op.webhook_host, "Address the webhook listens on (default: all)");
   oper->add_option("--webhook-cert-dir", op.webhook_cert_dir, "Folder holding the webhook's tls.crt and tls.key")
       ->capture_default_str();
-  oper->add_option("--log-format", log_format, "text or json")
+  oper->add_option("--log-format", a.log_format, "text or json")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
-  oper->add_option("--log-level", log_level, "debug, info, warning or error")
+  oper->add_option("--log-level", a.log_level, "debug, info, warning or error")
       ->check(CLI::IsMember({"debug", "info", "warning", "warn", "error"}))
       ->capture_default_str();
+}
 
-  std::string run_file;
-  local::RunOptions run_options;
-  double grace_seconds = 5;
+CLI::App* DefineOperator(CLI::App& app, OperatorArgs& a) {
+  auto* oper = app.add_subcommand("operator", "Run the TFJob controller against a Kubernetes cluster");
+  DefineOperatorClient(oper, a);
+  DefineOperatorServers(oper, a);
+  return oper;
+}
+
+CLI::App* DefineRun(CLI::App& app, RunArgs& a) {
   auto* run = app.add_subcommand("run", "Run a TFJob on this machine: each replica a local process with its TF_CONFIG");
-  run->add_option("FILE", run_file, "TFJob manifest (YAML or JSON; - for standard input) with one TFJob")->required();
-  run->add_option("--logs-dir", run_options.logs_dir, "Also write one log file per replica into this folder");
-  run->add_flag("--quiet", run_options.quiet, "Show state transitions only, not the replicas' output");
-  bool clean_env = false;
-  run->add_flag("--clean-env", clean_env,
+  run->add_option("FILE", a.file, "TFJob manifest (YAML or JSON; - for standard input) with one TFJob")->required();
+  run->add_option("--logs-dir", a.options.logs_dir, "Also write one log file per replica into this folder");
+  run->add_flag("--quiet", a.options.quiet, "Show state transitions only, not the replicas' output");
+  run->add_flag("--clean-env", a.clean_env,
                 "Start each container from PATH, HOME, USER, LANG, LC_*, TERM, TZ, TMPDIR, SHELL, LOGNAME only "
                 "(default: tfjob's whole environment), then its own env");
-  run->add_option("--grace-period", grace_seconds, "Seconds between SIGTERM and SIGKILL when stopping replicas")
+  run->add_option("--grace-period", a.grace_seconds, "Seconds between SIGTERM and SIGKILL when stopping replicas")
       ->check(CLI::Range(0.0, 3600.0))
       ->capture_default_str();
+  return run;
+}
 
-  // Listed for --help only: dispatched above.
-  for (const auto& c : cli::ClusterCommands()) app.add_subcommand(c.name, c.description)->allow_extras();
-  auto* crd = app.add_subcommand("crd", "Print the TFJob CustomResourceDefinition");
-  auto* version = app.add_subcommand("version", "Print the version");
-
+// Parses the arguments into `app`'s bindings; the exit code when that is the end (help printed,
+// or a usage error), nullopt when a subcommand is to run.
+std::optional<int> Parse(CLI::App& app, int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
   std::vector<std::string> args;
   for (int i = argc - 1; i > 0; --i) args.emplace_back(argv[i]);
   try {
@@ -392,21 +438,58 @@ int Main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
     err << "tfjob: " << e.what() << "\nRun 'tfjob --help' for usage.\n";
     return kExitUsage;
   }
-  request.options.tf_config.evaluator_in_cluster = evaluator_in_cluster;
-  if (validate->parsed()) return RunValidate(validate_files, strict, out, err);
-  if (render->parsed()) return RunRender(render_file, render_format, request, out, err);
-  if (oper->parsed()) {
-    LogLevel level = LogLevel::kInfo;
-    ParseLogLevel(log_level, &level);
-    SetLogOptions(level, log_format == "json" ? LogFormat::kJson : LogFormat::kText);
-    if (!leader_elect.empty()) op.leader_elect = leader_elect == "true";
-    return RunOperatorCommand(op);
-  }
-  if (run->parsed()) {
-    run_options.grace_period = std::chrono::milliseconds(static_cast<long long>(grace_seconds * 1000));
-    run_options.color = true;
-    return RunLocalCommand(run_file, run_options, clean_env, out, err);
-  }
+  return std::nullopt;
+}
+
+int StartOperator(const OperatorArgs& a) {
+  LogLevel level = LogLevel::kInfo;
+  ParseLogLevel(a.log_level, &level);
+  SetLogOptions(level, a.log_format == "json" ? LogFormat::kJson : LogFormat::kText);
+  operator_::OperatorOptions op = a.op;
+  if (!a.leader_elect.empty()) op.leader_elect = a.leader_elect == "true";
+  return RunOperatorCommand(op);
+}
+
+int StartRun(RunArgs& a, std::ostream& out, std::ostream& err) {
+  a.options.grace_period = std::chrono::milliseconds(static_cast<long long>(a.grace_seconds * 1000));
+  a.options.color = true;
+  return RunLocalCommand(a.file, a.options, a.clean_env, out, err);
+}
+
+}  // namespace
+
+int Main(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
+  // Not a command: `tfjob run` starts itself this way, one process per replica.
+  if (argc == 3 && std::string_view(argv[1]) == "__pod-supervisor") return local::RunPodSupervisor(std::atoi(argv[2]));
+  // As the kubectl plugin (a `kubectl-tfjob` link to tfjob), the same commands.
+  std::string program = "tfjob";
+  if (argc > 0 && std::filesystem::path(argv[0]).filename() == "kubectl-tfjob") program = "kubectl tfjob";
+  // The cluster commands (src/cli, docs/cli.md) parse their own arguments.
+  if (argc > 1 && cli::IsClusterCommand(argv[1])) return RunClusterCommand(argc, argv, program, out, err);
+  CLI::App app{"tfjob: a Kubernetes operator for distributed TensorFlow training (TFJob kubeflow.org/v1)", program};
+  app.require_subcommand(1);
+  app.set_help_all_flag("--help-all", "Help for every command");
+
+  // One Define* per subcommand, in the order of --help.
+  ValidateArgs validate_args;
+  RenderArgs render_args;
+  OperatorArgs operator_args;
+  RunArgs run_args;
+  auto* validate = DefineValidate(app, validate_args);
+  auto* render = DefineRender(app, render_args);
+  auto* oper = DefineOperator(app, operator_args);
+  auto* run = DefineRun(app, run_args);
+  // Listed for --help only: dispatched above.
+  for (const auto& c : cli::ClusterCommands()) app.add_subcommand(c.name, c.description)->allow_extras();
+  auto* crd = app.add_subcommand("crd", "Print the TFJob CustomResourceDefinition");
+  auto* version = app.add_subcommand("version", "Print the version");
+
+  if (std::optional<int> rc = Parse(app, argc, argv, out, err)) return *rc;
+  render_args.request.options.tf_config.evaluator_in_cluster = render_args.evaluator_in_cluster;
+  if (validate->parsed()) return RunValidate(validate_args.files, validate_args.strict, out, err);
+  if (render->parsed()) return RunRender(render_args.file, render_args.format, render_args.request, out, err);
+  if (oper->parsed()) return StartOperator(operator_args);
+  if (run->parsed()) return StartRun(run_args, out, err);
   if (crd->parsed()) {
     out << api::CrdYaml();
     return kExitOk;

@@ -167,16 +167,16 @@ LocalRunner::~LocalRunner() {
   if (status_write_ >= 0) close(status_write_);
 }
 
-Status LocalRunner::Prepare() {
-  // First pass (ports not known yet): every container must be runnable here.
-  const auto all = AllReplicas(job_);
-  size_t pipes = 0, log_files = 0;
+// First pass (ports not known yet): every container must be runnable here. Counts the output
+// pipes and log files the job needs.
+Status LocalRunner::CheckCommands(const std::vector<std::pair<api::ReplicaType, int32_t>>& all, size_t* pipes,
+                                  size_t* log_files) {
   for (const auto& replica : all) {
     const auto type = replica.first;  // a named copy: lambdas cannot capture a binding (clang 14)
     TFJOB_ASSIGN_OR_RETURN(LocalReplica r, LocalReplicaFor(job_, type, replica.second, ports_));
     size_t n = r.init_containers.size() + r.containers.size();
-    pipes += n;
-    if (!options_.logs_dir.empty()) log_files += n;
+    *pipes += n;
+    if (!options_.logs_dir.empty()) *log_files += n;
     auto check = [&](const LocalContainer& c) -> Status {
       if (!Executable(c.argv[0], PathOf(ProcessEnvironment(options_.base_env, c.env))))
         return InvalidArgumentError("spec.tfReplicaSpecs[" + std::string(api::ReplicaTypeName(type)) + "]: command \"" +
@@ -186,9 +186,13 @@ Status LocalRunner::Prepare() {
     for (const auto& c : r.init_containers) TFJOB_RETURN_IF_ERROR(check(c));
     for (const auto& c : r.containers) TFJOB_RETURN_IF_ERROR(check(c));
   }
+  return OkStatus();
+}
 
-  // File descriptors: the soft limit goes up to the hard one (the containers get the old one
-  // back); then the job must fit, or it would stop half-started.
+// File descriptors: the soft limit goes up to the hard one (the containers get the old one
+// back); then the job (`need` files for `replicas` replicas) must fit, or it would stop
+// half-started.
+Status LocalRunner::RaiseFileLimit(size_t need, size_t replicas) {
   rlimit lim{};
   getrlimit(RLIMIT_NOFILE, &lim);
   nofile_soft_ = lim.rlim_cur;
@@ -197,16 +201,18 @@ Status LocalRunner::Prepare() {
     raised.rlim_cur = lim.rlim_max;
     if (setrlimit(RLIMIT_NOFILE, &raised) == 0) lim = raised;
   }
-  const size_t need = 16 + log_files + std::max(all.size(), pipes);
   if (lim.rlim_cur != RLIM_INFINITY && need > lim.rlim_cur)
     return InvalidArgumentError(
-        "this job needs about " + std::to_string(need) + " open files (" + std::to_string(all.size()) +
+        "this job needs about " + std::to_string(need) + " open files (" + std::to_string(replicas) +
         " replicas: a reserved port each, an output pipe " + (options_.logs_dir.empty() ? "" : "and a log file ") +
         "per container), but the limit is " + std::to_string(lim.rlim_cur) + " (ulimit -n); raise it (ulimit -n " +
         std::to_string(need) + ") or run fewer replicas");
+  return OkStatus();
+}
 
-  // Ports: one bound socket per replica, held until that replica starts (ReplicaPorts: below the
-  // ephemeral range, so no other program is handed one in between).
+// Ports: one bound socket per replica, held until that replica starts (ReplicaPorts: below the
+// ephemeral range, so no other program is handed one in between).
+Status LocalRunner::ReservePorts(const std::vector<std::pair<api::ReplicaType, int32_t>>& all) {
   std::set<int> seen;
   ReplicaPorts free_ports(all.size());
   for (const auto& [type, index] : all) {
@@ -219,49 +225,63 @@ Status LocalRunner::Prepare() {
     port_of_[name] = port;
     ports_[{type, index}] = port;
   }
+  return OkStatus();
+}
+
+// Opens --logs-dir's `key`.log below `dir_fd` into logs_.
+Status LocalRunner::OpenLog(int dir_fd, const std::string& key) {
+  const std::string& dir = options_.logs_dir;
+  const std::string file = key + ".log";
+  // Never through a link put there beforehand, never into a FIFO or a device.
+  int fd = openat(dir_fd, file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    std::string why = errno == ELOOP ? "is a symbolic link (not followed)" : std::strerror(errno);
+    return InvalidArgumentError("--logs-dir: " + dir + "/" + file + ": " + why);
+  }
+  struct stat fst {};
+  if (fstat(fd, &fst) != 0 || !S_ISREG(fst.st_mode)) {
+    close(fd);
+    return InvalidArgumentError("--logs-dir: " + dir + "/" + file + ": not a regular file");
+  }
+  fcntl(fd, F_SETFL, 0);
+  logs_[key] = fd;
+  return OkStatus();
+}
+
+// One log file per container in --logs-dir (created when missing).
+Status LocalRunner::OpenLogs() {
+  const std::string& dir = options_.logs_dir;
+  struct stat st {};
+  if (stat(dir.c_str(), &st) == 0 && !S_ISDIR(st.st_mode))
+    return InvalidArgumentError("--logs-dir " + dir + ": not a directory");
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return InvalidArgumentError("--logs-dir " + dir + ": cannot create it: " + ec.message());
+  int dir_fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd < 0) return InvalidArgumentError("--logs-dir " + dir + ": " + std::strerror(errno));
+  Status opened = OkStatus();
+  for (const auto& [name, r] : replicas_) {
+    for (const auto& c : r.init_containers)
+      if (opened.ok()) opened = OpenLog(dir_fd, name + "." + c.name);
+    for (size_t i = 0; i < r.containers.size(); ++i)
+      if (opened.ok()) opened = OpenLog(dir_fd, i == r.main ? name : name + "." + r.containers[i].name);
+  }
+  close(dir_fd);
+  return opened;
+}
+
+Status LocalRunner::Prepare() {
+  const auto all = AllReplicas(job_);
+  size_t pipes = 0, log_files = 0;
+  TFJOB_RETURN_IF_ERROR(CheckCommands(all, &pipes, &log_files));
+  TFJOB_RETURN_IF_ERROR(RaiseFileLimit(16 + log_files + std::max(all.size(), pipes), all.size()));
+  TFJOB_RETURN_IF_ERROR(ReservePorts(all));
   for (const auto& [type, index] : all) {
     TFJOB_ASSIGN_OR_RETURN(LocalReplica r, LocalReplicaFor(job_, type, index, ports_));
     outcomes_[r.name] = ReplicaOutcome{r.name, "Pending", 0, -1, {}, {}};
     replicas_.emplace(r.name, std::move(r));
   }
-
-  if (!options_.logs_dir.empty()) {
-    const std::string& dir = options_.logs_dir;
-    struct stat st {};
-    if (stat(dir.c_str(), &st) == 0 && !S_ISDIR(st.st_mode))
-      return InvalidArgumentError("--logs-dir " + dir + ": not a directory");
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    if (ec) return InvalidArgumentError("--logs-dir " + dir + ": cannot create it: " + ec.message());
-    int dir_fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dir_fd < 0) return InvalidArgumentError("--logs-dir " + dir + ": " + std::strerror(errno));
-    auto open_log = [&](const std::string& key) -> Status {
-      const std::string file = key + ".log";
-      // Never through a link put there beforehand, never into a FIFO or a device.
-      int fd = openat(dir_fd, file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
-      if (fd < 0) {
-        std::string why = errno == ELOOP ? "is a symbolic link (not followed)" : std::strerror(errno);
-        return InvalidArgumentError("--logs-dir: " + dir + "/" + file + ": " + why);
-      }
-      struct stat fst {};
-      if (fstat(fd, &fst) != 0 || !S_ISREG(fst.st_mode)) {
-        close(fd);
-        return InvalidArgumentError("--logs-dir: " + dir + "/" + file + ": not a regular file");
-      }
-      fcntl(fd, F_SETFL, 0);
-      logs_[key] = fd;
-      return OkStatus();
-    };
-    Status opened = OkStatus();
-    for (const auto& [name, r] : replicas_) {
-      for (const auto& c : r.init_containers)
-        if (opened.ok()) opened = open_log(name + "." + c.name);
-      for (size_t i = 0; i < r.containers.size(); ++i)
-        if (opened.ok()) opened = open_log(i == r.main ? name : name + "." + r.containers[i].name);
-    }
-    close(dir_fd);
-    TFJOB_RETURN_IF_ERROR(opened);
-  }
+  if (!options_.logs_dir.empty()) TFJOB_RETURN_IF_ERROR(OpenLogs());
 
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) return InvalidArgumentError(Errno("status pipe"));
@@ -298,6 +318,103 @@ void LocalRunner::StartFailed(const std::string& name, const std::string& reason
   DrawTable();
 }
 
+// The file descriptors of one Spawn: the supervisor's ends of the output pipes, the spec pipe
+// (the runner writes the SupervisorSpec into it) and the report pipe (the child's errno when its
+// exec fails; O_CLOEXEC, so it closes at a successful exec).
+struct LocalRunner::SpawnPipes {
+  std::vector<int> child_fds;  // what the supervisor keeps across its exec
+  std::vector<int> write_ends;
+  int spec[2] = {-1, -1}, report[2] = {-1, -1};
+
+  void Close() {
+    for (int fd : write_ends) close(fd);
+    for (int fd : {spec[0], spec[1], report[0], report[1]})
+      if (fd >= 0) close(fd);
+  }
+};
+
+namespace {
+
+// The forked child's side of Spawn, between fork() and execv(): only async-signal-safe calls
+// (no allocation, no locks, no formatting). `argv`, `blocked` and `keep` are made before the fork.
+[[noreturn]] void ExecSupervisor(char* const argv[], const sigset_t& blocked, pid_t parent,
+                                 const std::vector<int>& keep, int report_fd) {
+  setpgid(0, 0);  // out of the terminal's foreground group: Ctrl-C reaches tfjob only
+  sigprocmask(SIG_BLOCK, &blocked, nullptr);
+  prctl(PR_SET_PDEATHSIG, SIGUSR1);
+  if (getppid() != parent) _exit(128 + SIGKILL);  // the runner died before prctl
+  for (int fd : keep) fcntl(fd, F_SETFD, 0);
+  execv(argv[0], argv);
+  int err = errno;
+  ssize_t ignored = write(report_fd, &err, sizeof err);
+  (void)ignored;
+  _exit(127);
+}
+
+// The child's errno when its exec failed; nullopt when the report pipe closed without one (the
+// exec succeeded).
+std::optional<int> ExecError(int report_fd) {
+  int err = 0;
+  ssize_t n;
+  do n = read(report_fd, &err, sizeof err);
+  while (n < 0 && errno == EINTR);
+  if (n == static_cast<ssize_t>(sizeof err)) return err;
+  return std::nullopt;
+}
+
+}  // namespace
+
+// An output pipe per container of `r` (a Stream of `p`, the write end in `spec`), then the spec
+// and report pipes. False with `failure` set when a pipe cannot be had.
+bool LocalRunner::OpenPipes(Process& p, const LocalReplica& r, SupervisorSpec& spec, SpawnPipes& pipes,
+                            std::string* failure) {
+  const std::string short_name = p.name.substr(job_.metadata.name.size() + 1);
+  bool ok = true;
+  auto add = [&](const LocalContainer& c, bool is_main, std::vector<SupervisedContainer>* into) {
+    int fds[2];
+    if (!ok) return;
+    if (pipe2(fds, O_CLOEXEC) != 0) {
+      ok = false;
+      *failure = Errno("output pipe");
+      return;
+    }
+    Stream s;
+    s.prefix = is_main ? short_name : short_name + "/" + c.name;
+    s.fd = fds[0];
+    fcntl(s.fd, F_SETFL, O_NONBLOCK);
+    auto log = logs_.find(is_main ? p.name : p.name + "." + c.name);
+    s.log_fd = log == logs_.end() ? -1 : log->second;
+    p.streams.push_back(std::move(s));
+    pipes.write_ends.push_back(fds[1]);
+    pipes.child_fds.push_back(fds[1]);
+    into->push_back({c.name, c.argv, ProcessEnvironment(options_.base_env, c.env), c.working_dir, fds[1]});
+  };
+  for (const auto& c : r.init_containers) add(c, false, &spec.init_containers);
+  for (size_t i = 0; i < r.containers.size(); ++i) add(r.containers[i], i == r.main, &spec.containers);
+  if (ok && pipe2(pipes.spec, O_CLOEXEC) != 0) ok = false, *failure = Errno("pipe");
+  if (ok && pipe2(pipes.report, O_CLOEXEC) != 0) ok = false, *failure = Errno("pipe");
+  return ok;
+}
+
+// The supervisor `pid` of `p` has started: the port is handed over, the spec sent.
+void LocalRunner::Started(std::unique_ptr<Process> p, pid_t pid, const SupervisorSpec& spec, SpawnPipes& pipes) {
+  const std::string name = p->name;
+  // The supervisor has its copies now; the port stays reserved in it until the containers start.
+  if (auto reserved = reserved_.find(name); reserved != reserved_.end()) {
+    close(reserved->second);
+    reserved_.erase(reserved);
+  }
+  close(pipes.spec[0]);
+  pipes.spec[0] = -1;
+  WriteAll(pipes.spec[1], EncodeSupervisorSpec(spec));
+  pipes.Close();
+  p->pid = pid;
+  processes_[name] = std::move(p);
+  outcomes_[name].state = "Running";
+  Print("tfjob: " + name + " started (pid " + std::to_string(pid) + ")");
+  DrawTable();
+}
+
 void LocalRunner::Spawn(const std::string& name) {
   const LocalReplica& r = replicas_.at(name);
   auto p = std::make_unique<Process>();
@@ -305,7 +422,6 @@ void LocalRunner::Spawn(const std::string& name) {
   p->uid = name + "-" + std::to_string(++spawned_);
   p->started = clock_.SteadyNow();
   p->color = options_.color ? PrefixColor(name) : "";
-  const std::string short_name = name.substr(job_.metadata.name.size() + 1);
 
   SupervisorSpec spec;
   spec.uid = p->uid;
@@ -314,109 +430,41 @@ void LocalRunner::Spawn(const std::string& name) {
   spec.grace_period = options_.grace_period;
   spec.nofile_soft = nofile_soft_;
   spec.main = r.main;
-  std::vector<int> child_fds;  // what the supervisor keeps across its exec
-  std::vector<int> write_ends;
-  bool ok = true;
+  SpawnPipes pipes;
   std::string failure;
-  auto add = [&](const LocalContainer& c, bool is_main, std::vector<SupervisedContainer>* into) {
-    int fds[2];
-    if (!ok) return;
-    if (pipe2(fds, O_CLOEXEC) != 0) {
-      ok = false;
-      failure = Errno("output pipe");
-      return;
-    }
-    Stream s;
-    s.prefix = is_main ? short_name : short_name + "/" + c.name;
-    s.fd = fds[0];
-    fcntl(s.fd, F_SETFL, O_NONBLOCK);
-    auto log = logs_.find(is_main ? name : name + "." + c.name);
-    s.log_fd = log == logs_.end() ? -1 : log->second;
-    p->streams.push_back(std::move(s));
-    write_ends.push_back(fds[1]);
-    child_fds.push_back(fds[1]);
-    into->push_back({c.name, c.argv, ProcessEnvironment(options_.base_env, c.env), c.working_dir, fds[1]});
-  };
-  for (const auto& c : r.init_containers) add(c, false, &spec.init_containers);
-  for (size_t i = 0; i < r.containers.size(); ++i) add(r.containers[i], i == r.main, &spec.containers);
-  int spec_pipe[2] = {-1, -1}, report[2] = {-1, -1};
-  if (ok && pipe2(spec_pipe, O_CLOEXEC) != 0) ok = false, failure = Errno("pipe");
-  if (ok && pipe2(report, O_CLOEXEC) != 0) ok = false, failure = Errno("pipe");
-  auto cleanup = [&] {
-    for (int fd : write_ends) close(fd);
-    for (int fd : {spec_pipe[0], spec_pipe[1], report[0], report[1]})
-      if (fd >= 0) close(fd);
-  };
-  if (!ok) {
-    cleanup();
+  auto fail = [&](const std::string& why) {
+    pipes.Close();
     p->CloseStreams();
-    StartFailed(name, failure);
-    return;
-  }
+    StartFailed(name, why);
+  };
+  if (!OpenPipes(*p, r, spec, pipes, &failure)) return fail(failure);
   auto reserved = reserved_.find(name);
   spec.port_fd = reserved == reserved_.end() ? -1 : reserved->second;
-  if (spec.port_fd >= 0) child_fds.push_back(spec.port_fd);
-  child_fds.push_back(status_write_);
-  child_fds.push_back(spec_pipe[0]);
+  if (spec.port_fd >= 0) pipes.child_fds.push_back(spec.port_fd);
+  pipes.child_fds.push_back(status_write_);
+  pipes.child_fds.push_back(pipes.spec[0]);
 
   // Everything the child needs is prepared before fork: only async-signal-safe calls after it.
   std::string supervisor = options_.supervisor;
   std::string mode = "__pod-supervisor";
-  std::string spec_fd = std::to_string(spec_pipe[0]);
+  std::string spec_fd = std::to_string(pipes.spec[0]);
   char* argv[] = {supervisor.data(), mode.data(), spec_fd.data(), nullptr};
   sigset_t blocked;
   sigemptyset(&blocked);
   for (int s : {SIGCHLD, SIGTERM, SIGINT, SIGUSR1, SIGHUP}) sigaddset(&blocked, s);
   const pid_t parent = getpid();
   pid_t pid = fork();
-  if (pid == 0) {
-    setpgid(0, 0);  // out of the terminal's foreground group: Ctrl-C reaches tfjob only
-    sigprocmask(SIG_BLOCK, &blocked, nullptr);
-    prctl(PR_SET_PDEATHSIG, SIGUSR1);
-    if (getppid() != parent) _exit(128 + SIGKILL);  // the runner died before prctl
-    for (int fd : child_fds) fcntl(fd, F_SETFD, 0);
-    execv(argv[0], argv);
-    int err = errno;
-    ssize_t ignored = write(report[1], &err, sizeof err);
-    (void)ignored;
-    _exit(127);
-  }
-  if (pid < 0) {
-    failure = Errno("fork");
-    cleanup();
-    p->CloseStreams();
-    StartFailed(name, failure);
-    return;
-  }
+  if (pid == 0) ExecSupervisor(argv, blocked, parent, pipes.child_fds, pipes.report[1]);
+  if (pid < 0) return fail(Errno("fork"));
   setpgid(pid, pid);
-  close(report[1]);
-  report[1] = -1;
-  int err = 0;
-  ssize_t n;
-  do n = read(report[0], &err, sizeof err);
-  while (n < 0 && errno == EINTR);
-  if (n == static_cast<ssize_t>(sizeof err)) {
+  close(pipes.report[1]);
+  pipes.report[1] = -1;
+  if (std::optional<int> err = ExecError(pipes.report[0])) {
     int status;
     waitpid(pid, &status, 0);
-    cleanup();
-    p->CloseStreams();
-    StartFailed(name, "cannot execute the pod supervisor " + supervisor + ": " + std::strerror(err));
-    return;
+    return fail("cannot execute the pod supervisor " + supervisor + ": " + std::strerror(*err));
   }
-  // The supervisor has its copies now; the port stays reserved in it until the containers start.
-  if (reserved != reserved_.end()) {
-    close(reserved->second);
-    reserved_.erase(reserved);
-  }
-  close(spec_pipe[0]);
-  spec_pipe[0] = -1;
-  WriteAll(spec_pipe[1], EncodeSupervisorSpec(spec));
-  cleanup();
-  p->pid = pid;
-  processes_[name] = std::move(p);
-  outcomes_[name].state = "Running";
-  Print("tfjob: " + name + " started (pid " + std::to_string(pid) + ")");
-  DrawTable();
+  Started(std::move(p), pid, spec, pipes);
 }
 
 void LocalRunner::Output(Process& p, const Stream& s, const std::string& line) {
@@ -536,6 +584,32 @@ void LocalRunner::Reap() {
   }
 }
 
+bool LocalRunner::AllEnded(const std::vector<Process*>& targets) {
+  bool done = true;
+  for (Process* p : targets) done = done && p->exited && p->drained();
+  return done;
+}
+
+// SIGKILL to every target left and to everything below it.
+void LocalRunner::KillNow(const std::vector<Process*>& targets) {
+  auto reap = [this] { Reap(); };
+  for (Process* p : targets)
+    if (!p->exited) {
+      KillDescendants(p->pid, reap, std::chrono::seconds(1));
+      kill(p->pid, SIGKILL);
+    }
+}
+
+// A pipe still open after the kill: a process that escaped its supervisor (one killed from
+// outside) holds it. Reads what is there and closes them; true when every target has exited.
+bool LocalRunner::CloseEscaped(const std::vector<Process*>& targets) {
+  for (Process* p : targets) {
+    for (auto& s : p->streams) ReadStream(*p, s);
+    p->CloseStreams();
+  }
+  return std::all_of(targets.begin(), targets.end(), [](Process* p) { return p->exited; });
+}
+
 void LocalRunner::StopProcesses(const std::vector<Process*>& targets, std::stop_token kill_now) {
   for (Process* p : targets)
     if (!p->exited) {
@@ -545,29 +619,15 @@ void LocalRunner::StopProcesses(const std::vector<Process*>& targets, std::stop_
   // The supervisors SIGKILL what is left after the grace period; this is the backstop.
   const auto deadline = clock_.SteadyNow() + options_.grace_period + std::chrono::seconds(2);
   std::optional<Clock::SteadyTime> forced;
-  auto reap = [this] { Reap(); };
   for (;;) {
     Reap();
-    bool done = true;
-    for (Process* p : targets) done = done && p->exited && p->drained();
-    if (done) return;
+    if (AllEnded(targets)) return;
     if (!forced && (kill_now.stop_requested() || clock_.SteadyNow() >= deadline)) {
       if (kill_now.stop_requested()) Print("tfjob: interrupted again; killing every replica now");
-      for (Process* p : targets)
-        if (!p->exited) {
-          KillDescendants(p->pid, reap, std::chrono::seconds(1));
-          kill(p->pid, SIGKILL);
-        }
+      KillNow(targets);
       forced = clock_.SteadyNow();
     }
-    if (forced && clock_.SteadyNow() - *forced > std::chrono::seconds(2)) {
-      // Still open: a process that escaped its supervisor (one killed from outside) holds it.
-      for (Process* p : targets) {
-        for (auto& s : p->streams) ReadStream(*p, s);
-        p->CloseStreams();
-      }
-      if (std::all_of(targets.begin(), targets.end(), [](Process* p) { return p->exited; })) return;
-    }
+    if (forced && clock_.SteadyNow() - *forced > std::chrono::seconds(2) && CloseEscaped(targets)) return;
     Pump(std::chrono::milliseconds(20));
   }
 }
@@ -619,6 +679,81 @@ void LocalRunner::DrawTable() {
   out_ << LiveTableFrame(TableRows()) << std::flush;
 }
 
+// The processes as the core sees pods; every replica's "service" exists already (its port was
+// reserved up front).
+core::ObservedState LocalRunner::Observe() const {
+  core::ObservedState observed{job_, {}, {}, std::nullopt, clock_.Now()};
+  for (const auto& [n, p] : processes_) {
+    const LocalReplica& r = replicas_.at(n);
+    api::Pod pod;
+    pod.meta.name = n;
+    pod.meta.ns = job_.metadata.ns;
+    pod.meta.uid = p->uid;
+    pod.meta.job_name = job_.metadata.name;
+    pod.meta.replica_type = r.type;
+    pod.meta.replica_index = r.index;
+    pod.meta.controller_uid = job_.metadata.uid;
+    pod.phase = !p->exited          ? api::PodPhase::kRunning
+                : p->exit_code == 0 ? api::PodPhase::kSucceeded
+                                    : api::PodPhase::kFailed;
+    api::ContainerStatus cs;
+    cs.name = std::string(api::kDefaultContainerName);
+    cs.terminated = p->exited;
+    cs.exit_code = p->exit_code;
+    pod.container_statuses.push_back(cs);
+    observed.pods.push_back(std::move(pod));
+  }
+  for (const auto& [n, r] : replicas_) {
+    api::Service svc;
+    svc.meta.name = n;
+    svc.meta.controller_uid = job_.metadata.uid;
+    svc.meta.replica_type = r.type;
+    svc.meta.replica_index = r.index;
+    observed.services.push_back(svc);
+  }
+  return observed;
+}
+
+// The plan's pod deletes: each process stopped, and counted as a restart once it has exited.
+void LocalRunner::DeletePods(const core::Plan& plan, std::stop_token kill_now) {
+  for (const auto& d : plan.delete_pods) {
+    auto it = processes_.find(d.name);
+    if (it == processes_.end()) continue;
+    StopProcesses({it->second.get()}, kill_now);
+    if (!it->second->exited) continue;
+    it->second->CloseStreams();
+    outcomes_[d.name].restarts += 1;
+    processes_.erase(it);
+  }
+}
+
+// The plan's events and status: printed, the live table redrawn, the conditions printed when
+// they changed since `last_conditions`.
+void LocalRunner::ReportPlan(const core::Plan& plan, std::vector<std::string>* last_conditions) {
+  // ExitedWithCode repeats the runner's own "<replica> exited with code N" line.
+  for (const auto& e : plan.events)
+    if (e.reason != "SuccessfulCreatePod" && e.reason != "ExitedWithCode")
+      Print("tfjob: " + std::string(api::EnumName(e.type)) + " " + e.reason + ": " + e.message);
+  if (plan.status) job_.status = *plan.status;
+  std::vector<std::string> conditions;
+  for (const auto& c : job_.status.conditions) conditions.push_back(c.type + "=" + c.status);
+  if (live_table() && clock_.SteadyNow() - last_draw_ >= std::chrono::milliseconds(500)) DrawTable();
+  if (conditions != *last_conditions) {
+    std::string text;
+    for (const auto& c : conditions) text += (text.empty() ? "" : ", ") + c;
+    Print("tfjob: TFJob " + job_.metadata.name + " conditions: " + text);
+    *last_conditions = conditions;
+  }
+}
+
+// The plan's pod creates, until one cannot start.
+void LocalRunner::CreatePods(const core::Plan& plan) {
+  for (const auto& c : plan.create_pods) {
+    Spawn(c.name);
+    if (!start_failures_.empty()) break;
+  }
+}
+
 int LocalRunner::Run(std::stop_token stop, std::stop_token kill_now) {
   // Orphans of the replicas come back to tfjob (not to init), so StopAll can find them.
   prctl(PR_SET_CHILD_SUBREAPER, 1);
@@ -644,61 +779,9 @@ int LocalRunner::Run(std::stop_token stop, std::stop_token kill_now) {
       DrawTable();
       return kRunExitCannotStart;
     }
-    // The processes as the core sees pods.
-    core::ObservedState observed{job_, {}, {}, std::nullopt, clock_.Now()};
-    for (const auto& [n, p] : processes_) {
-      const LocalReplica& r = replicas_.at(n);
-      api::Pod pod;
-      pod.meta.name = n;
-      pod.meta.ns = job_.metadata.ns;
-      pod.meta.uid = p->uid;
-      pod.meta.job_name = job_.metadata.name;
-      pod.meta.replica_type = r.type;
-      pod.meta.replica_index = r.index;
-      pod.meta.controller_uid = job_.metadata.uid;
-      pod.phase = !p->exited          ? api::PodPhase::kRunning
-                  : p->exit_code == 0 ? api::PodPhase::kSucceeded
-                                      : api::PodPhase::kFailed;
-      api::ContainerStatus cs;
-      cs.name = std::string(api::kDefaultContainerName);
-      cs.terminated = p->exited;
-      cs.exit_code = p->exit_code;
-      pod.container_statuses.push_back(cs);
-      observed.pods.push_back(std::move(pod));
-    }
-    // Every replica's "service" exists already: its port was reserved up front.
-    for (const auto& [n, r] : replicas_) {
-      api::Service svc;
-      svc.meta.name = n;
-      svc.meta.controller_uid = job_.metadata.uid;
-      svc.meta.replica_type = r.type;
-      svc.meta.replica_index = r.index;
-      observed.services.push_back(svc);
-    }
-    core::Plan plan = core::Reconcile(observed, options);
-    for (const auto& d : plan.delete_pods) {
-      auto it = processes_.find(d.name);
-      if (it == processes_.end()) continue;
-      StopProcesses({it->second.get()}, kill_now);
-      if (!it->second->exited) continue;
-      it->second->CloseStreams();
-      outcomes_[d.name].restarts += 1;
-      processes_.erase(it);
-    }
-    // ExitedWithCode repeats the runner's own "<replica> exited with code N" line.
-    for (const auto& e : plan.events)
-      if (e.reason != "SuccessfulCreatePod" && e.reason != "ExitedWithCode")
-        Print("tfjob: " + std::string(api::EnumName(e.type)) + " " + e.reason + ": " + e.message);
-    if (plan.status) job_.status = *plan.status;
-    std::vector<std::string> conditions;
-    for (const auto& c : job_.status.conditions) conditions.push_back(c.type + "=" + c.status);
-    if (live_table() && clock_.SteadyNow() - last_draw_ >= std::chrono::milliseconds(500)) DrawTable();
-    if (conditions != last_conditions) {
-      std::string text;
-      for (const auto& c : conditions) text += (text.empty() ? "" : ", ") + c;
-      Print("tfjob: TFJob " + job_.metadata.name + " conditions: " + text);
-      last_conditions = conditions;
-    }
+    core::Plan plan = core::Reconcile(Observe(), options);
+    DeletePods(plan, kill_now);
+    ReportPlan(plan, &last_conditions);
     if (core::IsFinished(job_.status)) {
       StopAll(kill_now);
       DrawTable();
@@ -709,10 +792,7 @@ int LocalRunner::Run(std::stop_token stop, std::stop_token kill_now) {
       StopAll(kill_now);
       return 130;
     }
-    for (const auto& c : plan.create_pods) {
-      Spawn(c.name);
-      if (!start_failures_.empty()) break;
-    }
+    CreatePods(plan);
     auto wait = std::chrono::milliseconds(200);
     if (plan.requeue_after)
       wait = std::min(wait, std::chrono::duration_cast<std::chrono::milliseconds>(*plan.requeue_after) +

@@ -16,6 +16,7 @@
 //   - a replica that cannot start (its working directory, its command, no file descriptor or
 //     process left) is Failed with the reason printed, and the run ends with exit code 2.
 
+#include <sys/types.h>
 #include <chrono>
 #include <cstdio>
 #include <map>
@@ -30,7 +31,14 @@
 #include "common/status.h"
 #include "local/local_replica.h"
 
+namespace tfjob::tfjob::core {
+struct ObservedState;
+struct Plan;
+}  // namespace tfjob::tfjob::core
+
 namespace tfjob::local {
+
+struct SupervisorSpec;
 
 inline constexpr int kRunExitCannotStart = 2;
 
@@ -82,9 +90,29 @@ class LocalRunner {
  private:
   struct Stream;
   struct Process;
+  struct SpawnPipes;
+  using ReplicaList = std::vector<std::pair<api::ReplicaType, int32_t>>;
+  // Prepare's steps, in order.
+  Status CheckCommands(const ReplicaList& all, size_t* pipes, size_t* log_files);
+  Status RaiseFileLimit(size_t need, size_t replicas);
+  Status ReservePorts(const ReplicaList& all);
+  Status OpenLogs();
+  Status OpenLog(int dir_fd, const std::string& key);
+  // Run's steps: the processes as pods, then the plan applied.
+  ::tfjob::tfjob::core::ObservedState Observe() const;
+  void DeletePods(const ::tfjob::tfjob::core::Plan& plan, std::stop_token kill_now);
+  void ReportPlan(const ::tfjob::tfjob::core::Plan& plan, std::vector<std::string>* last_conditions);
+  void CreatePods(const ::tfjob::tfjob::core::Plan& plan);
+  // Spawn's steps: the pipes before the fork, the hand-over after it.
   void Spawn(const std::string& name);
+  bool OpenPipes(Process& p, const LocalReplica& r, SupervisorSpec& spec, SpawnPipes& pipes, std::string* failure);
+  void Started(std::unique_ptr<Process> p, pid_t pid, const SupervisorSpec& spec, SpawnPipes& pipes);
   void StartFailed(const std::string& name, const std::string& reason);
+  // StopProcesses' steps.
   void StopProcesses(const std::vector<Process*>& targets, std::stop_token kill_now);
+  static bool AllEnded(const std::vector<Process*>& targets);
+  void KillNow(const std::vector<Process*>& targets);
+  bool CloseEscaped(const std::vector<Process*>& targets);
   void StopAll(std::stop_token kill_now);
   void Pump(std::chrono::milliseconds timeout);
   void ReadStream(Process& p, Stream& s);

@@ -59,17 +59,7 @@ class Supervisor {
   }
 
   int Run() {
-    for (const auto& c : spec_.init_containers) {
-      if (stopping_) return Finish(128 + SIGTERM);
-      std::optional<pid_t> pid = Start(c);
-      if (!pid) return Finish(kExitCannotStart);
-      running_[*pid] = &c;
-      while (!exits_.contains(&c)) Wait();
-      int code = exits_[&c];
-      Report("exit", c.name, std::to_string(code));
-      KillTree();  // what the init container left behind dies with it, as in a container
-      if (code != 0) return Finish(code);
-    }
+    if (std::optional<int> code = RunInitContainers()) return Finish(*code);
     if (stopping_) return Finish(128 + SIGTERM);
     if (spec_.port_fd >= 0) close(spec_.port_fd);  // the main container binds it now
     spec_.port_fd = -1;
@@ -92,6 +82,23 @@ class Supervisor {
   const sigset_t& signals() const { return signals_; }
 
  private:
+  // The init containers one after the other, each to completion; the code to finish with when
+  // the pod ends here (stopped, one cannot start, one failed), nullopt when all succeeded.
+  std::optional<int> RunInitContainers() {
+    for (const auto& c : spec_.init_containers) {
+      if (stopping_) return 128 + SIGTERM;
+      std::optional<pid_t> pid = Start(c);
+      if (!pid) return kExitCannotStart;
+      running_[*pid] = &c;
+      while (!exits_.contains(&c)) Wait();
+      int code = exits_[&c];
+      Report("exit", c.name, std::to_string(code));
+      KillTree();  // what the init container left behind dies with it, as in a container
+      if (code != 0) return code;
+    }
+    return std::nullopt;
+  }
+
   int Finish(int code) {
     KillTree();
     return code;
@@ -103,6 +110,7 @@ class Supervisor {
 
   // Starts one container in its own process group; nullopt (reported) when it cannot start.
   std::optional<pid_t> Start(const SupervisedContainer& c) {
+    // Everything the child needs is made before the fork (ExecContainer allocates nothing).
     std::vector<std::string> argv_s = c.argv, env_s = c.env;
     std::vector<char*> argv, envp;
     for (auto& s : argv_s) argv.push_back(s.data());
@@ -121,39 +129,7 @@ class Supervisor {
       close(report[1]);
       return std::nullopt;
     }
-    if (pid == 0) {
-      setpgid(0, 0);
-      for (int s = 1; s < NSIG; ++s)
-        if (s != SIGKILL && s != SIGSTOP) signal(s, SIG_DFL);
-      sigset_t none;
-      sigemptyset(&none);
-      sigprocmask(SIG_SETMASK, &none, nullptr);
-      if (spec_.nofile_soft > 0) {
-        rlimit lim{};
-        getrlimit(RLIMIT_NOFILE, &lim);
-        lim.rlim_cur = std::min<rlim_t>(spec_.nofile_soft, lim.rlim_max);
-        setrlimit(RLIMIT_NOFILE, &lim);
-      }
-      int devnull = open("/dev/null", O_RDONLY);
-      if (devnull >= 0) dup2(devnull, 0);
-      dup2(c.out_fd, 1);
-      dup2(c.out_fd, 2);
-      // Only 0, 1, 2 reach the program (the report pipe closes at exec).
-      syscall(SYS_close_range, 3U, ~0U, 4U /* CLOSE_RANGE_CLOEXEC */);
-      int failure[2] = {0, 0};
-      if (!c.working_dir.empty() && chdir(c.working_dir.c_str()) != 0) {
-        failure[0] = kStageChdir;
-        failure[1] = errno;
-      } else {
-        environ = envp.data();  // the command is looked up in the container's PATH
-        execvp(argv[0], argv.data());
-        failure[0] = kStageExec;
-        failure[1] = errno;
-      }
-      ssize_t ignored = write(report[1], failure, sizeof failure);
-      (void)ignored;
-      _exit(127);
-    }
+    if (pid == 0) ExecContainer(c, argv.data(), envp.data(), spec_.nofile_soft, report[1]);
     close(report[1]);
     int failure[2] = {0, 0};
     ssize_t n;
@@ -163,14 +139,56 @@ class Supervisor {
     if (n == static_cast<ssize_t>(sizeof failure)) {
       int status;
       waitpid(pid, &status, 0);
-      if (failure[0] == kStageChdir)
-        Report("error", c.name,
-               "working directory \"" + c.working_dir + "\" cannot be used: " + std::strerror(failure[1]));
-      else
-        Report("error", c.name, "cannot execute \"" + c.argv[0] + "\": " + std::strerror(failure[1]));
+      ReportStartFailure(c, failure[0], failure[1]);
       return std::nullopt;
     }
     return pid;
+  }
+
+  // The forked child's side of Start, between fork() and execvp(): only async-signal-safe calls
+  // (no allocation, no locks, no formatting; `argv` and `envp` are made before the fork). On a
+  // failure the stage and errno go to `report_fd`.
+  [[noreturn]] static void ExecContainer(const SupervisedContainer& c, char* const* argv, char** envp,
+                                         uint64_t nofile_soft, int report_fd) {
+    setpgid(0, 0);
+    for (int s = 1; s < NSIG; ++s)
+      if (s != SIGKILL && s != SIGSTOP) signal(s, SIG_DFL);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    if (nofile_soft > 0) {
+      rlimit lim{};
+      getrlimit(RLIMIT_NOFILE, &lim);
+      lim.rlim_cur = std::min<rlim_t>(nofile_soft, lim.rlim_max);
+      setrlimit(RLIMIT_NOFILE, &lim);
+    }
+    int devnull = open("/dev/null", O_RDONLY);
+    if (devnull >= 0) dup2(devnull, 0);
+    dup2(c.out_fd, 1);
+    dup2(c.out_fd, 2);
+    // Only 0, 1, 2 reach the program (the report pipe closes at exec).
+    syscall(SYS_close_range, 3U, ~0U, 4U /* CLOSE_RANGE_CLOEXEC */);
+    int failure[2] = {0, 0};
+    if (!c.working_dir.empty() && chdir(c.working_dir.c_str()) != 0) {
+      failure[0] = kStageChdir;
+      failure[1] = errno;
+    } else {
+      environ = envp;  // the command is looked up in the container's PATH
+      execvp(argv[0], argv);
+      failure[0] = kStageExec;
+      failure[1] = errno;
+    }
+    ssize_t ignored = write(report_fd, failure, sizeof failure);
+    (void)ignored;
+    _exit(127);
+  }
+
+  // What ExecContainer reported: the stage that failed and its errno.
+  void ReportStartFailure(const SupervisedContainer& c, int stage, int err) {
+    if (stage == kStageChdir)
+      Report("error", c.name, "working directory \"" + c.working_dir + "\" cannot be used: " + std::strerror(err));
+    else
+      Report("error", c.name, "cannot execute \"" + c.argv[0] + "\": " + std::strerror(err));
   }
 
   void BeginStop() {
