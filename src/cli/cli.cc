@@ -6,6 +6,7 @@
 #include <list>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -41,6 +42,9 @@ const kube::GroupVersionResource kPluginsPodGroups{"scheduling.x-k8s.io", "v1alp
 constexpr const char* kJobNameLabel = "training.kubeflow.org/job-name";
 // A pod's log as `tfjob logs` reads it without -f: at most this much of each container.
 constexpr size_t kMaxLogBytes = 16 * 1024 * 1024;
+// A watch that fails this many times in a row for a reason other than an unreachable server
+// (junk, a line over the limit, an error status) is given up on with exit 2 (docs/cli.md).
+constexpr int kMaxStreamFailures = 3;
 // A streamed log line longer than this is printed in pieces.
 constexpr size_t kMaxLogLine = 64 * 1024;
 
@@ -83,6 +87,11 @@ int Fail(const Session& s, const Status& status, std::ostream& err, const std::s
     return 2;
   }
   if (status.code() == StatusCode::kCancelled) return kExitInterrupted;
+  if (status.code() == StatusCode::kDataLoss) {  // too large or undecodable: the server's fault (docs/cli.md)
+    err << "tfjob: the API server " << s.config.server << " (" << s.config.source
+        << ") sent an answer tfjob refuses: " << status.message() << "\n";
+    return 2;
+  }
   std::string m = status.message();
   if (status.code() == StatusCode::kNotFound &&
       m.find("the server could not find the requested resource") != std::string::npos)
@@ -117,7 +126,9 @@ std::string JobRef(const std::string& ns, const std::string& name) {
 class Tracker : public controller::ReflectorSink {
  public:
   Tracker(kube::RestClient& client, controller::ListWatchSpec spec, std::function<void()> changed)
-      : changed_(std::move(changed)), reflector_(client, std::move(spec), *this, Logger()) {}
+      : spec_name_(spec.gvr.resource),
+        changed_(std::move(changed)),
+        reflector_(client, std::move(spec), *this, Logger()) {}
   ~Tracker() override { Stop(); }
   void Start() {
     thread_ = std::jthread([this](std::stop_token stop) { reflector_.Run(stop); });
@@ -145,6 +156,7 @@ class Tracker : public controller::ReflectorSink {
   void Apply(kube::WatchEventType type, json object) override {
     {
       std::lock_guard lock(mu_);
+      failures_ = 0;
       if (type == kube::WatchEventType::kDeleted)
         objects_.erase(Key(object));
       else
@@ -164,6 +176,22 @@ class Tracker : public controller::ReflectorSink {
     std::lock_guard lock(mu_);
     return synced_;
   }
+  void Failed(const Status& status) override {
+    if (status.code() == StatusCode::kUnavailable || status.code() == StatusCode::kDeadlineExceeded) return;
+    {
+      std::lock_guard lock(mu_);
+      ++failures_;
+      last_error_ = status.message();
+    }
+    changed_();
+  }
+  // Why the stream is given up on, once its list or watch has failed kMaxStreamFailures times in
+  // a row without one event in between (a server that sends junk; docs/cli.md); else empty.
+  std::string GaveUp() const {
+    std::lock_guard lock(mu_);
+    if (failures_ < kMaxStreamFailures) return "";
+    return "the watch of " + spec_name_ + " failed " + std::to_string(failures_) + " times in a row: " + last_error_;
+  }
   // The watch events since the last call (get --watch).
   std::vector<std::pair<kube::WatchEventType, json>> TakeEvents() {
     std::lock_guard lock(mu_);
@@ -177,12 +205,15 @@ class Tracker : public controller::ReflectorSink {
     const json& m = api::ObjectField(o, "metadata");
     return api::StringField(m, "namespace") + "/" + api::StringField(m, "name");
   }
+  std::string spec_name_;
   std::function<void()> changed_;
   controller::Reflector reflector_;
   mutable std::mutex mu_;
   std::map<std::string, json> objects_;
   std::list<std::pair<kube::WatchEventType, json>> events_;
   bool synced_ = false;
+  int failures_ = 0;  // in a row, not counting an unreachable server (which may come back)
+  std::string last_error_;
   std::jthread thread_;
 };
 
@@ -381,6 +412,7 @@ class JobWait {
     const auto started = std::chrono::steady_clock::now();
     for (;;) {
       signal_.Wait(Ms(500));
+      if (std::optional<int> rc = GiveUpIfStreamsFail()) return *rc;
       auto jobs = job_tracker_.Snapshot();
       if (jobs.empty()) {
         if (seen_ && job_tracker_.synced()) return Finish(1, JobRef(ns_, name_) + " was deleted");
@@ -401,6 +433,17 @@ class JobWait {
   }
 
  private:
+  // A watch that keeps failing (junk, a line over the limit) ends the wait with exit 2.
+  std::optional<int> GiveUpIfStreamsFail() {
+    for (const Tracker* t : {&job_tracker_, &pod_tracker_})
+      if (std::string why = t->GaveUp(); !why.empty()) {
+        *io_.err << "tfjob: the API server " << s_.config.server << " (" << s_.config.source << "): " << Esc(why)
+                 << "\n";
+        return Finish(2, "tfjob: stopped watching " + JobRef(ns_, name_) + " (it keeps running)");
+      }
+    return std::nullopt;
+  }
+
   // The replicas (the live table, else their changes), the conditions when they changed, and
   // the log streams of new container instances.
   void Show() {
@@ -648,6 +691,10 @@ int WatchTable(Session& s, const CliArgs& a, const CliIo& io, const GetTableOpti
     bool header = views.empty();
     while (!stop.stop_requested()) {
       signal.Wait(Ms(500));
+      if (std::string why = tracker.GaveUp(); !why.empty()) {
+        *io.err << "tfjob: the API server " << s.config.server << " (" << s.config.source << "): " << Esc(why) << "\n";
+        return 2;
+      }
       for (auto& [type, obj] : tracker.TakeEvents()) {
         JobView v = DecodeJobView(obj);
         auto key = std::make_pair(v.ns, v.name);
@@ -846,6 +893,13 @@ int FollowLogs(Session& s, const CliArgs& a, const CliIo& io, JobView job, Outpu
     LogFollower follower(*s.client, s.ns, a.name, out, color);
     while (!stop.stop_requested()) {
       signal.Wait(Ms(500));
+      for (const Tracker* t : {&job_tracker, &pod_tracker})
+        if (std::string why = t->GaveUp(); !why.empty()) {
+          follower.StopAll();
+          *io.err << "tfjob: the API server " << s.config.server << " (" << s.config.source << "): " << Esc(why)
+                  << "\n";
+          return 2;
+        }
       auto jobs = job_tracker.Snapshot();
       if (jobs.empty() && job_tracker.synced()) break;  // deleted
       if (!jobs.empty()) job = DecodeJobView(jobs.front());

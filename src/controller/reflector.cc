@@ -91,6 +91,7 @@ void Reflector::Run(std::stop_token stop) {
   // The delay logged is the one slept; `elapsed` is how long the failed call took (a list
   // includes the REST client's own retries), so the log matches the time between its lines.
   auto retry_later = [&](const char* what, const Status& s, Clock::SteadyTime started) {
+    sink_.Failed(s);
     log_.Warning(what, {{"error", s.message()},
                         {"elapsed", FormatDuration(clock.SteadyNow() - started)},
                         {"retry_in", FormatDuration(backoff)}});

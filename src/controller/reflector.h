@@ -38,6 +38,9 @@ class ReflectorSink {
   // The full current set after a (re)list; the sink removes what is missing (tombstones).
   virtual void Replace(std::vector<nlohmann::json> items) = 0;
   virtual void Apply(kube::WatchEventType type, nlohmann::json object) = 0;
+  // A list or watch failed and will be retried after a back-off (the CLI gives up on a stream
+  // that keeps failing: docs/cli.md).
+  virtual void Failed(const Status& /*status*/) {}
 };
 
 class Reflector {

@@ -278,3 +278,35 @@ def test_kueue_evicts_a_tfjob_whose_pods_never_start(kube, queue):
     assert w["status"]["requeueState"]["count"] == 1  # re-queued, after a backoff
     cond = conditions(kube, ns, "stuck")
     assert cond[-1] == ("Suspended", "True") and ("Succeeded", "True") not in cond and ("Failed", "True") not in cond
+
+
+def test_kueue_describe_says_why_a_job_waits_for_admission(kube, queue):
+    """`tfjob describe` of a job Kueue has not admitted (it asks for more cpu than the
+    ClusterQueue's quota) names Kueue, the Workload and Kueue's own message (docs/cli.md); once
+    the quota is raised and Kueue admits it, describe no longer says so."""
+    import subprocess
+    from test_cli import TFJOB
+    ns = queue("1")
+    submit(kube, ns, queued_job("big", {"Worker": replica(1, "2", ends(0, "60s"))}))
+    wait_for(lambda: (wl_condition(kube, ns, "big", "QuotaReserved") or {}).get("status") == "False",
+             what="Kueue refuses big's quota")
+    w = workload(kube, ns, "big")
+    message = wl_condition(kube, ns, "big", "QuotaReserved")["message"]
+
+    def describe():
+        r = subprocess.run([TFJOB, "describe", "big", "-n", ns, "--kubeconfig", kube.kubeconfig],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
+        assert r.returncode == 0, r.stderr
+        return [line for line in r.stdout.splitlines() if line.startswith("Why not running:")]
+
+    why = describe()
+    assert len(why) == 1, why
+    assert f'is suspended by Kueue (queue "{QUEUE}"): Workload {w["metadata"]["name"]} is not admitted:' in why[0]
+    assert message and message in why[0], (why, message)
+    # Free the quota: Kueue admits it, the job resumes and describe no longer blames Kueue.
+    kube("patch", "clusterqueue", ns, "--type=json", "-p",
+         json.dumps([{"op": "replace", "path": "/spec/resourceGroups/0/flavors/0/resources/0/nominalQuota",
+                      "value": "4"}]))
+    wait_for(lambda: wl_true(kube, ns, "big", "Admitted"), what="big admitted once the quota is raised")
+    wait_for(lambda: not suspended(kube, ns, "big"), what="big resumed")
+    wait_for(lambda: not any("Kueue" in line for line in describe()), what="describe no longer blames Kueue")
