@@ -10,9 +10,9 @@
 #include <thread>
 
 #include "api/tfjob_json.h"
-#include "testing/fake_clock.h"
 #include "operator/resources.h"
 #include "testing/fake_api_server.h"
+#include "testing/fake_clock.h"
 
 namespace tfjob::operator_ {
 namespace {
@@ -20,33 +20,10 @@ namespace {
 using nlohmann::json;
 namespace core = ::tfjob::tfjob::core;
 
-kube::RestClientOptions NoRetries() {
-  kube::RestClientOptions o;
-  o.max_retries = 0;
-  o.qps = 1e6;
-  o.burst = 1000000;
-  return o;
-}
-
-json JobObject(const std::string& name, int workers) {
-  json container = {{"name", "tensorflow"},
-                    {"image", "tf:2"},
-                    {"ports", json::array({{{"name", "tfjob-port"}, {"containerPort", 2222}}})}};
-  return {{"apiVersion", "kubeflow.org/v1"},
-          {"kind", "TFJob"},
-          {"metadata", {{"name", name}}},
-          {"spec",
-           {{"tfReplicaSpecs",
-             {{"Worker",
-               {{"replicas", workers},
-                {"restartPolicy", "Never"},
-                {"template", {{"spec", {{"containers", json::array({container})}}}}}}}}}}}};
-}
-
 struct Fixture {
   FakeClock clock;
   testing::FakeApiServer server{clock};
-  kube::RestClient client{server, clock, NoRetries()};
+  kube::RestClient client{server, clock, testing::UnthrottledClientOptions()};
   controller::Registry registry;
   controller::EventRecorder events{client, clock, Logger(), &registry, {.qps = 1e6, .burst = 1000000}};
   controller::Expectations expectations{clock};
@@ -76,7 +53,7 @@ struct Fixture {
 
   // The job as the server created it, and the plan of its first pass (no pods yet).
   api::TfJob CreateJob(const std::string& name, int workers) {
-    auto created = server.Create(kTfJobs, "default", JobObject(name, workers));
+    auto created = server.Create(kTfJobs, "default", testing::WorkerJobObject(name, workers));
     EXPECT_TRUE(created.ok()) << created.status().message();
     auto job = api::DecodeTfJobStrict(*created);
     EXPECT_TRUE(job.ok()) << job.status().message();

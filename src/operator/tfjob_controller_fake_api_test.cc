@@ -6,10 +6,10 @@
 
 #include <thread>
 
-#include "testing/fake_clock.h"
 #include "operator/resources.h"
 #include "operator/tfjob_controller.h"
 #include "testing/fake_api_server.h"
+#include "testing/fake_clock.h"
 
 namespace tfjob::operator_ {
 
@@ -44,33 +44,10 @@ bool WaitUntil(F done) {
   return done();
 }
 
-kube::RestClientOptions NoRetries() {
-  kube::RestClientOptions o;
-  o.max_retries = 0;
-  o.qps = 1e6;
-  o.burst = 1000000;
-  return o;
-}
-
-json JobObject(const std::string& name, int workers) {
-  json container = {{"name", "tensorflow"},
-                    {"image", "tf:2"},
-                    {"ports", json::array({{{"name", "tfjob-port"}, {"containerPort", 2222}}})}};
-  return {{"apiVersion", "kubeflow.org/v1"},
-          {"kind", "TFJob"},
-          {"metadata", {{"name", name}}},
-          {"spec",
-           {{"tfReplicaSpecs",
-             {{"Worker",
-               {{"replicas", workers},
-                {"restartPolicy", "Never"},
-                {"template", {{"spec", {{"containers", json::array({container})}}}}}}}}}}}};
-}
-
 struct Cluster {
   FakeClock clock;
   testing::FakeApiServer server{clock};
-  kube::RestClient client{server, clock, NoRetries()};
+  kube::RestClient client{server, clock, testing::UnthrottledClientOptions()};
   controller::Registry registry;
   controller::EventRecorder events{client, clock, Logger(), &registry, {.qps = 1e6, .burst = 1000000}};
   OperatorOptions options;
@@ -90,7 +67,7 @@ struct Cluster {
   TfJobController& c() { return *controller; }
 
   void CreateJob(const std::string& name, int workers) {
-    ASSERT_TRUE(server.Create(kTfJobs, "default", JobObject(name, workers)).ok());
+    ASSERT_TRUE(server.Create(kTfJobs, "default", testing::WorkerJobObject(name, workers)).ok());
   }
   std::optional<json> Job(const std::string& name) { return server.Get(kTfJobs, "default", name); }
   bool HasCondition(const std::string& name, const std::string& type) {

@@ -881,4 +881,27 @@ Status FakeApiServer::Watch(FakeRequest& r, const std::stop_token& abort, const 
   return result;
 }
 
+kube::RestClientOptions UnthrottledClientOptions() {
+  kube::RestClientOptions o;
+  o.max_retries = 0;
+  o.qps = 1e6;
+  o.burst = 1000000;
+  return o;
+}
+
+json WorkerJobObject(const std::string& name, int workers) {
+  json container = {{"name", "tensorflow"},
+                    {"image", "tf:2"},
+                    {"ports", json::array({{{"name", "tfjob-port"}, {"containerPort", 2222}}})}};
+  return {{"apiVersion", "kubeflow.org/v1"},
+          {"kind", "TFJob"},
+          {"metadata", {{"name", name}}},
+          {"spec",
+           {{"tfReplicaSpecs",
+             {{"Worker",
+               {{"replicas", workers},
+                {"restartPolicy", "Never"},
+                {"template", {{"spec", {{"containers", json::array({container})}}}}}}}}}}}};
+}
+
 }  // namespace tfjob::testing

@@ -52,6 +52,7 @@
 #include "common/clock.h"
 #include "common/thread_annotations.h"
 #include "kube/http_transport.h"
+#include "kube/rest_client.h"
 #include "kube/resource_path.h"
 
 namespace tfjob::testing {
@@ -190,5 +191,12 @@ struct LabelRequirement {
 };
 std::optional<std::vector<LabelRequirement>> ParseLabelSelector(const std::string& selector);
 bool SelectorMatches(const std::vector<LabelRequirement>& selector, const nlohmann::json& labels);
+
+// Options for a RestClient in front of the fake: no retries (a test sees each injected error
+// once) and no client-side rate limit.
+kube::RestClientOptions UnthrottledClientOptions();
+
+// A TFJob object of `workers` Workers (restartPolicy Never), as a user would create it.
+nlohmann::json WorkerJobObject(const std::string& name, int workers);
 
 }  // namespace tfjob::testing

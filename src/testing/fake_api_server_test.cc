@@ -8,10 +8,10 @@
 #include <atomic>
 #include <thread>
 
-#include "testing/fake_clock.h"
 #include "controller/informer.h"
 #include "kube/rest_client.h"
 #include "kube/watch_decoder.h"
+#include "testing/fake_clock.h"
 
 namespace tfjob::testing {
 namespace {
@@ -19,14 +19,6 @@ namespace {
 using nlohmann::json;
 
 const kube::GroupVersionResource kTfJobs{"kubeflow.org", "v1", "tfjobs"};
-
-kube::RestClientOptions NoRetries() {
-  kube::RestClientOptions o;
-  o.max_retries = 0;
-  o.qps = 1e6;
-  o.burst = 1000000;
-  return o;
-}
 
 json Pod(const std::string& name, json labels = json::object()) {
   return {{"apiVersion", "v1"},
@@ -38,7 +30,7 @@ json Pod(const std::string& name, json labels = json::object()) {
 struct Fixture {
   FakeClock clock;
   FakeApiServer server{clock};
-  kube::RestClient client{server, clock, NoRetries()};
+  kube::RestClient client{server, clock, UnthrottledClientOptions()};
 };
 
 TEST(FakeApiServer, CreateAssignsIdentityAndRefusesANamesake) {
