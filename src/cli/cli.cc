@@ -118,6 +118,14 @@ StatusOr<std::unique_ptr<Session>> Connect(const ConnectionArgs& args, const Cli
   return s;
 }
 
+// A command's session, or nullptr after saying on stderr why there is none (the command exits 2).
+std::unique_ptr<Session> ConnectOrSay(const ConnectionArgs& args, const CliIo& io) {
+  auto session = Connect(args, io);
+  if (session.ok()) return std::move(*session);
+  *io.err << "tfjob: " << session.status().message() << "\n";
+  return nullptr;
+}
+
 std::string JobRef(const std::string& ns, const std::string& name) {
   return "TFJob " + Esc(ns) + "/" + Esc(name);
 }
@@ -718,12 +726,9 @@ int WatchTable(Session& s, const CliArgs& a, const CliIo& io, const GetTableOpti
 }
 
 int Get(const CliArgs& a, const CliIo& io) {
-  auto session = Connect(a.conn, io);
-  if (!session.ok()) {
-    *io.err << "tfjob: " << session.status().message() << "\n";
-    return 2;
-  }
-  Session& s = **session;
+  auto session = ConnectOrSay(a.conn, io);
+  if (!session) return 2;
+  Session& s = *session;
   std::vector<json> items;
   if (auto rc = FetchJobs(s, a, io, items)) return *rc;
   if (a.output == "json" || a.output == "yaml") {
@@ -773,12 +778,9 @@ std::optional<PodGroupView> FindPodGroup(Session& s, const JobView& job) {
 }
 
 int Describe(const CliArgs& a, const CliIo& io) {
-  auto session = Connect(a.conn, io);
-  if (!session.ok()) {
-    *io.err << "tfjob: " << session.status().message() << "\n";
-    return 2;
-  }
-  Session& s = **session;
+  auto session = ConnectOrSay(a.conn, io);
+  if (!session) return 2;
+  Session& s = *session;
   auto j = s.client->Get(kTfJobs, s.ns, a.name);
   if (!j.ok()) return JobGetFailed(s, a.name, j.status(), *io.err);
   DescribeInput in;
@@ -914,12 +916,9 @@ int FollowLogs(Session& s, const CliArgs& a, const CliIo& io, JobView job, Outpu
 }
 
 int Logs(const CliArgs& a, const CliIo& io) {
-  auto session = Connect(a.conn, io);
-  if (!session.ok()) {
-    *io.err << "tfjob: " << session.status().message() << "\n";
-    return 2;
-  }
-  Session& s = **session;
+  auto session = ConnectOrSay(a.conn, io);
+  if (!session) return 2;
+  Session& s = *session;
   auto j = s.client->Get(kTfJobs, s.ns, a.name);
   if (!j.ok()) return JobGetFailed(s, a.name, j.status(), *io.err);
   JobView job = DecodeJobView(*j);
@@ -935,12 +934,9 @@ int Logs(const CliArgs& a, const CliIo& io) {
 // ---- suspend, resume, delete ----
 
 int SetSuspend(const CliArgs& a, const CliIo& io, bool suspend) {
-  auto session = Connect(a.conn, io);
-  if (!session.ok()) {
-    *io.err << "tfjob: " << session.status().message() << "\n";
-    return 2;
-  }
-  Session& s = **session;
+  auto session = ConnectOrSay(a.conn, io);
+  if (!session) return 2;
+  Session& s = *session;
   auto j = s.client->Get(kTfJobs, s.ns, a.name);
   if (!j.ok()) return JobGetFailed(s, a.name, j.status(), *io.err);
   JobView job = DecodeJobView(*j);
@@ -964,12 +960,9 @@ int SetSuspend(const CliArgs& a, const CliIo& io, bool suspend) {
 }
 
 int Delete(const CliArgs& a, const CliIo& io) {
-  auto session = Connect(a.conn, io);
-  if (!session.ok()) {
-    *io.err << "tfjob: " << session.status().message() << "\n";
-    return 2;
-  }
-  Session& s = **session;
+  auto session = ConnectOrSay(a.conn, io);
+  if (!session) return 2;
+  Session& s = *session;
   Status d = s.client->Delete(kTfJobs, s.ns, a.name, {"Background"});
   if (!d.ok()) return JobGetFailed(s, a.name, d, *io.err);
   if (!a.wait) {
