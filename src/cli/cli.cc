@@ -14,7 +14,9 @@
 
 #include "api/field_error.h"
 #include "api/json_fields.h"
+#include "api/labels.h"
 #include "api/manifest.h"
+#include "api/tfjob.h"
 #include "api/time.h"
 #include "cli/cli_args.h"
 #include "cli/job_view.h"
@@ -34,12 +36,11 @@ namespace {
 using nlohmann::json;
 using Ms = std::chrono::milliseconds;
 
-const kube::GroupVersionResource kTfJobs{"kubeflow.org", "v1", "tfjobs"};
+const kube::GroupVersionResource kTfJobs{std::string(api::kGroup), "v1", std::string(api::kPlural)};
 const kube::GroupVersionResource kWorkloadsV1beta2{"kueue.x-k8s.io", "v1beta2", "workloads"};
 const kube::GroupVersionResource kWorkloadsV1beta1{"kueue.x-k8s.io", "v1beta1", "workloads"};
 const kube::GroupVersionResource kVolcanoPodGroups{"scheduling.volcano.sh", "v1beta1", "podgroups"};
 const kube::GroupVersionResource kPluginsPodGroups{"scheduling.x-k8s.io", "v1alpha1", "podgroups"};
-constexpr const char* kJobNameLabel = "training.kubeflow.org/job-name";
 // A pod's log as `tfjob logs` reads it without -f: at most this much of each container.
 constexpr size_t kMaxLogBytes = 16 * 1024 * 1024;
 // A watch that fails this many times in a row for a reason other than an unreachable server
@@ -410,7 +411,7 @@ class JobWait {
         io_(io),
         out_(*io.out),
         job_tracker_(*s.client, {kTfJobs, ns, "", "metadata.name=" + name}, [this] { signal_.Notify(); }),
-        pod_tracker_(*s.client, {kube::kPods, ns, std::string(kJobNameLabel) + "=" + name, ""},
+        pod_tracker_(*s.client, {kube::kPods, ns, std::string(api::kLabelJobName) + "=" + name, ""},
                      [this] { signal_.Notify(); }) {}
 
   int Run(std::stop_token stop) {
@@ -787,7 +788,7 @@ int Describe(const CliArgs& a, const CliIo& io) {
   in.now = s.clock.Now();
   in.why.job = DecodeJobView(*j);
   kube::ListOptions pod_options;
-  pod_options.label_selector = std::string(kJobNameLabel) + "=" + a.name;
+  pod_options.label_selector = std::string(api::kLabelJobName) + "=" + a.name;
   auto pods = s.client->ListAll(kube::kPods, s.ns, pod_options, nullptr);
   if (!pods.ok()) return Fail(s, pods.status(), *io.err);
   in.why.pods = JobPods(*pods, in.why.job.uid);
@@ -845,7 +846,7 @@ void AddLogLines(const std::string& body, const std::string& prefix, const char*
 int PrintLogs(Session& s, const CliArgs& a, const CliIo& io, const JobView& job, Output& out, bool color,
               const std::string& extra) {
   kube::ListOptions o;
-  o.label_selector = std::string(kJobNameLabel) + "=" + a.name;
+  o.label_selector = std::string(api::kLabelJobName) + "=" + a.name;
   auto list = s.client->ListAll(kube::kPods, s.ns, o, nullptr);
   if (!list.ok()) return Fail(s, list.status(), *io.err);
   std::vector<PodView> pods = JobPods(*list, job.uid);
@@ -888,7 +889,7 @@ int FollowLogs(Session& s, const CliArgs& a, const CliIo& io, JobView job, Outpu
   return WithStops(io, [&](std::stop_token stop, std::stop_token) {
     Signal signal;
     Tracker job_tracker(*s.client, {kTfJobs, s.ns, "", "metadata.name=" + a.name}, [&] { signal.Notify(); });
-    Tracker pod_tracker(*s.client, {kube::kPods, s.ns, std::string(kJobNameLabel) + "=" + a.name, ""},
+    Tracker pod_tracker(*s.client, {kube::kPods, s.ns, std::string(api::kLabelJobName) + "=" + a.name, ""},
                         [&] { signal.Notify(); });
     job_tracker.Start();
     pod_tracker.Start();
