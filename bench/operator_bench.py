@@ -32,7 +32,7 @@ import time
 import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TFJOB = os.path.join(ROOT, "build", "release", "tfjob")
+TFJOB = os.environ.get("TFJOB_BIN") or os.path.join(ROOT, "build", "release", "tfjob")
 LIMIT = os.path.join(ROOT, "build", "release", "bench", "limit_client")
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
@@ -68,7 +68,15 @@ class Cluster:
         env["PATH"] = os.path.join(self.bin_dir()) + ":" + env["PATH"]
         self.env = env
         self.kubectl("apply", "-f", os.path.join(ROOT, "config", "crd", "kubeflow.org_tfjobs.yaml"))
-        self.kubectl("wait", "--for=condition=Established", "crd/tfjobs.kubeflow.org", "--timeout=60s")
+        # A CRD just created has no status.conditions yet, and `kubectl wait` fails on that: retry.
+        for attempt in range(30):
+            try:
+                self.kubectl("wait", "--for=condition=Established", "crd/tfjobs.kubeflow.org", "--timeout=60s")
+                break
+            except subprocess.CalledProcessError:
+                if attempt == 29:
+                    raise
+                time.sleep(0.5)
 
     def bin_dir(self):
         with open(os.path.join(self.dir, "state.json")) as f:

@@ -15,16 +15,29 @@ WritePool::~WritePool() {
   Stop();
 }
 
-void WritePool::Submit(std::function<void()> task) {
+void WritePool::Submit(std::function<void()> task, const std::string& lane) {
   {
     MutexLock lock(mu_);
     if (!stopping_) {
-      queue_.push_back(std::move(task));
+      auto& tasks = lanes_[lane];
+      if (tasks.empty()) turn_.push_back(lane);
+      tasks.push_back(std::move(task));
+      ++queued_;
       cv_.notify_one();
       return;
     }
   }
   task();
+}
+
+bool WritePool::Stopping() const {
+  MutexLock lock(mu_);
+  return stopping_;
+}
+
+size_t WritePool::Queued() const {
+  MutexLock lock(mu_);
+  return queued_;
 }
 
 namespace {
@@ -37,7 +50,7 @@ struct Batch {
 };
 }  // namespace
 
-void WritePool::RunAll(std::vector<std::function<void()>> tasks) {
+void WritePool::RunAll(std::vector<std::function<void()>> tasks, const std::string& lane) {
   if (tasks.empty()) return;
   auto batch = std::make_shared<Batch>();
   {
@@ -55,7 +68,7 @@ void WritePool::RunAll(std::vector<std::function<void()>> tasks) {
       MutexLock lock(batch->mu);
       if (error && !batch->error) batch->error = error;
       if (--batch->remaining == 0) batch->done.notify_all();
-    });
+    }, lane);
   }
   std::exception_ptr error;
   {
@@ -82,10 +95,19 @@ void WritePool::Loop() {
     std::function<void()> task;
     {
       MutexLock lock(mu_);
-      while (queue_.empty() && !stopping_) cv_.wait(mu_);
-      if (queue_.empty()) return;  // stopping, and everything queued has run
-      task = std::move(queue_.front());
-      queue_.pop_front();
+      while (turn_.empty() && !stopping_) cv_.wait(mu_);
+      if (turn_.empty()) return;  // stopping, and everything queued has run
+      // The lane whose turn it is gives one task, and goes to the back of the line if it has more.
+      std::string lane = std::move(turn_.front());
+      turn_.pop_front();
+      auto it = lanes_.find(lane);
+      task = std::move(it->second.front());
+      it->second.pop_front();
+      --queued_;
+      if (it->second.empty())
+        lanes_.erase(it);
+      else
+        turn_.push_back(std::move(lane));
     }
     task();
   }

@@ -3,6 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <future>
+#include <mutex>
+#include <string>
+#include <vector>
 #include <stdexcept>
 #include <thread>
 
@@ -67,6 +71,41 @@ TEST(WritePool, StopRunsWhatIsQueuedThenRunsOnTheCaller) {
   pool.RunAll({[&where] { where = std::this_thread::get_id(); }});
   EXPECT_EQ(where, std::this_thread::get_id());
   pool.Stop();  // idempotent
+}
+
+// A big job's 200 creates are queued before a small job's 5: with one thread, the small job's
+// run interleaved with the big job's (one each in turn), not after all 200. Within a lane, FIFO.
+TEST(WritePool, LanesTakeTurns) {
+  WritePool pool(1);
+  std::mutex mu;
+  std::vector<std::string> order;
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  std::promise<void> gate_started;
+  pool.Submit([&gate_started, released] {  // holds the only thread while we queue
+    gate_started.set_value();
+    released.wait();
+  }, "gate");
+  gate_started.get_future().wait();
+  for (int i = 0; i < 200; ++i)
+    pool.Submit([&, i] {
+      std::lock_guard lock(mu);
+      order.push_back("big-" + std::to_string(i));
+    }, "ns/big");
+  for (int i = 0; i < 5; ++i)
+    pool.Submit([&, i] {
+      std::lock_guard lock(mu);
+      order.push_back("small-" + std::to_string(i));
+    }, "ns/small");
+  EXPECT_EQ(pool.Queued(), 205u);
+  release.set_value();
+  pool.Stop();
+  ASSERT_EQ(order.size(), 205u);
+  std::vector<std::string> first_ten(order.begin(), order.begin() + 10);
+  EXPECT_EQ(first_ten, (std::vector<std::string>{"big-0", "small-0", "big-1", "small-1", "big-2", "small-2", "big-3",
+                                                 "small-3", "big-4", "small-4"}));
+  for (int i = 0; i < 200; ++i) EXPECT_EQ(order[i < 5 ? 2 * i : i + 5], "big-" + std::to_string(i));
+  EXPECT_EQ(pool.Queued(), 0u);
 }
 
 }  // namespace

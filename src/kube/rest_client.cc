@@ -139,6 +139,13 @@ StatusOr<json> RestClient::Create(const GroupVersionResource& gvr, const std::st
   return Do("create", gvr.resource, Request("POST", ResourcePath(gvr, ns), object.dump()), false);
 }
 
+Status RestClient::CreateDiscardingResponse(const GroupVersionResource& gvr, const std::string& ns,
+                                            const json& object) {
+  std::string body;
+  return Do("create", gvr.resource, Request("POST", ResourcePath(gvr, ns), object.dump()), false, nullptr, &body)
+      .status();
+}
+
 StatusOr<json> RestClient::Update(const GroupVersionResource& gvr, const std::string& ns, const std::string& name,
                                   const json& object, const std::string& subresource) {
   // A PUT carries resourceVersion: repeating it after a lost response yields Conflict, never a

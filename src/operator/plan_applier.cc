@@ -1,6 +1,7 @@
 #include "operator/plan_applier.h"
 
 #include <algorithm>
+#include <future>
 
 #include "api/object_key.h"
 #include "api/tfjob_json.h"
@@ -14,6 +15,11 @@ namespace core = ::tfjob::tfjob::core;
 StatusOr<json> RestObjectWriter::Create(const kube::GroupVersionResource& gvr, const std::string& ns,
                                         const json& object) {
   return client_.Create(gvr, ns, object);
+}
+
+Status RestObjectWriter::CreateChild(const kube::GroupVersionResource& gvr, const std::string& ns,
+                                     const json& object) {
+  return client_.CreateDiscardingResponse(gvr, ns, object);
 }
 
 Status RestObjectWriter::Delete(const kube::GroupVersionResource& gvr, const std::string& ns, const std::string& name,
@@ -65,58 +71,100 @@ PlanApplier::PlanApplier(ObjectWriter& writer, controller::WritePool& pool, cont
                            {"kind", "action", "result"});
 }
 
-Status PlanApplier::CreateChildren(const api::TfJob& job, const core::Plan& plan, const Logger& log) {
+// One pass's creates: services then pods, sent in slow-start batches (1, 2, 4, ...: a systematic
+// failure such as a quota costs one request, not N), one batch after the other, each on the
+// shared write pool in the job's lane (D17). Only the last write of a batch to finish touches
+// the run outside its batch, so `mu` guards just what the batch's writes share.
+struct PlanApplier::CreateRun {
   struct Item {
     bool pod;
     std::string name;
-    const json* object;
+    json object;  // released once sent; null: rendered when sent (a pod of a deferred plan)
+    api::ReplicaType type = api::ReplicaType::kWorker;
+    int32_t index = 0;
   };
+  std::string key;
+  std::string ns;
+  controller::ObjectReference job;
+  Logger log;
+  CreatesDone done;
+  std::shared_ptr<const core::PodRenderer> renderer;  // the plan's, for its deferred pods
   std::vector<Item> items;
-  for (const auto& s : plan.create_services) items.push_back({false, s.name, &s.object});
-  for (const auto& p : plan.create_pods) items.push_back({true, p.name, &p.object});
-  const std::string key = api::JobKey(job);
-  expectations_.Raise(key, static_cast<int>(items.size()), 0);
-  // Slow start (1, 2, 4, ...): a systematic failure (quota, admission) costs one request, not N.
-  // Each batch runs on the shared write pool, at most --write-concurrency writes at once (D17).
-  size_t next = 0;
-  Status first_error = OkStatus();
-  for (size_t batch = 1; next < items.size() && first_error.ok(); batch *= 2) {
-    size_t end = std::min(items.size(), next + batch);
-    std::vector<Status> results(end - next);
-    std::vector<std::function<void()>> writes;
-    for (size_t i = next; i < end; ++i) {
-      writes.push_back([this, &job, &item = items[i], &result = results[i - next]] {
-        result = writer_.Create(item.pod ? kube::kPods : kube::kServices, job.metadata.ns, *item.object).status();
-      });
-    }
-    pool_.RunAll(std::move(writes));
-    for (size_t i = next; i < end; ++i) {
-      const Status& s = results[i - next];
-      const Item& item = items[i];
-      const char* kind = item.pod ? "pod" : "service";
-      if (s.ok()) {
-        children_->With({kind, "create", "ok"}).Inc();
-        events_.Record(JobReference(job), "Normal", item.pod ? "SuccessfulCreatePod" : "SuccessfulCreateService",
-                       std::string(item.pod ? "Created pod: " : "Created service: ") + item.name);
-        continue;
-      }
-      expectations_.CreationObserved(key);  // no watch event will come for this one
-      if (IsAlreadyExists(s)) continue;     // deterministic name: it is ours already
-      children_->With({kind, "create", "error"}).Inc();
-      events_.Record(JobReference(job), "Warning", item.pod ? "FailedCreatePod" : "FailedCreateService",
-                     "Error creating: " + s.message());
-      log.Warning("create failed", {{"name", item.name}, {"error", s.message()}});
-      if (first_error.ok()) first_error = s;
-    }
-    next = end;
+  size_t next = 0;   // the first item of the batch in flight
+  size_t batch = 1;  // its size
+  Status first_error;
+  Mutex mu;
+  size_t outstanding TFJOB_GUARDED_BY(mu) = 0;
+  std::vector<Status> results TFJOB_GUARDED_BY(mu);
+};
+
+void PlanApplier::SubmitBatch(const std::shared_ptr<CreateRun>& run) {
+  const size_t end = std::min(run->items.size(), run->next + run->batch);
+  {
+    MutexLock lock(run->mu);
+    run->results.assign(end - run->next, OkStatus());
+    run->outstanding = end - run->next;
   }
-  for (size_t i = next; i < items.size(); ++i) expectations_.CreationObserved(key);  // never sent
-  return first_error;
+  for (size_t i = run->next; i < end; ++i) {
+    pool_.Submit(
+        [this, run, i] {
+          CreateRun::Item& item = run->items[i];
+          if (item.object.is_null() && item.pod && run->renderer) item.object = run->renderer->Render(item.type, item.index);
+          Status s = writer_.CreateChild(item.pod ? kube::kPods : kube::kServices, run->ns, item.object);
+          item.object = json();
+          bool last = false;
+          {
+            MutexLock lock(run->mu);
+            run->results[i - run->next] = std::move(s);
+            last = --run->outstanding == 0;
+          }
+          if (last) BatchDone(run);
+        },
+        run->key);
+  }
+}
+
+void PlanApplier::BatchDone(const std::shared_ptr<CreateRun>& run) {
+  std::vector<Status> results;
+  {
+    MutexLock lock(run->mu);
+    results.swap(run->results);
+  }
+  for (size_t j = 0; j < results.size(); ++j) {
+    const Status& s = results[j];
+    const CreateRun::Item& item = run->items[run->next + j];
+    const char* kind = item.pod ? "pod" : "service";
+    if (s.ok()) {
+      children_->With({kind, "create", "ok"}).Inc();
+      events_.Record(run->job, "Normal", item.pod ? "SuccessfulCreatePod" : "SuccessfulCreateService",
+                     std::string(item.pod ? "Created pod: " : "Created service: ") + item.name);
+      continue;
+    }
+    expectations_.CreationObserved(run->key);  // no watch event will come for this one
+    if (IsAlreadyExists(s)) continue;          // deterministic name: it is ours already
+    children_->With({kind, "create", "error"}).Inc();
+    events_.Record(run->job, "Warning", item.pod ? "FailedCreatePod" : "FailedCreateService",
+                   "Error creating: " + s.message());
+    run->log.Warning("create failed", {{"name", item.name}, {"error", s.message()}});
+    if (run->first_error.ok()) run->first_error = s;
+  }
+  run->next += results.size();
+  run->batch *= 2;
+  bool more = run->next < run->items.size();
+  if (more && run->first_error.ok() && !pool_.Stopping()) {
+    SubmitBatch(run);
+    return;
+  }
+  if (more && run->first_error.ok()) run->first_error = CancelledError("the operator is stopping");
+  for (size_t i = run->next; i < run->items.size(); ++i) expectations_.CreationObserved(run->key);  // never sent
+  CreatesDone done = std::move(run->done);
+  done(run->first_error);
 }
 
 // Restarts, scale-down, cleanup: every delete carries the uid the plan saw.
 Status PlanApplier::DeleteChildren(const api::TfJob& job, const core::Plan& plan) {
   const std::string key = api::JobKey(job);
+  Mutex mu;  // guards result: the deletes run on the pool's threads
   Status result = OkStatus();
   expectations_.Raise(key, 0, static_cast<int>(plan.delete_pods.size() + plan.delete_services.size()));
   auto remove = [&](const kube::GroupVersionResource& gvr, const core::ChildDeletion& d, bool pod) {
@@ -136,10 +184,16 @@ Status PlanApplier::DeleteChildren(const api::TfJob& job, const core::Plan& plan
     children_->With({kind, "delete", "error"}).Inc();
     events_.Record(JobReference(job), "Warning", pod ? "FailedDeletePod" : "FailedDeleteService",
                    "Error deleting: " + s.message());
+    MutexLock lock(mu);
     if (result.ok()) result = s;
   };
-  for (const auto& d : plan.delete_pods) remove(kube::kPods, d, true);
-  for (const auto& d : plan.delete_services) remove(kube::kServices, d, false);
+  // Concurrently on the write pool, in the job's lane: cleaning up a 500-worker job is not 500
+  // round trips in a row (the hooks, expectations, metrics and events are thread-safe).
+  std::vector<std::function<void()>> deletes;
+  for (const auto& d : plan.delete_pods) deletes.push_back([&remove, &d] { remove(kube::kPods, d, true); });
+  for (const auto& d : plan.delete_services) deletes.push_back([&remove, &d] { remove(kube::kServices, d, false); });
+  pool_.RunAll(std::move(deletes), key);
+  MutexLock lock(mu);
   return result;
 }
 
@@ -217,7 +271,7 @@ Status PlanApplier::WriteStatusAndCounters(const api::TfJob& job, const core::Pl
   return result;
 }
 
-Status PlanApplier::Apply(const api::TfJob& job, const core::Plan& plan, const Logger& log) {
+StartOutcome PlanApplier::Start(const api::TfJob& job, core::Plan&& plan, const Logger& log, CreatesDone done) {
   const std::string key = api::JobKey(job);
   // D29: the counts first, where the CRD keeps them: if this write fails, nothing else of the
   // plan happens (a restart's pod is not deleted before its count is kept), and the pass is retried.
@@ -225,7 +279,8 @@ Status PlanApplier::Apply(const api::TfJob& job, const core::Plan& plan, const L
     json patch = {
         {"metadata", {{"annotations", {{std::string(core::kCountersAnnotation), *plan.counters_annotation}}}}}};
     auto r = writer_.MergePatch(kTfJobs, job.metadata.ns, job.metadata.name, patch, "");
-    if (!r.ok()) return IsNotFound(r.status()) ? OkStatus() : r.status().WithContext("writing the counters annotation");
+    if (!r.ok())
+      return {IsNotFound(r.status()) ? OkStatus() : r.status().WithContext("writing the counters annotation")};
     if (hooks_.wrote_job) hooks_.wrote_job(key, *r);
   }
   Status result = OkStatus();
@@ -234,13 +289,32 @@ Status PlanApplier::Apply(const api::TfJob& job, const core::Plan& plan, const L
   };
   keep_first(DeleteChildren(job, plan));
   keep_first(ApplyGang(job, plan));
-  keep_first(CreateChildren(job, plan, log));
   keep_first(WriteStatusAndCounters(job, plan));
   if (!plan.create_pods.empty() || !plan.delete_pods.empty() || plan.status)
-    log.Info("reconciled", {{"created_pods", std::to_string(plan.create_pods.size())},
+    log.Info("reconciled", {{"creating_pods", std::to_string(plan.create_pods.size())},
                             {"deleted_pods", std::to_string(plan.delete_pods.size())},
                             {"status_written", plan.status ? "true" : "false"}});
-  return result;
+  if (plan.create_services.empty() && plan.create_pods.empty()) return {result};
+  auto run = std::make_shared<CreateRun>();
+  run->key = key;
+  run->ns = job.metadata.ns;
+  run->job = JobReference(job);
+  run->log = log;
+  run->done = std::move(done);
+  run->first_error = result;
+  run->renderer = std::move(plan.pod_renderer);
+  for (auto& c : plan.create_services) run->items.push_back({false, std::move(c.name), std::move(c.object)});
+  for (auto& c : plan.create_pods)
+    run->items.push_back({true, std::move(c.name), std::move(c.object), c.type, c.index});
+  expectations_.Raise(key, static_cast<int>(run->items.size()), 0);
+  SubmitBatch(run);
+  return {result, true};
+}
+
+Status PlanApplier::Apply(const api::TfJob& job, const core::Plan& plan, const Logger& log) {
+  std::promise<Status> creates;
+  StartOutcome started = Start(job, core::Plan(plan), log, [&creates](Status s) { creates.set_value(std::move(s)); });
+  return started.creating ? creates.get_future().get() : started.status;
 }
 
 }  // namespace tfjob::operator_

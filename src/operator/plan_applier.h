@@ -5,12 +5,17 @@
 // deleted), the Workload and PodGroup (D27), creates of services then pods in slow-start
 // batches of 1, 2, 4, ... on the shared WritePool (a failing batch stops the rest, D17), the
 // plan's events, the status as a merge patch on /status (D14), the job counters, the TTL delete
-// of the job. Expectations are raised before each create and delete and lowered for the calls
-// whose watch event will never come (failed, AlreadyExists, never sent). Writes go through the
-// narrow ObjectWriter interface, so the applier runs against a RestClient in production and
-// against anything in tests. Thread-safe: reconcile workers call Apply concurrently.
+// of the job; then the creates of services and pods, in slow-start batches of 1, 2, 4, ... on
+// the shared WritePool in the job's lane (a failing batch stops the rest, D17). Start returns
+// once the creates are queued: the reconcile worker is free for the next job while they run, and
+// the job is not reconciled again until they are observed (expectations, D1); `done` reports
+// their outcome. Expectations are raised before each create and delete and lowered for the
+// calls whose watch event will never come (failed, AlreadyExists, never sent). Writes go through
+// the narrow ObjectWriter interface, so the applier runs against a RestClient in production and
+// against anything in tests. Thread-safe: reconcile workers call Start concurrently.
 
 #include <functional>
+#include <memory>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -35,6 +40,11 @@ class ObjectWriter {
   virtual ~ObjectWriter() = default;
   virtual StatusOr<nlohmann::json> Create(const kube::GroupVersionResource& gvr, const std::string& ns,
                                           const nlohmann::json& object) = 0;
+  // Create, when the caller needs only the outcome (a pod or service): the default calls Create.
+  virtual Status CreateChild(const kube::GroupVersionResource& gvr, const std::string& ns,
+                             const nlohmann::json& object) {
+    return Create(gvr, ns, object).status();
+  }
   // `precondition_uid` empty: no precondition.
   virtual Status Delete(const kube::GroupVersionResource& gvr, const std::string& ns, const std::string& name,
                         const std::string& precondition_uid) = 0;
@@ -50,6 +60,9 @@ class RestObjectWriter final : public ObjectWriter {
   explicit RestObjectWriter(kube::RestClient& client) : client_(client) {}
   StatusOr<nlohmann::json> Create(const kube::GroupVersionResource& gvr, const std::string& ns,
                                   const nlohmann::json& object) override;
+  // The response (the whole object, 20 KB for a pod of a 500-worker job) is not decoded.
+  Status CreateChild(const kube::GroupVersionResource& gvr, const std::string& ns,
+                     const nlohmann::json& object) override;
   Status Delete(const kube::GroupVersionResource& gvr, const std::string& ns, const std::string& name,
                 const std::string& precondition_uid) override;
   StatusOr<nlohmann::json> MergePatch(const kube::GroupVersionResource& gvr, const std::string& ns,
@@ -80,17 +93,33 @@ controller::ObjectReference JobReference(const api::TfJob& job);
 // omitempty `{}`), instead of keeping their previous value.
 nlohmann::json StatusPatch(const api::JobStatus& status);
 
+// The outcome of a pass whose creates ran on the pool: OK, or the first error of the pass.
+using CreatesDone = std::function<void(Status)>;
+
+struct StartOutcome {
+  Status status;          // the first error of what Start did itself
+  bool creating = false;  // creates were queued: `done` will run once, with the pass's first error
+};
+
 class PlanApplier {
  public:
   PlanApplier(ObjectWriter& writer, controller::WritePool& pool, controller::Expectations& expectations,
               controller::EventRecorder& events, controller::Registry& registry, tfjob::core::GangScheduler gang,
               PlanApplierHooks hooks);
 
-  // Carries out `plan` for `job`; returns the first error (the pass is retried with backoff).
+  // Carries out `plan` for `job`, all but its creates before it returns. If the plan creates
+  // anything, the creates are queued and `done` runs once when the last has finished (on a pool
+  // thread; on this one if the pool was stopped), with the first error of the whole pass (what
+  // Start did itself included); otherwise `done` never runs and the outcome is the status.
+  // The plan's created objects are moved out of it.
+  StartOutcome Start(const api::TfJob& job, tfjob::core::Plan&& plan, const Logger& log, CreatesDone done);
+  // Start, waiting for the creates: the first error of the pass (for tests).
   Status Apply(const api::TfJob& job, const tfjob::core::Plan& plan, const Logger& log);
 
  private:
-  Status CreateChildren(const api::TfJob& job, const tfjob::core::Plan& plan, const Logger& log);
+  struct CreateRun;  // one pass's creates, batch by batch
+  void SubmitBatch(const std::shared_ptr<CreateRun>& run);
+  void BatchDone(const std::shared_ptr<CreateRun>& run);
   Status DeleteChildren(const api::TfJob& job, const tfjob::core::Plan& plan);
   Status ApplyGang(const api::TfJob& job, const tfjob::core::Plan& plan);
   Status WriteStatusAndCounters(const api::TfJob& job, const tfjob::core::Plan& plan);

@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <future>
+#include <map>
 #include <thread>
 
 #include "api/tfjob_json.h"
@@ -283,6 +285,102 @@ TEST(PlanApplier, WritePoolBoundsConcurrentCreatesAcrossReconciles) {
   EXPECT_EQ(f.server.List(kube::kPods).size(), 32u);
   EXPECT_LE(peak.load(), 3);
   EXPECT_GE(peak.load(), 2) << "the creates never overlapped";
+}
+
+// Issue 15 item 1: Start returns once the creates are queued (the worker is free), and `done`
+// runs once, after the last create, with the pass's outcome.
+TEST(PlanApplier, StartReturnsBeforeTheCreatesAndDoneRunsOnceAfterThem) {
+  Fixture f(2);
+  std::promise<void> open;
+  std::shared_future<void> opened = open.get_future().share();
+  f.server.set_latency_hook([opened](const testing::FakeRequest& r) {
+    if (r.verb == "create" && r.resource == "pods") opened.wait();
+  });
+  api::TfJob job = f.CreateJob("async", 4);
+  std::atomic<int> done_calls{0};
+  std::promise<Status> outcome;
+  StartOutcome started = f.applier.Start(job, f.FirstPlan(job), Logger(), [&](Status s) {
+    ++done_calls;
+    outcome.set_value(std::move(s));
+  });
+  EXPECT_TRUE(started.status.ok());
+  EXPECT_TRUE(started.creating);
+  EXPECT_EQ(f.server.List(kube::kPods).size(), 0u) << "Start waited for a pod create";
+  EXPECT_EQ(done_calls.load(), 0);
+  open.set_value();
+  EXPECT_TRUE(outcome.get_future().get().ok());
+  EXPECT_EQ(f.server.List(kube::kPods).size(), 4u);
+  EXPECT_EQ(f.server.List(kube::kServices).size(), 4u);
+  f.pool.Stop();
+  EXPECT_EQ(done_calls.load(), 1);
+}
+
+// A plan with nothing to create: Start's status is the outcome, `done` never runs.
+TEST(PlanApplier, StartWithoutCreatesDoesNotCallDone) {
+  Fixture f;
+  api::TfJob job = f.CreateJob("nothing", 1);
+  core::Plan plan;
+  plan.status = job.status;
+  bool called = false;
+  StartOutcome started = f.applier.Start(job, std::move(plan), Logger(), [&](Status) { called = true; });
+  EXPECT_TRUE(started.status.ok());
+  EXPECT_FALSE(started.creating);
+  f.pool.Stop();
+  EXPECT_FALSE(called);
+}
+
+// Issue 15 item 4: a deferred plan (the operator's) holds no pod objects; the applier renders
+// each as it sends it, and the server receives exactly what an eager plan would have sent.
+TEST(PlanApplier, DeferredPodsAreRenderedWhenSentAndMatchTheEagerOnes) {
+  std::map<std::string, json> sent[2];
+  for (int deferred = 0; deferred < 2; ++deferred) {
+    Fixture f;
+    api::TfJob job = f.CreateJob("lazy", 6);
+    core::ObservedState observed{job, {}, {}, std::nullopt, f.clock.Now(), {}};
+    core::Plan plan = core::Reconcile(observed, {.defer_pod_rendering = deferred == 1});
+    ASSERT_EQ(plan.create_pods.size(), 6u);
+    for (const auto& p : plan.create_pods) EXPECT_EQ(p.object.is_null(), deferred == 1) << p.name;
+    EXPECT_EQ(plan.pod_renderer != nullptr, deferred == 1);
+    EXPECT_TRUE(f.applier.Apply(job, plan, Logger()).ok());
+    for (const auto& r : f.server.requests())
+      if (r.verb == "create" && r.resource == "pods") {
+        json body = json::parse(r.body);
+        sent[deferred][body["metadata"]["name"]] = body;
+      }
+  }
+  ASSERT_EQ(sent[0].size(), 6u);
+  EXPECT_EQ(sent[0], sent[1]);
+  EXPECT_NE(sent[1]["lazy-worker-5"].dump().find("TF_CONFIG"), std::string::npos);
+}
+
+// Issue 15 item 3: a small job's creates started after a big job's are not queued behind all of
+// them: with one write thread, the small job's 10 children are all created while most of the
+// big job's 400 are still waiting.
+TEST(PlanApplier, ASmallJobIsNotQueuedBehindABigOne) {
+  Fixture f(1);
+  api::TfJob big = f.CreateJob("big", 200);
+  api::TfJob small = f.CreateJob("small", 5);
+  std::promise<void> big_done, small_done;
+  std::atomic<int> big_created_when_small_done{-1};
+  f.applier.Start(big, f.FirstPlan(big), Logger(), [&](Status) { big_done.set_value(); });
+  // Let the big job's slow start reach a large batch first.
+  ASSERT_TRUE([&] {
+    for (int i = 0; i < 2000; ++i) {
+      if (f.pool.Queued() >= 64) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return false;
+  }());
+  f.applier.Start(small, f.FirstPlan(small), Logger(), [&](Status) {
+    big_created_when_small_done = static_cast<int>(f.server.List(kube::kPods).size() +
+                                                   f.server.List(kube::kServices).size()) - 10;
+    small_done.set_value();
+  });
+  small_done.get_future().wait();
+  big_done.get_future().wait();
+  EXPECT_EQ(f.server.List(kube::kPods).size(), 205u);
+  EXPECT_GE(big_created_when_small_done.load(), 0);
+  EXPECT_LT(big_created_when_small_done.load(), 200) << "the small job waited for most of the big one";
 }
 
 }  // namespace

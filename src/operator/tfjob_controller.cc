@@ -53,6 +53,7 @@ bool Terminating(const json& object) {
 
 QueueAction QueueActionFor(const StatusOr<ReconcileResult>& outcome) {
   if (!outcome.ok()) return QueueAction::kAddRateLimited;
+  if (outcome->pending) return QueueAction::kNone;
   if (outcome->requeue_after) return QueueAction::kForgetAndAddAfter;  // 0: due now (as before)
   return QueueAction::kForget;
 }
@@ -78,6 +79,7 @@ TfJobController::TfJobController(kube::RestClient& client, Clock& clock, control
   reconcile_options_.render.tf_config.cluster_domain = options.cluster_domain;
   reconcile_options_.render.tf_config.evaluator_in_cluster = options.tf_config_evaluator_in_cluster;
   reconcile_options_.counters_in_annotation = options.counters_in_annotation;
+  reconcile_options_.defer_pod_rendering = true;  // the applier renders each pod as it sends it
   RegisterMetrics();
   WatchJobs();
   WatchChildren();
@@ -284,7 +286,8 @@ void TfJobController::Stop() {
     workers.swap(workers_);
   }
   queue_.ShutDown();
-  workers.clear();  // joins (outside the lock): in-flight reconciles finish
+  workers.clear();     // joins (outside the lock): in-flight reconciles finish
+  write_pool_.Stop();  // their queued creates run (failing fast once aborted); no further batch starts
   jobs_->Stop();
   pods_->Stop();
   services_->Stop();
@@ -315,6 +318,9 @@ void TfJobController::Worker(std::stop_token stop) {
       case QueueAction::kForget:
         reconcile_total_->With({"tfjob-controller", "success"}).Inc();
         queue_.Forget(*key);
+        break;
+      case QueueAction::kNone:
+        reconcile_total_->With({"tfjob-controller", "success"}).Inc();
         break;
     }
     queue_.Done(*key);
@@ -405,7 +411,7 @@ StatusOr<ReconcileResult> TfJobController::ReconcileKey(const std::string& key) 
   }
   job = Newest(key, std::move(job));
   // Wait for the cache to show every create and delete we issued (D1).
-  if (!expectations_.Satisfied(key)) return ReconcileResult{};
+  if (!expectations_.Satisfied(key)) return ReconcileResult{.pending = true};
   Logger log = log_.With({{"tfjob", key}, {"reconcile_id", std::to_string(++reconcile_ids_)}});
   core::ObservedState observed = Observe(key, *job);
   core::Plan plan = core::Reconcile(observed, reconcile_options_);
@@ -413,15 +419,33 @@ StatusOr<ReconcileResult> TfJobController::ReconcileKey(const std::string& key) 
     ConsumeDisruptionNotes(key, observed);  // never counted: another controller's job, or one being deleted
     return ReconcileResult{};
   }
-  Status applied = applier_.Apply(*job, plan, log);
-  if (!applied.ok()) return applied;  // the Worker backs off; the requeue_after waits for a success
+  const size_t creating_pods = plan.create_pods.size();
+  const auto requeue_after = plan.requeue_after;
+  const std::vector<core::PodDisruption> disruptions = std::move(plan.disruptions);
+  StartOutcome applied =
+      applier_.Start(*job, std::move(plan), log,
+                     [this, key, requeue_after](const Status& s) { CreatesDone(key, s, requeue_after); });
+  // The Worker backs off (a requeue_after waits for a success); with creates running, their end does.
+  if (!applied.status.ok() && !applied.creating) return applied.status;
   ConsumeDisruptionNotes(key, observed);
-  for (const auto& d : plan.disruptions)
+  for (const auto& d : disruptions)
     pod_disruptions_
         ->With({job->metadata.ns, d.replica_type ? std::string(api::ReplicaTypeLabel(*d.replica_type)) : "", d.reason})
         .Inc();
-  ObserveLatencies(*job, observed.pods, plan.create_pods.size());
-  return ReconcileResult{plan.requeue_after};
+  ObserveLatencies(*job, observed.pods, creating_pods);
+  return ReconcileResult{requeue_after, applied.creating};
+}
+
+void TfJobController::CreatesDone(const std::string& key, const Status& outcome,
+                                  std::optional<std::chrono::nanoseconds> requeue_after) {
+  if (outcome.ok()) {
+    queue_.Forget(key);
+    if (requeue_after) queue_.AddAfter(key, *requeue_after);
+    return;
+  }
+  reconcile_errors_->Inc();
+  log_.Warning("reconcile failed; retrying with backoff", {{"tfjob", key}, {"error", outcome.message()}});
+  queue_.AddRateLimited(key);
 }
 
 void TfJobController::ObserveLatencies(const api::TfJob& job, const std::vector<api::Pod>& pods, size_t created_now) {

@@ -40,13 +40,16 @@ namespace tfjob::operator_ {
 // What one reconcile asks of the queue when it succeeded (controller-runtime's reconcile.Result).
 struct ReconcileResult {
   std::optional<std::chrono::nanoseconds> requeue_after;  // look again then (deadline, TTL)
+  // The pass's creates are still running on the write pool (or it waited for earlier ones to be
+  // observed): their outcome, not this return, decides between Forget and AddRateLimited.
+  bool pending = false;
 };
 
 // The ONE queue operation for a reconcile's outcome (controller-runtime's reconcileHandler):
 // an error -> AddRateLimited (per-key backoff; a requeue_after is not honoured); a requeue_after
 // -> Forget the backoff, then AddAfter (0 = due now: the core clamps a past due time to 0);
-// else Forget. Pure.
-enum class QueueAction { kAddRateLimited, kForgetAndAddAfter, kForget };
+// else Forget. A pending pass: nothing (the end of its creates does one of the above). Pure.
+enum class QueueAction { kAddRateLimited, kForgetAndAddAfter, kForget, kNone };
 QueueAction QueueActionFor(const StatusOr<ReconcileResult>& outcome);
 
 class TfJobController {
@@ -84,6 +87,9 @@ class TfJobController {
   void ObserveGang(const std::string& key, const api::TfJob& job, tfjob::core::ObservedState& observed);
   void ConsumeDisruptionNotes(const std::string& key, const tfjob::core::ObservedState& observed);
   void OnChildEvent(const api::ChildMeta& meta, int created, int deleted);
+  // The end of a pass's creates (on a write-pool thread): the queue operation its outcome asks.
+  void CreatesDone(const std::string& key, const Status& outcome,
+                   std::optional<std::chrono::nanoseconds> requeue_after);
   void Worker(std::stop_token stop);
   // The job as our last write of it returned it, while the informer has not shown that version
   // yet (client-go's MutationCache): a pass woken by pod events must not run on the job as it

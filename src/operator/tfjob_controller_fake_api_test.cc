@@ -128,8 +128,9 @@ TEST(TfJobControllerFakeApi, PassWaitsUntilItsCreatesAreObserved) {
   ASSERT_TRUE(WaitUntil([&] { return k.CaughtUp("exp"); }));
   k.server.PauseWatches();
   ASSERT_TRUE(k.c().ReconcileKey("default/exp").ok());
-  EXPECT_EQ(k.server.CountRequests("create", "pods"), 2);
-  EXPECT_EQ(k.server.CountRequests("create", "services"), 2);
+  // The creates run on the write pool after the pass returned.
+  EXPECT_TRUE(WaitUntil([&] { return k.server.CountRequests("create", "pods") == 2; }));
+  EXPECT_TRUE(WaitUntil([&] { return k.server.CountRequests("create", "services") == 2; }));
   EXPECT_FALSE(Peer::Satisfied(k.c(), "default/exp"));
   int writes = k.Writes();
   ASSERT_TRUE(k.c().ReconcileKey("default/exp").ok());

@@ -5,6 +5,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include "testing/fake_clock.h"
 #include "testing/fake_transport.h"
 #include "testing/fixtures.h"
@@ -69,18 +71,23 @@ api::TfJob DeadlineJob(const Clock& clock) {
   return job;
 }
 
-// Issue 12 item 2: a failed reconcile is requeued once, with backoff (the Worker's
-// AddRateLimited); before the fix ReconcileKey also queued the plan's requeue_after itself, so a
-// failure left two queue operations behind.
-TEST(TfJobController, FailedReconcileLeavesTheQueueToTheWorker) {
+// Issue 12 item 2: a failed reconcile is requeued once, with backoff; before the fix ReconcileKey
+// also queued the plan's requeue_after itself, so a failure left two queue operations behind.
+// The pass creates pods, so it is pending when ReconcileKey returns (the Worker does nothing)
+// and the end of its creates makes the one AddRateLimited, without the deadline's requeue.
+TEST(TfJobController, FailedReconcileLeavesOneQueueOperation) {
   Fixture f;
   TfJobControllerTestPeer::PutJob(*f.controller, DeadlineJob(f.clock));
   auto result = f.controller->ReconcileKey("default/deadline");
-  EXPECT_FALSE(result.ok());
+  ASSERT_TRUE(result.ok());
+  EXPECT_TRUE(result->pending);
+  EXPECT_EQ(QueueActionFor(result), QueueAction::kNone);
   controller::WorkQueue& q = TfJobControllerTestPeer::Queue(*f.controller);
-  EXPECT_EQ(q.DelayedLenForTesting(), 0u) << "ReconcileKey queued the key itself";
-  EXPECT_EQ(q.Len(), 0u);
-  EXPECT_EQ(q.NumRequeues("default/deadline"), 0);
+  for (int i = 0; i < 500 && q.NumRequeues("default/deadline") == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  f.controller->Stop();  // the write pool has finished
+  EXPECT_EQ(q.NumRequeues("default/deadline"), 1);
+  EXPECT_EQ(q.DelayedLenForTesting() + q.Len(), 1u) << "the deadline's requeue was queued beside the backoff";
 }
 
 // The mapping, as controller-runtime's reconcileHandler: exactly one queue action per outcome.
@@ -95,6 +102,8 @@ TEST(TfJobController, QueueActionForTable) {
       {"success", ReconcileResult{}, QueueAction::kForget},
       {"success with requeue", ReconcileResult{seconds(5)}, QueueAction::kForgetAndAddAfter},
       {"success due now", ReconcileResult{seconds(0)}, QueueAction::kForgetAndAddAfter},
+      {"creates running", ReconcileResult{.pending = true}, QueueAction::kNone},
+      {"creates running, with requeue", ReconcileResult{seconds(5), true}, QueueAction::kNone},
       {"error", UnavailableError("apiserver down"), QueueAction::kAddRateLimited},
       {"conflict", ConflictError("stale"), QueueAction::kAddRateLimited},
   };

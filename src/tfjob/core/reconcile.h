@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -63,13 +64,16 @@ struct ReconcileOptions {
   RenderOptions render;
   // D29: the status schema prunes restarts/disruptions: keep them in kCountersAnnotation too.
   bool counters_in_annotation = false;
+  // The plan's pods are not rendered: each PodCreation's object stays null and
+  // Plan::pod_renderer renders it when it is sent (the operator; see PodRenderer).
+  bool defer_pod_rendering = false;
 };
 
 struct PodCreation {
   std::string name;
   api::ReplicaType type;
   int32_t index;
-  nlohmann::json object;
+  nlohmann::json object;  // null with ReconcileOptions::defer_pod_rendering
   friend bool operator==(const PodCreation&, const PodCreation&) = default;
 };
 
@@ -96,6 +100,8 @@ struct CounterDeltas {
 struct Plan {
   bool skip = false;  // managedBy another controller, or being deleted: write nothing
   std::vector<PodCreation> create_pods;
+  // With ReconcileOptions::defer_pod_rendering and pods to create: renders them.
+  std::shared_ptr<const PodRenderer> pod_renderer;
   std::vector<ChildDeletion> delete_pods;
   std::vector<ServiceCreation> create_services;
   std::vector<ChildDeletion> delete_services;

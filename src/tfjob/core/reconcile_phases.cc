@@ -258,7 +258,8 @@ GangPlan PlanGang(const api::TfJob& job, const ReconcileOptions& options, const 
 }
 
 ChildrenPlan PlanChildren(const api::TfJob& job, const std::vector<TypeState>& types, const Children& children,
-                          const std::set<std::string>& deleting, bool wait, const RenderOptions& options) {
+                          const std::set<std::string>& deleting, bool wait, const RenderOptions& options,
+                          bool defer_rendering) {
   ChildrenPlan out;
   const TfConfigGenerator tf_config(job, options.tf_config);
   for (const auto& t : types) {
@@ -267,7 +268,9 @@ ChildrenPlan PlanChildren(const api::TfJob& job, const std::vector<TypeState>& t
     for (int32_t i = 0; i < std::min(replicas, static_cast<int32_t>(t.slices.size())); ++i) {
       const auto& slice = t.slices[static_cast<size_t>(i)];
       if (slice.empty() && !wait) {
-        RenderedPod rendered = RenderPod(job, t.type, i, options, tf_config);
+        RenderedPod rendered =
+            defer_rendering ? RenderedPod{nullptr, PodTemplateEvents(job, t.type, options)}
+                            : RenderPod(job, t.type, i, options, tf_config);
         for (auto& e : rendered.events) out.events.push_back(std::move(e));
         out.create_pods.push_back({ReplicaName(job.metadata.name, t.type, i), t.type, i, std::move(rendered.object)});
       }

@@ -110,9 +110,11 @@ struct ChildrenPlan {
   std::vector<ChildDeletion> delete_services;
   std::vector<RenderEvent> events;
 };
-// `deleting`: the pods the pass already deletes. `wait`: GangPlan::wait.
+// `deleting`: the pods the pass already deletes. `wait`: GangPlan::wait. `defer_rendering`: the
+// pods' objects stay null (ReconcileOptions::defer_pod_rendering); their events are recorded.
 ChildrenPlan PlanChildren(const api::TfJob& job, const std::vector<TypeState>& types, const Children& children,
-                          const std::set<std::string>& deleting, bool wait, const RenderOptions& options);
+                          const std::set<std::string>& deleting, bool wait, const RenderOptions& options,
+                          bool defer_rendering = false);
 
 // The Warnings of a pod that is not finished but in trouble (a container that exited non-zero or
 // waits with a message; else the latest condition that is not True).

@@ -100,6 +100,26 @@ GangScheduler GangSchedulerFor(const std::string& name) {
   return lower == "volcano" ? GangScheduler::kVolcano : GangScheduler::kSchedulerPlugins;
 }
 
+std::vector<RenderEvent> PodTemplateEvents(const api::TfJob& job, api::ReplicaType type, const RenderOptions& options) {
+  const api::ReplicaSpec& spec = *job.spec.replica_specs.at(std::string(api::ReplicaTypeName(type)));
+  const json& tmpl = spec.pod_template.is_object() ? spec.pod_template : EmptyObject();
+  std::vector<RenderEvent> out;
+  if (NonEmptyString(api::ObjectField(tmpl, "spec"), "restartPolicy"))
+    out.push_back({api::EventType::kWarning, "SetPodTemplateRestartPolicy", std::string(kRestartPolicyWarning)});
+  const GangScheduler gang = GangSchedulerFor(options.gang_scheduler_name);
+  if (gang != GangScheduler::kNone && gang != GangScheduler::kKubernetes &&
+      AnotherSchedulerNamed(job, EffectiveSchedulerName(options.gang_scheduler_name)))
+    out.push_back({api::EventType::kWarning, "SetPodTemplateSchedulerName", std::string(kSchedulerNameWarning)});
+  return out;
+}
+
+PodRenderer::PodRenderer(api::TfJob job, RenderOptions options)
+    : job_(std::move(job)), options_(std::move(options)), tf_config_(job_, options_.tf_config) {}
+
+json PodRenderer::Render(api::ReplicaType type, int32_t index) const {
+  return RenderPod(job_, type, index, options_, tf_config_).object;
+}
+
 RenderedPod RenderPod(const api::TfJob& job, api::ReplicaType type, int32_t index, const RenderOptions& options) {
   return RenderPod(job, type, index, options, TfConfigGenerator(job, options.tf_config));
 }
@@ -112,21 +132,16 @@ RenderedPod RenderPod(const api::TfJob& job, api::ReplicaType type, int32_t inde
   json meta = PodMetadata(job, type, index, api::ObjectField(tmpl, "metadata"), options);
   json pod_spec = api::ObjectField(tmpl, "spec");
   AddTfConfig(tf_config.For(type, index), pod_spec);
-  if (NonEmptyString(pod_spec, "restartPolicy"))
-    out.events.push_back({api::EventType::kWarning, "SetPodTemplateRestartPolicy", std::string(kRestartPolicyWarning)});
+  out.events = PodTemplateEvents(job, type, options);
   // ExitCode is ours: the kubelet never restarts such a pod, the operator decides (3.4 c).
   pod_spec["restartPolicy"] = spec.restart_policy == api::RestartPolicy::kExitCode
                                   ? std::string(api::EnumName(api::RestartPolicy::kNever))
                                   : spec.restart_policy.text();
   const GangScheduler gang = GangSchedulerFor(options.gang_scheduler_name);
   if (gang == GangScheduler::kKubernetes) SetNativeSchedulingGroup(job, &pod_spec);
-  if (gang != GangScheduler::kNone && gang != GangScheduler::kKubernetes) {
-    const std::string scheduler = EffectiveSchedulerName(options.gang_scheduler_name);
-    if (AnotherSchedulerNamed(job, scheduler))
-      out.events.push_back(
-          {api::EventType::kWarning, "SetPodTemplateSchedulerName", std::string(kSchedulerNameWarning)});
-    if (!NonEmptyString(pod_spec, "schedulerName")) pod_spec["schedulerName"] = scheduler;
-  }
+  if (gang != GangScheduler::kNone && gang != GangScheduler::kKubernetes &&
+      !NonEmptyString(pod_spec, "schedulerName"))
+    pod_spec["schedulerName"] = EffectiveSchedulerName(options.gang_scheduler_name);
   out.object = {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", std::move(meta)}, {"spec", std::move(pod_spec)}};
   return out;
 }

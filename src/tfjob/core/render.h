@@ -44,6 +44,27 @@ RenderedPod RenderPod(const api::TfJob& job, api::ReplicaType type, int32_t inde
 // Same, reusing a generator built once for the job (for rendering many pods).
 RenderedPod RenderPod(const api::TfJob& job, api::ReplicaType type, int32_t index, const RenderOptions& options,
                       const TfConfigGenerator& tf_config);
+// The events rendering any pod of `type` records (the template's warnings), as RenderPod's.
+std::vector<RenderEvent> PodTemplateEvents(const api::TfJob& job, api::ReplicaType type, const RenderOptions& options);
+
+// Renders a job's pods one at a time from its own copy of the job, for a caller that sends each
+// pod as it renders it (the operator's creates): a 500-worker job's pods, each with the whole
+// cluster in its TF_CONFIG, are then never all in memory at once (docs/operator.md, "Memory").
+// Neither copyable nor movable (the generator refers to the members). Thread-safe (const).
+class PodRenderer {
+ public:
+  // REQUIRES: as RenderPod's.
+  PodRenderer(api::TfJob job, RenderOptions options);
+  PodRenderer(const PodRenderer&) = delete;
+  PodRenderer& operator=(const PodRenderer&) = delete;
+  nlohmann::json Render(api::ReplicaType type, int32_t index) const;
+
+ private:
+  const api::TfJob job_;
+  const RenderOptions options_;
+  const TfConfigGenerator tf_config_;
+};
+
 // kInvalidArgument "failed to find the port" when the replica has no tensorflow container.
 StatusOr<nlohmann::json> RenderService(const api::TfJob& job, api::ReplicaType type, int32_t index);
 
