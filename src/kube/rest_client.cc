@@ -51,12 +51,30 @@ void RestClient::LogFailure(const std::string& verb, const std::string& resource
   log_.Warning("API request failed", fields);
 }
 
+bool RestClient::WaitOutPause() {
+  std::optional<Clock::SteadyTime> until;
+  {
+    MutexLock lock(pause_mu_);
+    until = paused_until_;
+  }
+  if (!until) return true;
+  auto now = clock_.SteadyNow();
+  if (now >= *until) return true;
+  return clock_.SleepFor(*until - now, options_.abort);
+}
+
+void RestClient::PauseFor(std::chrono::nanoseconds wait) {
+  auto until = clock_.SteadyNow() + wait;
+  MutexLock lock(pause_mu_);
+  if (!paused_until_ || *paused_until_ < until) paused_until_ = until;
+}
+
 StatusOr<json> RestClient::Do(const std::string& verb, const std::string& resource, HttpRequest request,
                               bool idempotent, std::vector<std::string>* warnings, std::string* raw_body) {
   request.abort = options_.abort;
   auto backoff = options_.initial_backoff;
   for (int attempt = 0;; ++attempt) {
-    if (!bucket_.Accept(options_.abort) || options_.abort.stop_requested())
+    if (!WaitOutPause() || !bucket_.Accept(options_.abort) || options_.abort.stop_requested())
       return CancelledError(verb + " " + request.path + ": stopping");
     auto start = clock_.SteadyNow();
     StatusOr<HttpResponse> response = transport_.Send(request);
@@ -87,13 +105,14 @@ StatusOr<json> RestClient::Do(const std::string& verb, const std::string& resour
         (idempotent && (status.code() == StatusCode::kUnavailable || status.code() == StatusCode::kDeadlineExceeded)) ||
         (!response.ok() && (status.message().find(": connection refused:") != std::string::npos ||
                             status.message().find("Couldn't connect") != std::string::npos));
+    std::chrono::nanoseconds wait = backoff;
+    if (status.retry_after())
+      wait = std::min<std::chrono::nanoseconds>(*status.retry_after(), options_.max_retry_after);
+    if (status.code() == StatusCode::kTooManyRequests) PauseFor(wait);
     if (!retry || attempt >= options_.max_retries || options_.abort.stop_requested()) {
       LogFailure(verb, resource, request, status, code, elapsed, attempt, std::nullopt);
       return status.WithContext(verb + " " + request.path);
     }
-    std::chrono::nanoseconds wait = backoff;
-    if (status.retry_after())
-      wait = std::min<std::chrono::nanoseconds>(*status.retry_after(), options_.max_retry_after);
     LogFailure(verb, resource, request, status, code, elapsed, attempt, wait);
     if (!clock_.SleepFor(wait, options_.abort)) return CancelledError(verb + " " + request.path + ": stopping");
     backoff = std::min(backoff * 2, options_.max_backoff);

@@ -17,6 +17,7 @@
 #include "common/log_throttle.h"
 #include "common/logging.h"
 #include "common/status.h"
+#include "common/thread_annotations.h"
 #include "common/token_bucket.h"
 #include "kube/http_transport.h"
 #include "kube/resource_path.h"
@@ -113,10 +114,18 @@ class RestClient {
                   const Status& status, long code, std::chrono::nanoseconds elapsed, int attempt,
                   std::optional<std::chrono::nanoseconds> retry_in);
 
+  // API Priority and Fairness: a 429 pauses every request of this client, not only the refused
+  // one, until its Retry-After (or the retry backoff) has passed; then the full rate resumes.
+  // Returns false if the abort fired while waiting.
+  bool WaitOutPause();
+  void PauseFor(std::chrono::nanoseconds wait);
+
   HttpTransport& transport_;
   Clock& clock_;
   RestClientOptions options_;
   TokenBucket bucket_;
+  Mutex pause_mu_;
+  std::optional<Clock::SteadyTime> paused_until_ TFJOB_GUARDED_BY(pause_mu_);
   std::function<void(const RequestRecord&)> observer_;
   Logger log_ = Logger().With({{"component", "kube-client"}});
   LogThrottle failure_log_;

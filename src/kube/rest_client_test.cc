@@ -55,6 +55,28 @@ TEST(RestClient, RetriesTooManyRequestsThenSucceeds) {
   EXPECT_EQ(calls, 3);
 }
 
+// Issue 15 item 2 (API Priority and Fairness): a 429 with Retry-After holds back the client's
+// other requests too, until it has passed; then they go at once.
+TEST(RestClient, TooManyRequestsPausesEveryRequestUntilRetryAfter) {
+  FakeTransport t;
+  FakeClock clock;
+  std::vector<Clock::SteadyTime> sent;
+  t.set_handler([&](const HttpRequest&) -> StatusOr<HttpResponse> {
+    sent.push_back(clock.SteadyNow());
+    if (sent.size() == 1) return HttpResponse{429, R"({"kind":"Status","reason":"TooManyRequests"})", 7};
+    return HttpResponse{200, R"({"metadata":{"name":"p"}})"};
+  });
+  RestClientOptions options = Fast();
+  options.max_retries = 0;  // the refused call gives up: only the pause can delay the next one
+  RestClient client(t, clock, options);
+  EXPECT_EQ(client.Get(kPods, "ns", "a").status().code(), StatusCode::kTooManyRequests);
+  ASSERT_TRUE(client.Get(kPods, "ns", "b").ok());
+  ASSERT_TRUE(client.Get(kPods, "ns", "c").ok());
+  ASSERT_EQ(sent.size(), 3u);
+  EXPECT_GE(sent[1] - sent[0], std::chrono::seconds(7)) << "the next request did not wait for Retry-After";
+  EXPECT_LT(sent[2] - sent[1], std::chrono::seconds(1)) << "the pause did not end";
+}
+
 TEST(RestClient, WritesAreNotRetriedOnServerErrorsAndErrorsKeepTheirCode) {
   FakeTransport t;
   int calls = 0;

@@ -14,8 +14,8 @@ struct OperatorOptions {
   std::string ns;                                   // --namespace: watch one namespace; "" = all
   int workers = 4;                                  // --workers
   int write_concurrency = 32;                       // --write-concurrency: API writes in flight at once (D17)
-  double kube_api_qps = 100;                        // --kube-api-qps
-  int kube_api_burst = 200;                         // --kube-api-burst
+  double kube_api_qps = 500;                        // --kube-api-qps (D17: 429s pause the client)
+  int kube_api_burst = 1000;                        // --kube-api-burst
   double kube_api_timeout_seconds = 30;             // --kube-api-timeout (per request)
   std::string metrics_bind_address = ":8080";       // --metrics-bind-address ("0" disables)
   std::string health_probe_bind_address = ":8081";  // --health-probe-bind-address
