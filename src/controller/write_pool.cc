@@ -1,5 +1,6 @@
 #include "controller/write_pool.h"
 
+#include <algorithm>
 #include <condition_variable>
 #include <exception>
 #include <memory>
@@ -19,9 +20,9 @@ void WritePool::Submit(std::function<void()> task, const std::string& lane) {
   {
     MutexLock lock(mu_);
     if (!stopping_) {
-      auto& tasks = lanes_[lane];
-      if (tasks.empty()) turn_.push_back(lane);
-      tasks.push_back(std::move(task));
+      auto [it, added] = lanes_.try_emplace(lane, Lane{next_age_, {}, 0});
+      if (added) by_age_.emplace(next_age_++, lane);
+      it->second.tasks.push_back(std::move(task));
       ++queued_;
       cv_.notify_one();
       return;
@@ -90,26 +91,46 @@ void WritePool::Stop() {
   for (auto& t : threads) t.join();
 }
 
+std::function<void()> WritePool::TakeLocked(std::string& lane) {
+  const int share = std::max(1, size_ / 2);
+  Lane* chosen = nullptr;
+  for (const auto& [age, name] : by_age_) {
+    Lane& l = lanes_.at(name);
+    if (l.tasks.empty()) continue;
+    if (l.running < share) {
+      chosen = &l;
+      lane = name;
+      break;
+    }
+    if (chosen == nullptr) {  // over its share: only if no lane under its share has work
+      chosen = &l;
+      lane = name;
+    }
+  }
+  std::function<void()> task = std::move(chosen->tasks.front());
+  chosen->tasks.pop_front();
+  ++chosen->running;
+  --queued_;
+  return task;
+}
+
 void WritePool::Loop() {
   for (;;) {
     std::function<void()> task;
+    std::string lane;
     {
       MutexLock lock(mu_);
-      while (turn_.empty() && !stopping_) cv_.wait(mu_);
-      if (turn_.empty()) return;  // stopping, and everything queued has run
-      // The lane whose turn it is gives one task, and goes to the back of the line if it has more.
-      std::string lane = std::move(turn_.front());
-      turn_.pop_front();
-      auto it = lanes_.find(lane);
-      task = std::move(it->second.front());
-      it->second.pop_front();
-      --queued_;
-      if (it->second.empty())
-        lanes_.erase(it);
-      else
-        turn_.push_back(std::move(lane));
+      while (queued_ == 0 && !stopping_) cv_.wait(mu_);
+      if (queued_ == 0) return;  // stopping, and everything queued has run
+      task = TakeLocked(lane);
     }
     task();
+    MutexLock lock(mu_);
+    auto it = lanes_.find(lane);
+    if (--it->second.running == 0 && it->second.tasks.empty()) {
+      by_age_.erase(it->second.age);
+      lanes_.erase(it);
+    }
   }
 }
 

@@ -5,13 +5,17 @@
 // is, at most size() writes are in flight at once and no thread is started per request. Submit
 // queues one task without waiting, for a caller that tracks completion itself (the controller's
 // pipeline of creates, operator/plan_applier.h).
-// Fair between lanes (a lane is a job's key): tasks of one lane run in the order they were
-// queued, and free threads take the lanes with queued tasks in turn, so a job's 5 creates queued
-// behind a 500-worker job's 256 start after at most one task of that job per thread, not after
-// all of them (docs/semantics.md D17). Thread-safe.
+// Fair between lanes (a lane is a job's key; docs/semantics.md D17): tasks of one lane run in
+// the order they were queued; a free thread takes the oldest lane (the first to have had work
+// queued, until it has none queued or running) that runs fewer than half the threads, else the
+// oldest lane with work. So of a burst of jobs the first is finished first (each job's next
+// slow-start batch goes before younger jobs' work), and a small job's creates queued behind a
+// 500-worker job's 256 get the next free thread instead of waiting for all of them; no thread
+// idles while work is queued. Thread-safe.
 
 #include <condition_variable>
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <map>
@@ -51,9 +55,17 @@ class WritePool {
   const int size_;
   mutable Mutex mu_;
   std::condition_variable_any cv_;  // a task was queued, or the stop
-  // Each lane's tasks, and the lanes that have some, in the order threads take them.
-  std::map<std::string, std::deque<std::function<void()>>> lanes_ TFJOB_GUARDED_BY(mu_);
-  std::deque<std::string> turn_ TFJOB_GUARDED_BY(mu_);
+  struct Lane {
+    uint64_t age;  // order of arrival
+    std::deque<std::function<void()>> tasks;
+    int running = 0;
+  };
+  // The next task to run (REQUIRES: queued_ > 0): its lane's running count is raised.
+  std::function<void()> TakeLocked(std::string& lane) TFJOB_REQUIRES(mu_);
+  // Lanes with work queued or running, by name and by age.
+  std::map<std::string, Lane> lanes_ TFJOB_GUARDED_BY(mu_);
+  std::map<uint64_t, std::string> by_age_ TFJOB_GUARDED_BY(mu_);
+  uint64_t next_age_ TFJOB_GUARDED_BY(mu_) = 0;
   size_t queued_ TFJOB_GUARDED_BY(mu_) = 0;
   bool stopping_ TFJOB_GUARDED_BY(mu_) = false;
   std::vector<std::thread> threads_ TFJOB_GUARDED_BY(mu_);

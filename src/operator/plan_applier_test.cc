@@ -354,11 +354,12 @@ TEST(PlanApplier, DeferredPodsAreRenderedWhenSentAndMatchTheEagerOnes) {
 }
 
 // Issue 15 item 3: a small job's creates started after a big job's are not queued behind all of
-// them: with one write thread and 64 or more of the big job's creates waiting, the small job's
-// 10 children are created while fewer than 40 of the big job's are (one in turn with each, as
-// the lanes take turns; in one FIFO queue all that was waiting would go first).
+// them: with 4 write threads and 64 or more of the big job's creates waiting, the small job's
+// 10 children are created while fewer than 40 of the big job's are (the big job keeps at most
+// half the threads while another job has work; in one FIFO queue all that was waiting would go
+// first).
 TEST(PlanApplier, ASmallJobIsNotQueuedBehindABigOne) {
-  Fixture f(1);
+  Fixture f(4);
   api::TfJob big = f.CreateJob("big", 200);
   api::TfJob small = f.CreateJob("small", 5);
   std::promise<void> big_done, small_done;
