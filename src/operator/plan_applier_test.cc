@@ -354,20 +354,24 @@ TEST(PlanApplier, DeferredPodsAreRenderedWhenSentAndMatchTheEagerOnes) {
 }
 
 // Issue 15 item 3: a small job's creates started after a big job's are not queued behind all of
-// them: with 4 write threads and 64 or more of the big job's creates waiting, the small job's
-// 10 children are created while fewer than 40 of the big job's are (the big job keeps at most
-// half the threads while another job has work; in one FIFO queue all that was waiting would go
-// first).
+// them. 4 write threads, each create held 2 ms by the server (so the big job's keep the threads
+// busy, as real round trips do), and 128 or more of the big job's creates waiting: the small
+// job's 10 children are created while fewer than 64 of the big job's are (the big job keeps at
+// most half the threads while another job has work; in one FIFO queue, or oldest-first without
+// that share, the 128 waiting would all go first).
 TEST(PlanApplier, ASmallJobIsNotQueuedBehindABigOne) {
   Fixture f(4);
+  f.server.set_latency_hook([](const testing::FakeRequest& r) {
+    if (r.verb == "create" && r.resource != "events") std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  });
   api::TfJob big = f.CreateJob("big", 200);
   api::TfJob small = f.CreateJob("small", 5);
   std::promise<void> big_done, small_done;
   auto children = [&f] { return f.server.List(kube::kPods).size() + f.server.List(kube::kServices).size(); };
   f.applier.Start(big, f.FirstPlan(big), Logger(), [&](Status) { big_done.set_value(); });
   ASSERT_TRUE([&] {  // the big job's slow start has reached a large batch
-    for (int i = 0; i < 5000; ++i) {
-      if (f.pool.Queued() >= 64) return true;
+    for (int i = 0; i < 20000; ++i) {
+      if (f.pool.Queued() >= 128) return true;
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
     return false;
@@ -381,7 +385,7 @@ TEST(PlanApplier, ASmallJobIsNotQueuedBehindABigOne) {
   big_done.get_future().wait();
   EXPECT_EQ(f.server.List(kube::kPods).size(), 205u);
   ASSERT_GE(after, before + 10);
-  EXPECT_LT(after - before - 10, 40u) << "the small job waited for the big one's queued creates";
+  EXPECT_LT(after - before - 10, 64u) << "the small job waited for the big one's queued creates";
 }
 
 }  // namespace
