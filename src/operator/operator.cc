@@ -151,7 +151,8 @@ int RunOperator(const OperatorOptions& options, const std::map<std::string, std:
 
   // Events have a client of their own (its own token bucket, as controller-runtime's event
   // broadcaster has): sharing --kube-api-qps with them would slow pod and service creation by a
-  // quarter at 20 QPS (bench/README.md). The recorder's own 5/s limit still bounds them.
+  // quarter at 20 QPS (bench/README.md). The recorder limits each involved object, not the
+  // total (docs/operator.md section 5).
   // Its requests are aborted only after the shutdown flush (kEventFlushLimit).
   std::stop_source abort_events;
   kube::RestClientOptions event_options = client_options;

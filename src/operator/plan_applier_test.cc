@@ -27,7 +27,7 @@ struct Fixture {
   testing::FakeApiServer server{clock};
   kube::RestClient client{server, clock, testing::UnthrottledClientOptions()};
   controller::Registry registry;
-  controller::EventRecorder events{client, clock, Logger(), &registry, {.qps = 1e6, .burst = 1000000}};
+  controller::EventRecorder events{client, clock, Logger(), &registry, {.spam_burst = 1000000}};
   controller::Expectations expectations{clock};
   controller::WritePool pool;
   RestObjectWriter writer{client};

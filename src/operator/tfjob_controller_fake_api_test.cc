@@ -49,7 +49,7 @@ struct Cluster {
   testing::FakeApiServer server{clock};
   kube::RestClient client{server, clock, testing::UnthrottledClientOptions()};
   controller::Registry registry;
-  controller::EventRecorder events{client, clock, Logger(), &registry, {.qps = 1e6, .burst = 1000000}};
+  controller::EventRecorder events{client, clock, Logger(), &registry, {.spam_burst = 1000000}};
   OperatorOptions options;
   std::unique_ptr<TfJobController> controller;
 
