@@ -110,8 +110,9 @@ TEST(TfJobController, QueueActionForTable) {
   for (const auto& c : cases) EXPECT_EQ(QueueActionFor(c.outcome), c.want) << c.name;
 }
 
-// A success hands its requeue_after back instead of queueing it.
-TEST(TfJobController, SuccessfulReconcileReturnsItsRequeue) {
+// A success hands its requeue_after back instead of queueing it; with creates running, the end
+// of the creates queues it (once), not ReconcileKey.
+TEST(TfJobController, SuccessfulReconcileReturnsItsRequeueAndItsCreatesQueueIt) {
   Fixture f;
   f.transport.set_handler([](const kube::HttpRequest& r) {
     return StatusOr<kube::HttpResponse>(kube::HttpResponse{r.method == "POST" ? 201L : 200L, "{}", std::nullopt});
@@ -121,7 +122,12 @@ TEST(TfJobController, SuccessfulReconcileReturnsItsRequeue) {
   ASSERT_TRUE(result.ok()) << result.status().message();
   ASSERT_TRUE(result->requeue_after);
   EXPECT_EQ(*result->requeue_after, std::chrono::seconds(100));
-  EXPECT_EQ(TfJobControllerTestPeer::Queue(*f.controller).DelayedLenForTesting(), 0u);
+  EXPECT_TRUE(result->pending);
+  controller::WorkQueue& q = TfJobControllerTestPeer::Queue(*f.controller);
+  for (int i = 0; i < 500 && q.DelayedLenForTesting() == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_EQ(q.DelayedLenForTesting(), 1u);
+  EXPECT_EQ(q.NumRequeues("default/deadline"), 0) << "a success must not back off";
 }
 
 // Issue 12 item 1: the elector's thread may call StartWorkers while the main thread runs Stop.
