@@ -62,6 +62,11 @@ CLK_TCK = os.sysconf("SC_CLK_TCK")
 # 2,000-worker job carries about 80 KB of TF_CONFIG, which the bench would otherwise decode for
 # every event).
 METADATA_ONLY = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
+METADATA_ONLY_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
+
+
+def list_accept(accept):
+    return METADATA_ONLY_LIST if accept == METADATA_ONLY else accept
 JOB_LABEL = "training.kubeflow.org/job-name"
 
 
@@ -96,15 +101,25 @@ class Cluster:
         env["PATH"] = os.path.join(self.bin_dir()) + ":" + env["PATH"]
         self.env = env
         self.kubectl("apply", "-f", os.path.join(ROOT, "config", "crd", "kubeflow.org_tfjobs.yaml"))
-        self.kubectl("wait", "--for=condition=Established", "crd/tfjobs.kubeflow.org", "--timeout=60s")
+        for attempt in range(10):  # the CRD may not be served yet right after the create
+            try:
+                self.kubectl("wait", "--for=condition=Established", "crd/tfjobs.kubeflow.org", "--timeout=60s")
+                break
+            except RuntimeError:
+                if attempt == 9:
+                    raise
+                time.sleep(1)
 
     def bin_dir(self):
         with open(os.path.join(self.dir, "state.json")) as f:
             return json.load(f)["bin"]
 
     def kubectl(self, *args, stdin=None):
-        return subprocess.run(["kubectl", "--kubeconfig", self.kubeconfig] + list(args), input=stdin, check=True,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=self.env).stdout
+        r = subprocess.run(["kubectl", "--kubeconfig", self.kubeconfig] + list(args), input=stdin,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=self.env)
+        if r.returncode != 0:
+            raise RuntimeError(f"kubectl {' '.join(args)}: {r.stderr.strip()}")
+        return r.stdout
 
     def namespace(self, name):
         self.kubectl("create", "namespace", name)
@@ -150,13 +165,13 @@ class Watch(threading.Thread):
     def __init__(self, cluster, path, on_event, accept="application/json"):
         super().__init__(daemon=True)
         self.cluster, self.path, self.on_event, self.accept = cluster, path, on_event, accept
-        self.rv = cluster.request(path, accept=accept)["metadata"]["resourceVersion"]
+        self.rv = cluster.request(path, accept=list_accept(accept))["metadata"]["resourceVersion"]
         self.stopped = False
         self.reconnects = 0
         self.start()
 
     def relist(self):
-        listed = self.cluster.request(self.path, accept=self.accept)
+        listed = self.cluster.request(self.path, accept=list_accept(self.accept))
         now = time.time()
         for obj in listed["items"]:
             self.on_event("ADDED", obj, now)
@@ -409,7 +424,7 @@ def settle(cluster, ns, timeout):
     deadline = time.time() + timeout
     while time.time() < deadline:
         pending = cluster.request(f"/api/v1/namespaces/{ns}/pods?fieldSelector=status.phase%3DPending&limit=1",
-                                  accept=METADATA_ONLY)["items"]
+                                  accept=METADATA_ONLY_LIST)["items"]
         if not pending:
             return
         time.sleep(2)
@@ -446,13 +461,16 @@ def run_jobs(kind, n, flags, follow):
     # The limit's pods and the operator's (+ the small job's) at 110 a node, with a margin.
     nodes = max(4, math.ceil((2 * pods + 5) * 1.1 / 110) + 2)
     timeout = max(300, objects / 5)
+    t = time.time()
     with Cluster(nodes=nodes) as cluster:
+        log(f"{kind} {n}: cluster of {nodes} nodes up in {time.time() - t:.0f} s")
         lns = cluster.namespace("limit")
         objs = rendered_children(jobs(lns), lns)
         rendered_mb = sum(len(json.dumps(o)) for o in objs) / 1e6
         lim = limit_create(cluster, lns, objs)
         del objs
         settle(cluster, lns, max(120, pods / 10))
+        log(f"{kind} {n}: limit {lim['per_second']:.1f} objects/s, its pods settled {time.time() - t:.0f} s in")
         ns = cluster.namespace("work")
         op = Operator(cluster, ns, flags)
         tr = Tracker(cluster, ns, phases=follow)
