@@ -150,8 +150,13 @@ class Cluster:
         self.down()
 
     def down(self):
+        """Stops everything; the operators' logs are kept in build/bench-logs/ (the cluster's are not)."""
+        logs = os.path.join(ROOT, "build", "bench-logs")
+        os.makedirs(logs, exist_ok=True)
         for op in self.operators:
             op.stop()
+            shutil.copy(op.log_path, os.path.join(logs, f"{time.strftime('%Y%m%d-%H%M%S')}-{os.path.basename(self.dir)}-"
+                                                        f"{os.path.basename(op.log_path)}"))
         subprocess.run([os.path.join(ROOT, "scripts", "test-cluster"), "down", self.dir], stdout=subprocess.DEVNULL)
         shutil.rmtree(self.dir, ignore_errors=True)
 
@@ -634,7 +639,7 @@ def print_header():
                            stdout=subprocess.PIPE, text=True).stdout.strip()
     version = subprocess.run([TFJOB, "version"], stdout=subprocess.PIPE, text=True).stdout.strip()
     print(f"# operator benchmark\n\nCommand: `{shlex.join(sys.argv)}`  \n"
-          f"Commit: `{commit}{'+' if dirty else ''}`, tfjob {version}  \n"
+          f"Commit: `{commit}{'+' if dirty else ''}`, `tfjob version`: {version}  \n"
           f"Date: {time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC, {os.cpu_count()} CPUs")
     sys.stdout.flush()
 
