@@ -6,30 +6,39 @@ figures, asserts nothing. Every run of the operator is in a fresh cluster; befor
 pods and services (`tfjob render`, owner references removed) are created in another namespace of
 the same cluster by bench/limit_client (no operator logic, no client rate limit, 32 threads): the
 "limit", and the operator's objects/s over it is the "ratio". Times are measured from the first
-TFJob create to what a watch (opened before the submission) reports. Parts (--scenarios), in the
-order they run and print, with what they took on the 2-core machine (today's operator; the
-cluster start-up, the limit's run and KWOK settling its pods are included):
+TFJob create to what a watch (opened before the submission) reports. A cluster's start-up took 15-100 s
+on the loaded 2-core machine; the times below include it and the limit's run. Parts (--scenarios), in the order they run and print; "took" is what
+the tiny variants took on 2026-12-01 (load average 8), the rest are estimates from the runs in
+bench/README.md:
 
   defaults  the operator as users get it (no --workers/--kube-api-qps/--kube-api-burst/
-            --write-concurrency): a burst of --burst-jobs (200) TFJobs of 1 PS + 4 Workers and one
-            TFJob of --big-workers (500) Workers, each with its limit ratio, operator CPU, peak RSS,
-            events written/dropped (/metrics) and Events in the namespace; then the fairness table
-            (about 3 min)
-  fairness  the fairness table alone (same two runs as defaults, shared when both are asked):
-            for the burst, when all pods of the first-submitted, the median and the last job
-            existed; for the big job, when all its pods existed beside when all 5 pods of a
+            --write-concurrency): a burst of --burst-jobs (200) TFJobs of 1 PS + 4 Workers (to all
+            pods Running and all jobs Succeeded) and one TFJob of --big-workers (500) Workers, each
+            with its limit ratio, operator CPU, peak RSS, events written/dropped (/metrics,
+            summed over labels, "-" when the operator has no such metric) and the Events in the
+            namespace at the end (about TFJobs); then the fairness tables. About 5 min (took
+            3.4 min with 20 jobs and 50 workers)
+  fairness  the fairness tables alone (the same two runs as defaults, run once when both are
+            asked): for the burst, when all pods of the first-submitted, the median and the last
+            job existed; for the big job, when all its pods existed beside when all 5 pods of a
             1 PS + 4 Worker job submitted right after it did (from that job's own create)
   scaling   at the defaults: one TFJob of --big-sizes (100,500,2000) Workers and bursts of
             --burst-sizes (50,200,1000) small jobs: time to all pods and services, objects/s,
-            ratio, operator CPU and peak RSS, rendered bytes (TF_CONFIG makes them quadratic in
-            workers) (about 12 min; the 500 and 200 rows are shared with defaults)
-  burst     the tuning grid, --workers x --qps (burst 1.5x QPS; 1,16 x 20,200): the burst of
-            --burst-jobs, to all pods Running and all jobs Succeeded, with its limit ratio
-            (1.5-4 min a row)
-  big       the tuning grid: one TFJob of --big-workers Workers, with its limit ratio (1-2 min a row)
+            ratio, operator CPU (also per object) and peak RSS, rendered bytes (quadratic in
+            workers through TF_CONFIG: 140 MB for 2,000), KWOK nodes (enough for the limit's pods
+            and the operator's at 110 a node). The 500 and 200 rows are those of defaults when
+            both run. About 15-20 min more (took 0.5 min for 100 workers, 2-3.5 min for 50 jobs;
+            2,000 workers and 1,000 jobs (103 nodes) are the long ones)
+  burst     the tuning grid, --workers x --qps (burst 1.5x QPS; default 1,16 x 20,200): the burst
+            of --burst-jobs to all pods Running and all jobs Succeeded, with its limit ratio and
+            events. 2-4 min a row (took 1.3 min with 20 jobs)
+  big       the tuning grid: one TFJob of --big-workers Workers (and the small job after it), with
+            its limit ratio. 1-2 min a row (took 1 min with 50 workers)
   idle      1,000 finished TFJobs: operator CPU and API requests over 60 s, at the defaults (4 min)
   memory    RSS with 5,000 managed pods, then with 5,000 unrelated pods added (R15), at the
-            defaults (3 min)
+            defaults (took 3.4 min)
+
+All of it (make bench): about 50 min. The operators' logs are kept in build/bench-logs/.
 
 Usage:
 
