@@ -474,7 +474,7 @@ def run_jobs(kind, n, flags, follow):
     jobs = (lambda ns: burst_jobs(ns, n)) if kind == "burst" else (lambda ns: [big_job(ns, n)])
     # The limit's pods and the operator's (+ the small job's) at 110 a node, with a margin.
     nodes = max(4, math.ceil((2 * pods + 5) * 1.1 / 110) + 2)
-    timeout = max(300, objects / 5)
+    timeout = max(300, objects / 5)  # s from the first create to the last wait's end
     t = time.time()
     with Cluster(nodes=nodes) as cluster:
         log(f"{kind} {n}: cluster of {nodes} nodes up in {time.time() - t:.0f} s")
@@ -498,15 +498,20 @@ def run_jobs(kind, n, flags, follow):
             t_small0 = time.time()
             cluster.request(f"/apis/kubeflow.org/v1/namespaces/{ns}/tfjobs", "POST", small_job("small", ns))
         extra = 0 if kind == "burst" else 5
-        t_pods = tr.wait("created", pods + extra, timeout)
-        t_svcs = tr.wait("services", pods + extra, timeout)
+        deadline = t0 + timeout  # one for all the waits: a stuck run costs `timeout`, not a multiple
+
+        def left():
+            return max(1, deadline - time.time())
+
+        t_pods = tr.wait("created", pods + extra, left())
+        t_svcs = tr.wait("services", pods + extra, left())
         if kind == "burst":
             t_exist = max(t_pods, t_svcs) if t_pods and t_svcs else None
         else:
             t_exist = tr.job_done("big", n, n)
             t_pods = tr.job_done("big", n)
-        t_run = tr.wait("running", pods, timeout) if follow else None
-        t_done = tr.wait("succeeded", n, timeout) if follow and kind == "burst" else None
+        t_run = tr.wait("running", pods, left()) if follow else None
+        t_done = tr.wait("succeeded", n, left()) if follow and kind == "burst" else None
         cpu, cp = op.cpu() - cpu0, control_plane_cpu(cluster) - cp0
         row = {"kind": kind, "n": n, "flags": flags, "pods": pods, "objects": objects, "rendered_mb": rendered_mb,
                "nodes": nodes, "pods_s": t_pods and t_pods - t0, "exist_s": t_exist and t_exist - t0,
