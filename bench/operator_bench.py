@@ -27,18 +27,19 @@ bench/README.md:
             ratio, operator CPU (also per object) and peak RSS, rendered bytes (quadratic in
             workers through TF_CONFIG: 140 MB for 2,000), KWOK nodes (enough for the limit's pods
             and the operator's at 110 a node). The 500 and 200 rows are those of defaults when
-            both run. About 15-20 min more (took 0.5 min for 100 workers, 2-3.5 min for 50 jobs;
-            2,000 workers and 1,000 jobs (103 nodes) are the long ones)
+            both run. About 20 min more (took 0.5 min for 100 workers, 5 min for 2,000 workers,
+            2-3.5 min for 50 jobs, 11 min for 1,000 jobs on 103 nodes)
   burst     the tuning grid, --workers x --qps (burst 1.5x QPS; default 1,16 x 20,200): the burst
             of --burst-jobs to all pods Running and all jobs Succeeded, with its limit ratio and
             events. 2-4 min a row (took 1.3 min with 20 jobs)
   big       the tuning grid: one TFJob of --big-workers Workers (and the small job after it), with
             its limit ratio. 1-2 min a row (took 1 min with 50 workers)
-  idle      1,000 finished TFJobs: operator CPU and API requests over 60 s, at the defaults (4 min)
+  idle      1,000 finished TFJobs: operator CPU and API requests over 60 s, at the defaults (took
+            4.7 min)
   memory    RSS with 5,000 managed pods, then with 5,000 unrelated pods added (R15), at the
             defaults (took 3.4 min)
 
-All of it (make bench): about 50 min. The operators' logs are kept in build/bench-logs/.
+All of it (make bench): about 55 min. The operators' logs are kept in build/bench-logs/.
 
 Usage:
 
