@@ -112,7 +112,8 @@ test: build check-size test-unit test-local test-hostile test-tensorflow test-as
 demo: build
 	@scripts/demo
 
-# BENCH_ARGS picks operator scenarios, e.g. BENCH_ARGS='--scenarios burst --workers 4 --qps 200'.
+# BENCH_ARGS picks operator parts (default: defaults,scaling,burst,big,idle,memory; see
+# bench/operator_bench.py --help), e.g. BENCH_ARGS='--scenarios burst --workers 4 --qps 200'.
 bench: build control-plane
 	build/release/bench/render_benchmark
 	build/release/bench/client_benchmark

@@ -1,29 +1,62 @@
 #!/usr/bin/env python3
-"""The operator at scale (issue 7): the real `build/release/tfjob operator` against the real test
-control plane (scripts/test-cluster: etcd, kube-apiserver with raised in-flight limits and no
-priority-and-fairness queueing, controller-manager, scheduler, KWOK nodes), five scenarios, one
-table each. Prints figures, asserts nothing.
+"""The operator at scale (issue 7, issue 15): the real `build/release/tfjob operator` against the real
+test control plane (scripts/test-cluster: etcd, kube-apiserver with raised in-flight limits and no
+priority-and-fairness queueing, controller-manager, scheduler, KWOK nodes of 110 pods). Prints
+figures, asserts nothing. Every run of the operator is in a fresh cluster; before it, the same
+pods and services (`tfjob render`, owner references removed) are created in another namespace of
+the same cluster by bench/limit_client (no operator logic, no client rate limit, 32 threads): the
+"limit", and the operator's objects/s over it is the "ratio". Times are measured from the first
+TFJob create to what a watch (opened before the submission) reports. A cluster's start-up took 15-100 s
+on the loaded 2-core machine; the times below include it and the limit's run. Parts (--scenarios), in the order they run and print; "took" is what
+the tiny variants took on 2026-12-01 (load average 8), the rest are estimates from the runs in
+bench/README.md:
 
-  1. burst   200 TFJobs of 1 PS + 4 Workers submitted at once
-  2. big     one TFJob with 500 Workers
-  3. limit   the same 1,000 pods + 1,000 services created by bench/limit_client (no operator
-             logic, no client rate limit) in the same cluster: the operator's rate as a ratio
-  4. idle    1,000 finished TFJobs: operator CPU and API requests over 60 s
-  5. memory  RSS with 5,000 managed pods, then with 5,000 unrelated pods added (R15)
+  defaults  the operator as users get it (no --workers/--kube-api-qps/--kube-api-burst/
+            --write-concurrency): a burst of --burst-jobs (200) TFJobs of 1 PS + 4 Workers (to all
+            pods Running and all jobs Succeeded) and one TFJob of --big-workers (500) Workers, each
+            with its limit ratio, operator CPU, peak RSS, events written/dropped (/metrics,
+            summed over labels, "-" when the operator has no such metric) and the Events in the
+            namespace at the end (about TFJobs); then the fairness tables. About 5 min (took
+            3.4 min with 20 jobs and 50 workers)
+  fairness  the fairness tables alone (the same two runs as defaults, run once when both are
+            asked): for the burst, when all pods of the first-submitted, the median and the last
+            job existed; for the big job, when all its pods existed beside when all 5 pods of a
+            1 PS + 4 Worker job submitted right after it did (from that job's own create)
+  scaling   at the defaults: one TFJob of --big-sizes (100,500,2000) Workers and bursts of
+            --burst-sizes (50,200,1000) small jobs: time to all pods and services, objects/s,
+            ratio, operator CPU (also per object) and peak RSS, rendered bytes (quadratic in
+            workers through TF_CONFIG: 140 MB for 2,000), KWOK nodes (enough for the limit's pods
+            and the operator's at 110 a node). The 500 and 200 rows are those of defaults when
+            both run. About 20 min more (took 0.5 min for 100 workers, 5 min for 2,000 workers,
+            2-3.5 min for 50 jobs, 11 min for 1,000 jobs on 103 nodes)
+  burst     the tuning grid, --workers x --qps (burst 1.5x QPS; default 1,16 x 20,200): the burst
+            of --burst-jobs to all pods Running and all jobs Succeeded, with its limit ratio and
+            events. 2-4 min a row (took 1.3 min with 20 jobs)
+  big       the tuning grid: one TFJob of --big-workers Workers (and the small job after it), with
+            its limit ratio. 1-2 min a row (took 1 min with 50 workers)
+  idle      1,000 finished TFJobs: operator CPU and API requests over 60 s, at the defaults (took
+            4.7 min)
+  memory    RSS with 5,000 managed pods, then with 5,000 unrelated pods added (R15), at the
+            defaults (took 3.4 min)
 
-Scenarios 1-3 run for every --workers x --kube-api-qps pair (default 1,4,16 x 20,200), each in a
-fresh cluster. Times are measured from the first TFJob create to what a watch (opened before the
-submission) reports. Usage:
+All of it (make bench): about 55 min. The operators' logs are kept in build/bench-logs/.
 
-  bench/operator_bench.py [--scenarios burst,big,idle,memory] [--workers 1,4,16] [--qps 20,200]
+Usage:
+
+  bench/operator_bench.py [--scenarios defaults,scaling,burst,big,idle,memory] [--workers 1,16]
+      [--qps 20,200] [--burst-jobs 200] [--big-workers 500] [--big-sizes 100,500,2000]
+      [--burst-sizes 50,200,1000]
 """
 import argparse
 import faulthandler
 import json
+import math
 import os
+import shlex
 import shutil
 import signal
 import ssl
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -35,6 +68,16 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TFJOB = os.environ.get("TFJOB_BIN") or os.path.join(ROOT, "build", "release", "tfjob")
 LIMIT = os.path.join(ROOT, "build", "release", "bench", "limit_client")
 CLK_TCK = os.sysconf("SC_CLK_TCK")
+# Watches and lists of pods that need no status: the API server sends metadata only (a pod of a
+# 2,000-worker job carries about 80 KB of TF_CONFIG, which the bench would otherwise decode for
+# every event).
+METADATA_ONLY = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
+METADATA_ONLY_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
+
+
+def list_accept(accept):
+    return METADATA_ONLY_LIST if accept == METADATA_ONLY else accept
+JOB_LABEL = "training.kubeflow.org/job-name"
 
 
 def log(msg):
@@ -68,23 +111,25 @@ class Cluster:
         env["PATH"] = os.path.join(self.bin_dir()) + ":" + env["PATH"]
         self.env = env
         self.kubectl("apply", "-f", os.path.join(ROOT, "config", "crd", "kubeflow.org_tfjobs.yaml"))
-        # A CRD just created has no status.conditions yet, and `kubectl wait` fails on that: retry.
-        for attempt in range(30):
+        for attempt in range(10):  # the CRD may not be served yet right after the create
             try:
                 self.kubectl("wait", "--for=condition=Established", "crd/tfjobs.kubeflow.org", "--timeout=60s")
                 break
-            except subprocess.CalledProcessError:
-                if attempt == 29:
+            except RuntimeError:
+                if attempt == 9:
                     raise
-                time.sleep(0.5)
+                time.sleep(1)
 
     def bin_dir(self):
         with open(os.path.join(self.dir, "state.json")) as f:
             return json.load(f)["bin"]
 
     def kubectl(self, *args, stdin=None):
-        return subprocess.run(["kubectl", "--kubeconfig", self.kubeconfig] + list(args), input=stdin, check=True,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=self.env).stdout
+        r = subprocess.run(["kubectl", "--kubeconfig", self.kubeconfig] + list(args), input=stdin,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=self.env)
+        if r.returncode != 0:
+            raise RuntimeError(f"kubectl {' '.join(args)}: {r.stderr.strip()}")
+        return r.stdout
 
     def namespace(self, name):
         self.kubectl("create", "namespace", name)
@@ -94,12 +139,12 @@ class Cluster:
         with open(os.path.join(self.dir, "pids", component + ".pid")) as f:
             return int(f.read().strip())
 
-    def request(self, path, method="GET", body=None):
+    def request(self, path, method="GET", body=None, accept="application/json"):
         """One API call; 429 (the API server's in-flight limit) is retried after Retry-After."""
         for attempt in range(30):
             req = urllib.request.Request(self.server + path, method=method,
                                          data=json.dumps(body).encode() if body is not None else None,
-                                         headers={"Content-Type": "application/json"})
+                                         headers={"Content-Type": "application/json", "Accept": accept})
             try:
                 with urllib.request.urlopen(req, context=self.ctx, timeout=60) as r:
                     return json.loads(r.read())
@@ -115,8 +160,13 @@ class Cluster:
         self.down()
 
     def down(self):
+        """Stops everything; the operators' logs are kept in build/bench-logs/ (the cluster's are not)."""
+        logs = os.path.join(ROOT, "build", "bench-logs")
+        os.makedirs(logs, exist_ok=True)
         for op in self.operators:
             op.stop()
+            shutil.copy(op.log_path, os.path.join(logs, f"{time.strftime('%Y%m%d-%H%M%S')}-{os.path.basename(self.dir)}-"
+                                                        f"{os.path.basename(op.log_path)}"))
         subprocess.run([os.path.join(ROOT, "scripts", "test-cluster"), "down", self.dir], stdout=subprocess.DEVNULL)
         shutil.rmtree(self.dir, ignore_errors=True)
 
@@ -127,16 +177,16 @@ class Watch(threading.Thread):
     burst; the watch then resumes from the last resourceVersion it saw (or relists on 410, the
     objects counted at the time of the relist, so never early)."""
 
-    def __init__(self, cluster, path, on_event):
+    def __init__(self, cluster, path, on_event, accept="application/json"):
         super().__init__(daemon=True)
-        self.cluster, self.path, self.on_event = cluster, path, on_event
-        self.rv = cluster.request(path)["metadata"]["resourceVersion"]
+        self.cluster, self.path, self.on_event, self.accept = cluster, path, on_event, accept
+        self.rv = cluster.request(path, accept=list_accept(accept))["metadata"]["resourceVersion"]
         self.stopped = False
         self.reconnects = 0
         self.start()
 
     def relist(self):
-        listed = self.cluster.request(self.path)
+        listed = self.cluster.request(self.path, accept=list_accept(self.accept))
         now = time.time()
         for obj in listed["items"]:
             self.on_event("ADDED", obj, now)
@@ -147,7 +197,8 @@ class Watch(threading.Thread):
             url = (f"{self.cluster.server}{self.path}?watch=1&resourceVersion={self.rv}"
                    "&allowWatchBookmarks=true&timeoutSeconds=3600")
             try:
-                with urllib.request.urlopen(url, context=self.cluster.ctx, timeout=3600) as r:
+                req = urllib.request.Request(url, headers={"Accept": self.accept})
+                with urllib.request.urlopen(req, context=self.cluster.ctx, timeout=3600) as r:
                     for line in r:
                         if self.stopped:
                             return
@@ -168,13 +219,17 @@ class Watch(threading.Thread):
 
 
 class Tracker:
-    """First time each pod / service was seen, first time each pod ran, first time each job had
-    a Succeeded condition; wait() blocks until a count is reached."""
+    """First time each pod / service was seen (also per job, by the job-name label), first time
+    each pod ran (only with phases: else pods are watched as metadata), first time each job was
+    seen (its submission order) and had a Succeeded condition; wait() blocks until a count is
+    reached."""
 
-    def __init__(self, cluster, ns):
+    def __init__(self, cluster, ns, phases=True):
         self.lock = threading.Condition()
-        self.created, self.running, self.succeeded, self.services = {}, {}, {}, {}
-        self.watches = [Watch(cluster, f"/api/v1/namespaces/{ns}/pods", self.pod),
+        self.created, self.running, self.succeeded, self.services, self.jobs = {}, {}, {}, {}, {}
+        self.job_pods, self.job_services = {}, {}  # job name -> {object name: first seen}
+        self.watches = [Watch(cluster, f"/api/v1/namespaces/{ns}/pods", self.pod,
+                              "application/json" if phases else METADATA_ONLY),
                         Watch(cluster, f"/api/v1/namespaces/{ns}/services", self.service),
                         Watch(cluster, f"/apis/kubeflow.org/v1/namespaces/{ns}/tfjobs", self.job)]
 
@@ -182,17 +237,21 @@ class Tracker:
         with self.lock:
             name = obj["metadata"]["name"]
             self.created.setdefault(name, t)
+            self.job_pods.setdefault(obj["metadata"].get("labels", {}).get(JOB_LABEL), {}).setdefault(name, t)
             if obj.get("status", {}).get("phase") in ("Running", "Succeeded"):
                 self.running.setdefault(name, t)
             self.lock.notify_all()
 
     def service(self, kind, obj, t):
         with self.lock:
-            self.services.setdefault(obj["metadata"]["name"], t)
+            name = obj["metadata"]["name"]
+            self.services.setdefault(name, t)
+            self.job_services.setdefault(obj["metadata"].get("labels", {}).get(JOB_LABEL), {}).setdefault(name, t)
             self.lock.notify_all()
 
     def job(self, kind, obj, t):
         with self.lock:
+            self.jobs.setdefault(obj["metadata"]["name"], t)
             for c in obj.get("status", {}).get("conditions", []):
                 if c["type"] == "Succeeded" and c["status"] == "True":
                     self.succeeded.setdefault(obj["metadata"]["name"], t)
@@ -208,6 +267,18 @@ class Tracker:
                     return None
                 self.lock.wait(min(left, 1))
             return sorted(getattr(self, what).values())[n - 1]
+
+    def job_done(self, job, pods, services=0):
+        """When the job had `pods` pods and `services` services (the last one's arrival), or None."""
+        with self.lock:
+            p, s = self.job_pods.get(job, {}), self.job_services.get(job, {})
+            if len(p) < pods or len(s) < services:
+                return None
+            return max(sorted(p.values())[pods - 1], sorted(s.values())[services - 1] if services else 0)
+
+    def submission_order(self):
+        with self.lock:
+            return sorted(self.jobs, key=self.jobs.get)
 
     def stop(self):
         for w in self.watches:
@@ -228,13 +299,31 @@ def status_kib(pid, key):
     return 0
 
 
+def tuning(workers=None, qps=None, burst=None, write_concurrency=None):
+    """The operator's tuning flags; None = not passed (the operator's default)."""
+    flags = []
+    for name, v in (("--workers", workers), ("--kube-api-qps", qps), ("--kube-api-burst", burst),
+                    ("--write-concurrency", write_concurrency)):
+        if v is not None:
+            flags += [name, str(v)]
+    return tuple(flags)
+
+
+DEFAULTS = tuning()
+
+
+def flags_text(flags):
+    return " ".join(flags) if flags else "(defaults)"
+
+
 class Operator:
-    def __init__(self, cluster, ns, workers, qps, burst):
+    def __init__(self, cluster, ns, flags=DEFAULTS):
         self.log_path = os.path.join(cluster.dir, f"operator-{ns}.log")
         self.logf = open(self.log_path, "w")
+        self.flags = flags
         args = [TFJOB, "operator", "--kubeconfig", os.path.join(cluster.dir, "operator.kubeconfig"),
-                "--leader-elect=false", "--metrics-bind-address", "127.0.0.1:0", "--health-probe-bind-address", "0",
-                "--workers", str(workers), "--kube-api-qps", str(qps), "--kube-api-burst", str(burst)]
+                "--leader-elect=false", "--metrics-bind-address", "127.0.0.1:0", "--health-probe-bind-address", "0"]
+        args += list(flags)
         if ns:
             args += ["--namespace", ns]
         self.proc = subprocess.Popen(args, stdout=self.logf, stderr=subprocess.STDOUT)
@@ -261,14 +350,19 @@ class Operator:
     def peak_rss_mib(self):
         return status_kib(self.proc.pid, "VmHWM") / 1024
 
+    def metrics(self):
+        """Every metric of /metrics summed over its labels: {name: value}; absent names are absent."""
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/metrics", timeout=10) as r:
+            sums = {}
+            for line in r.read().decode().splitlines():
+                if line and not line.startswith("#"):
+                    name = line.split("{", 1)[0].split(" ", 1)[0]
+                    sums[name] = sums.get(name, 0.0) + float(line.rsplit(" ", 1)[1])
+            return sums
+
     def requests(self):
         """rest_client_requests_total summed over verbs and codes."""
-        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/metrics", timeout=10) as r:
-            total = 0.0
-            for line in r.read().decode().splitlines():
-                if line.startswith("rest_client_requests_total{"):
-                    total += float(line.rsplit(" ", 1)[1])
-            return total
+        return self.metrics().get("rest_client_requests_total", 0.0)
 
     def stop(self):
         if self.proc.poll() is None:
@@ -296,12 +390,6 @@ def worker_template(run_for=None, node_name=None):
 def tfjob(name, ns, replicas):
     return {"apiVersion": "kubeflow.org/v1", "kind": "TFJob", "metadata": {"name": name, "namespace": ns},
             "spec": {"tfReplicaSpecs": replicas}}
-
-
-def burst_jobs(ns, n=200, run_for="5s"):
-    return [tfjob(f"burst-{i}", ns, {"PS": {"replicas": 1, "template": worker_template()},
-                                      "Worker": {"replicas": 4, "template": worker_template(run_for)}})
-            for i in range(n)]
 
 
 def write_list(items):
@@ -345,68 +433,140 @@ def control_plane_cpu(cluster):
 # Scenarios
 
 
-def scenario_burst(workers, qps, rows, limit_rows):
-    with Cluster(nodes=20) as cluster:
-        # 3. The limit first, in its own namespace, with the very objects the operator will create.
+def settle(cluster, ns, timeout):
+    """Waits until no pod of ns is Pending (KWOK ran them all), so that the limit's pods cost the
+    scheduler and KWOK nothing during the operator's run."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        pending = cluster.request(f"/api/v1/namespaces/{ns}/pods?fieldSelector=status.phase%3DPending&limit=1",
+                                  accept=METADATA_ONLY_LIST)["items"]
+        if not pending:
+            return
+        time.sleep(2)
+    log(f"settle: pods of {ns} still Pending after {timeout:.0f} s")
+
+
+def namespace_events(cluster, ns):
+    """(Events in ns, those about a TFJob): what users see with kubectl get events."""
+    items = cluster.request(f"/api/v1/namespaces/{ns}/events")["items"]
+    return len(items), sum(1 for e in items if e.get("involvedObject", {}).get("kind") == "TFJob")
+
+
+def small_job(name, ns, run_for="5s"):
+    return tfjob(name, ns, {"PS": {"replicas": 1, "template": worker_template()},
+                            "Worker": {"replicas": 4, "template": worker_template(run_for)}})
+
+
+def burst_jobs(ns, n=200, run_for="5s"):
+    return [small_job(f"burst-{i}", ns, run_for) for i in range(n)]
+
+
+def big_job(ns, workers):
+    return tfjob("big", ns, {"Worker": {"replicas": workers, "template": worker_template()}})
+
+
+def run_jobs(kind, n, flags, follow):
+    """One operator run in a fresh cluster, after the limit's run on the same objects. kind "burst":
+    n TFJobs of 1 PS + 4 Workers at once; kind "big": one TFJob of n Workers, then one of 1 PS + 4
+    Workers right after it (fairness). follow: also wait for all pods Running and all jobs
+    Succeeded (bursts; pods are then watched whole)."""
+    pods = 5 * n if kind == "burst" else n
+    objects = 2 * pods
+    jobs = (lambda ns: burst_jobs(ns, n)) if kind == "burst" else (lambda ns: [big_job(ns, n)])
+    # The limit's pods and the operator's (+ the small job's) at 110 a node, with a margin.
+    nodes = max(4, math.ceil((2 * pods + 5) * 1.1 / 110) + 2)
+    timeout = max(300, objects / 5)  # s from the first create to the last wait's end
+    t = time.time()
+    with Cluster(nodes=nodes) as cluster:
+        log(f"{kind} {n}: cluster of {nodes} nodes up in {time.time() - t:.0f} s")
         lns = cluster.namespace("limit")
-        objs = rendered_children(burst_jobs("limit"), "limit")
-        lt = Tracker(cluster, lns)
+        objs = rendered_children(jobs(lns), lns)
+        rendered_mb = sum(len(json.dumps(o)) for o in objs) / 1e6
         lim = limit_create(cluster, lns, objs)
-        lt.wait("running", 1000, 120)  # let KWOK settle them before the operator's run
-        lt.stop()
-        ns = cluster.namespace("burst")
-        op = Operator(cluster, ns, workers, qps, int(qps * 1.5))
-        tr = Tracker(cluster, ns)
+        del objs
+        settle(cluster, lns, max(120, pods / 10))
+        log(f"{kind} {n}: limit {lim['per_second']:.1f} objects/s, its pods settled {time.time() - t:.0f} s in")
+        ns = cluster.namespace("work")
+        op = Operator(cluster, ns, flags)
+        tr = Tracker(cluster, ns, phases=follow)
         cpu0, cp0 = op.cpu(), control_plane_cpu(cluster)
         t0 = time.time()
-        sub = limit_create(cluster, ns, burst_jobs(ns), concurrency=16)
-        t_pods = tr.wait("created", 1000, 900)
-        t_svcs = tr.wait("services", 1000, 900)
-        t_exist = max(t_pods or 0, t_svcs or 0) if t_pods and t_svcs else None
-        t_run = tr.wait("running", 1000, 900)
-        t_done = tr.wait("succeeded", 200, 900)
+        t_small0 = None
+        if kind == "burst":
+            limit_create(cluster, ns, jobs(ns), concurrency=16)
+        else:
+            cluster.request(f"/apis/kubeflow.org/v1/namespaces/{ns}/tfjobs", "POST", big_job(ns, n))
+            t_small0 = time.time()
+            cluster.request(f"/apis/kubeflow.org/v1/namespaces/{ns}/tfjobs", "POST", small_job("small", ns))
+        extra = 0 if kind == "burst" else 5
+        deadline = t0 + timeout  # one for all the waits: a stuck run costs `timeout`, not a multiple
+
+        def left():
+            return max(1, deadline - time.time())
+
+        t_pods = tr.wait("created", pods + extra, left())
+        t_svcs = tr.wait("services", pods + extra, left())
+        if kind == "burst":
+            t_exist = max(t_pods, t_svcs) if t_pods and t_svcs else None
+        else:
+            t_exist = tr.job_done("big", n, n)
+            t_pods = tr.job_done("big", n)
+        t_run = tr.wait("running", pods, left()) if follow else None
+        t_done = tr.wait("succeeded", n, left()) if follow and kind == "burst" else None
         cpu, cp = op.cpu() - cpu0, control_plane_cpu(cluster) - cp0
-        row = {"workers": workers, "qps": qps, "submit_s": sub["seconds"],
-               "exist_s": t_exist and t_exist - t0, "running_s": t_run and t_run - t0,
-               "succeeded_s": t_done and t_done - t0,
-               "pods_per_s": t_pods and 1000 / (t_pods - t0), "cpu_s": cpu, "peak_rss_mib": op.peak_rss_mib(),
-               "control_plane_cpu_s": cp, "requests": op.requests()}
+        row = {"kind": kind, "n": n, "flags": flags, "pods": pods, "objects": objects, "rendered_mb": rendered_mb,
+               "nodes": nodes, "pods_s": t_pods and t_pods - t0, "exist_s": t_exist and t_exist - t0,
+               "running_s": t_run and t_run - t0, "succeeded_s": t_done and t_done - t0,
+               "pods_per_s": t_pods and pods / (t_pods - t0), "objects_per_s": t_exist and objects / (t_exist - t0),
+               "limit_objects_per_s": lim["per_second"], "limit_seconds": lim["seconds"], "cpu_s": cpu,
+               "control_plane_cpu_s": cp}
+        row["ratio"] = row["objects_per_s"] and row["objects_per_s"] / lim["per_second"]
+        if kind == "burst":
+            order = tr.submission_order()
+            for label, i in (("first", 0), ("median", len(order) // 2), ("last", len(order) - 1)):
+                t = tr.job_done(order[i], 5) if order else None
+                row[f"{label}_job_pods_s"] = t and t - t0
+        else:
+            t = tr.job_done("small", 5)
+            row["small_job_pods_s"] = t and t - t_small0
         tr.stop()
+        time.sleep(5)  # the last events
+        m = op.metrics()
+        row.update({"peak_rss_mib": op.peak_rss_mib(), "requests": m.get("rest_client_requests_total", 0.0),
+                    "events_written": m.get("tfjob_events_written_total"),
+                    "events_dropped": m.get("tfjob_events_dropped_total")})
+        row["ns_events"], row["ns_tfjob_events"] = namespace_events(cluster, ns)
         op.stop()
-        rows.append(row)
-        limit_rows.append({"workers": workers, "qps": qps, "limit_objects_per_s": lim["per_second"],
-                           "limit_seconds": lim["seconds"],
-                           "operator_objects_per_s": t_exist and 2000 / (t_exist - t0),
-                           "ratio": t_exist and (2000 / (t_exist - t0)) / lim["per_second"]})
-        log(f"burst {row}")
-        log(f"limit {limit_rows[-1]}")
+        log(f"{kind} {row}")
+        return row
 
 
-def scenario_big(workers, qps, rows):
-    with Cluster(nodes=8) as cluster:
-        ns = cluster.namespace("big")
-        op = Operator(cluster, ns, workers, qps, int(qps * 1.5))
-        tr = Tracker(cluster, ns)
-        cpu0 = op.cpu()
-        t0 = time.time()
-        cluster.request(f"/apis/kubeflow.org/v1/namespaces/{ns}/tfjobs", "POST",
-                        tfjob("big", ns, {"Worker": {"replicas": 500, "template": worker_template()}}))
-        t_pods = tr.wait("created", 500, 900)
-        t_svcs = tr.wait("services", 500, 900)
-        t_exist = max(t_pods, t_svcs) if t_pods and t_svcs else None
-        row = {"workers": workers, "qps": qps, "pods_s": t_pods and t_pods - t0, "exist_s": t_exist and t_exist - t0,
-               "pods_per_s": t_pods and 500 / (t_pods - t0), "cpu_s": op.cpu() - cpu0,
-               "peak_rss_mib": op.peak_rss_mib()}
-        tr.stop()
-        op.stop()
-        rows.append(row)
-        log(f"big {row}")
+class Runs:
+    """Each (kind, n, flags) runs once per invocation: defaults, fairness and scaling share rows."""
+
+    def __init__(self):
+        self.rows = {}
+
+    def get(self, kind, n, flags, follow=False):
+        key = (kind, n, flags)
+        have = self.rows.get(key)
+        if have is None or (follow and not have["follow"]):
+            t = time.time()
+            try:
+                have = run_jobs(kind, n, flags, follow)
+            except Exception as e:  # noqa: BLE001 - one failed run leaves a row of "-", the others still print
+                log(f"{kind} {n} {flags_text(flags)}: failed: {e!r}")
+                have = {"kind": kind, "n": n, "flags": flags}
+            have["follow"], have["wall_s"] = follow, time.time() - t
+            log(f"{kind} {n} {flags_text(flags)}: {have['wall_s']:.0f} s")
+            self.rows[key] = have
+        return have
 
 
 def scenario_idle(rows):
     with Cluster(nodes=12) as cluster:
         ns = cluster.namespace("idle")
-        op = Operator(cluster, "", 4, 200, 300)
+        op = Operator(cluster, "")
         tr = Tracker(cluster, ns)
         jobs = [tfjob(f"done-{i}", ns, {"Worker": {"replicas": 1, "template": worker_template("1s")}})
                 for i in range(1000)]
@@ -428,7 +588,7 @@ def scenario_memory(rows):
     with Cluster(nodes=4) as cluster:
         ns = cluster.namespace("managed")
         other = cluster.namespace("unrelated")
-        op = Operator(cluster, "", 4, 200, 300)
+        op = Operator(cluster, "")
         time.sleep(5)
         rss0 = op.rss_mib()
         tr = Tracker(cluster, ns)
@@ -465,71 +625,171 @@ def fmt(v, spec=".1f"):
     return "-" if v is None else format(v, spec)
 
 
-def table(title, header, lines):
-    print(f"\n{title}\n")
-    print("| " + " | ".join(header) + " |")
-    print("|" + "---|" * len(header))
-    for line in lines:
-        print("| " + " | ".join(line) + " |")
+def events_text(r):
+    return f"{fmt(r.get('events_written'), '.0f')} / {fmt(r.get('events_dropped'), '.0f')}"
+
+
+def work_text(r):
+    return f"burst of {r['n']} TFJobs (1 PS + 4 Workers)" if r["kind"] == "burst" else f"1 TFJob of {r['n']} Workers"
+
+
+class Printer:
+    def __init__(self):
+        self.number = 0
+
+    def table(self, title, header, lines):
+        self.number += 1
+        print(f"\n### {self.number}. {title}\n")
+        print("| " + " | ".join(header) + " |")
+        print("|" + "---|" * len(header))
+        for line in lines:
+            print("| " + " | ".join(line) + " |")
+        sys.stdout.flush()
+
+
+def print_header():
+    commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], stdout=subprocess.PIPE,
+                            text=True).stdout.strip()
+    dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"],
+                           stdout=subprocess.PIPE, text=True).stdout.strip()
+    version = subprocess.run([TFJOB, "version"], stdout=subprocess.PIPE, text=True).stdout.strip()
+    print(f"# operator benchmark\n\nCommand: `{shlex.join(sys.argv)}`  \n"
+          f"Commit: `{commit}{'+' if dirty else ''}`, `tfjob version`: {version}  \n"
+          f"Date: {time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC, {os.cpu_count()} CPUs")
+    sys.stdout.flush()
+
+
+def print_defaults(out, burst, big):
+    out.table("At the defaults: the operator as users get it (no tuning flags; times from the first create, "
+              "ratio = operator objects/s / limit objects/s in the same cluster)",
+              ["work", "operator flags", "pods + services", "all pods + services (s)", "objects/s", "limit objects/s",
+               "ratio", "operator CPU (s)", "operator peak RSS (MiB)", "API requests",
+               "events written / dropped (/metrics)", "Events in the namespace (about TFJobs)"],
+              [[work_text(r), flags_text(r["flags"]), str(r.get("objects", "-")), fmt(r.get("exist_s")),
+                fmt(r.get("objects_per_s")), fmt(r.get("limit_objects_per_s")), fmt(r.get("ratio"), ".2f"),
+                fmt(r.get("cpu_s"), ".2f"), fmt(r.get("peak_rss_mib")), fmt(r.get("requests"), ".0f"), events_text(r),
+                f"{r.get('ns_events', '-')} ({r.get('ns_tfjob_events', '-')})"] for r in (burst, big)])
+
+
+def print_fairness(out, burst, big):
+    out.table(f"Fairness in a burst of {burst['n']} TFJobs (1 PS + 4 Workers), {flags_text(burst['flags'])}: "
+              "when all 5 pods of a job existed, jobs in submission order (s from the first create)",
+              ["first-submitted job", "median job", "last job", "all pods of all jobs"],
+              [[fmt(burst.get("first_job_pods_s")), fmt(burst.get("median_job_pods_s")),
+                fmt(burst.get("last_job_pods_s")), fmt(burst.get("pods_s"))]])
+    out.table(f"Fairness beside a big job, {flags_text(big['flags'])}: a TFJob of 1 PS + 4 Workers submitted "
+              f"right after one of {big['n']} Workers",
+              [f"big job: all {big['n']} pods (s from its create)",
+               "small job: all 5 pods (s from its own create)"],
+              [[fmt(big.get("pods_s")), fmt(big.get("small_job_pods_s"))]])
+
+
+def print_scaling(out, rows):
+    out.table("Scaling at the defaults: one job of growing size, bursts of growing count (times from the first "
+              "create; rendered MB = the pods' and services' JSON, quadratic in workers through TF_CONFIG)",
+              ["work", "pods + services", "rendered MB", "KWOK nodes", "all pods + services (s)", "objects/s",
+               "limit objects/s", "ratio", "operator CPU (s)", "CPU ms/object", "operator peak RSS (MiB)",
+               "events written / dropped"],
+              [[work_text(r), str(r.get("objects", "-")), fmt(r.get("rendered_mb")), str(r.get("nodes", "-")),
+                fmt(r.get("exist_s")), fmt(r.get("objects_per_s")), fmt(r.get("limit_objects_per_s")),
+                fmt(r.get("ratio"), ".2f"), fmt(r.get("cpu_s"), ".2f"),
+                fmt(r.get("cpu_s") and 1000 * r["cpu_s"] / r["objects"], ".2f"), fmt(r.get("peak_rss_mib")),
+                events_text(r)] for r in rows])
+
+
+def print_tuning_burst(out, rows):
+    n = rows[0]["n"]
+    out.table(f"Tuning, burst: {n} TFJobs of 1 PS + 4 Workers submitted at once (times from the first create)",
+              ["operator flags", f"all {5 * n} pods + {5 * n} services (s)", "all pods Running (s)",
+               "all jobs Succeeded (s)", "pods/s", "limit objects/s", "ratio", "operator CPU (s)",
+               "operator peak RSS (MiB)", "apiserver+etcd CPU (s)", "operator API requests",
+               "events written / dropped", "Events in the namespace (about TFJobs)"],
+              [[flags_text(r["flags"]), fmt(r.get("exist_s")), fmt(r.get("running_s")), fmt(r.get("succeeded_s")),
+                fmt(r.get("pods_per_s")), fmt(r.get("limit_objects_per_s")), fmt(r.get("ratio"), ".2f"),
+                fmt(r.get("cpu_s"), ".2f"), fmt(r.get("peak_rss_mib")), fmt(r.get("control_plane_cpu_s")),
+                fmt(r.get("requests"), ".0f"), events_text(r),
+                f"{r.get('ns_events', '-')} ({r.get('ns_tfjob_events', '-')})"] for r in rows])
+
+
+def print_tuning_big(out, rows):
+    n = rows[0]["n"]
+    out.table(f"Tuning, big job: one TFJob with {n} Workers",
+              ["operator flags", f"all {n} pods (s)", "all pods + services (s)", "pods/s", "limit objects/s", "ratio",
+               "small job submitted after: all 5 pods (s)", "operator CPU (s)", "operator peak RSS (MiB)"],
+              [[flags_text(r["flags"]), fmt(r.get("pods_s")), fmt(r.get("exist_s")), fmt(r.get("pods_per_s")),
+                fmt(r.get("limit_objects_per_s")), fmt(r.get("ratio"), ".2f"), fmt(r.get("small_job_pods_s")),
+                fmt(r.get("cpu_s"), ".2f"), fmt(r.get("peak_rss_mib"))] for r in rows])
+
+
+def ints(text):
+    return [int(x) for x in text.split(",") if x]
 
 
 def main():
     faulthandler.register(signal.SIGUSR1)  # kill -USR1 <pid> prints where every thread is
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so that the cluster is taken down
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--scenarios", default="burst,big,idle,memory")
-    ap.add_argument("--workers", default="1,4,16")
-    ap.add_argument("--qps", default="20,200")
+    ap.add_argument("--scenarios", default="defaults,scaling,burst,big,idle,memory",
+                    help="any of defaults,fairness,scaling,burst,big,idle,memory")
+    ap.add_argument("--workers", default="1,16", help="tuning grid: --workers values")
+    ap.add_argument("--qps", default="20,200", help="tuning grid: --kube-api-qps values (burst 1.5x)")
+    ap.add_argument("--burst-jobs", type=int, default=200, help="jobs of the defaults', fairness and tuning burst")
+    ap.add_argument("--big-workers", type=int, default=500, help="workers of the defaults', fairness and tuning big job")
+    ap.add_argument("--big-sizes", default="100,500,2000", help="scaling: workers of the one job")
+    ap.add_argument("--burst-sizes", default="50,200,1000", help="scaling: jobs of the bursts")
     a = ap.parse_args()
     scenarios = a.scenarios.split(",")
-    pairs = [(int(w), int(q)) for q in a.qps.split(",") for w in a.workers.split(",")]
+    unknown = set(scenarios) - {"defaults", "fairness", "scaling", "burst", "big", "idle", "memory"}
+    if unknown:
+        sys.exit(f"operator_bench: unknown scenarios {','.join(sorted(unknown))}")
     for tool in (TFJOB, LIMIT):
         if not os.path.exists(tool):
             sys.exit(f"operator_bench: {tool} is missing (make build)")
-    print(f"# operator benchmark: {time.strftime('%Y-%m-%d %H:%M')} UTC, {os.cpu_count()} CPUs, "
-          f"tfjob {subprocess.run([TFJOB, 'version'], stdout=subprocess.PIPE, text=True).stdout.strip()}")
-    burst, limits, big, idle, memory = [], [], [], [], []
-    for w, q in pairs:
-        if "burst" in scenarios:
-            scenario_burst(w, q, burst, limits)
-        if "big" in scenarios:
-            scenario_big(w, q, big)
+    print_header()
+    out, runs, started = Printer(), Runs(), time.time()
+
+    def part(name, fn):
+        t = time.time()
+        fn()
+        log(f"part {name}: {time.time() - t:.0f} s")
+
+    if "defaults" in scenarios or "fairness" in scenarios:
+        def defaults():
+            # The defaults' burst is followed to Running and Succeeded, so the scaling table can share it.
+            burst = runs.get("burst", a.burst_jobs, DEFAULTS, follow=True)
+            big = runs.get("big", a.big_workers, DEFAULTS)
+            if "defaults" in scenarios:
+                print_defaults(out, burst, big)
+            print_fairness(out, burst, big)
+        part("defaults", defaults)
+    if "scaling" in scenarios:
+        part("scaling", lambda: print_scaling(out, [runs.get("big", n, DEFAULTS) for n in ints(a.big_sizes)] +
+                                              [runs.get("burst", n, DEFAULTS) for n in ints(a.burst_sizes)]))
+    grid = [tuning(workers=w, qps=q, burst=int(q * 1.5)) for q in ints(a.qps) for w in ints(a.workers)]
+    if "burst" in scenarios:
+        part("burst", lambda: print_tuning_burst(out, [runs.get("burst", a.burst_jobs, f, follow=True) for f in grid]))
+    if "big" in scenarios:
+        part("big", lambda: print_tuning_big(out, [runs.get("big", a.big_workers, f) for f in grid]))
     if "idle" in scenarios:
-        scenario_idle(idle)
+        idle = []
+        part("idle", lambda: scenario_idle(idle))
+        out.table("Idle cost: 1,000 finished TFJobs (operator at the defaults, all namespaces)",
+                  ["operator flags", "finished jobs", "window (s)", "operator CPU (s)", "CPU %", "API requests/min",
+                   "RSS (MiB)"],
+                  [[flags_text(DEFAULTS), str(r["jobs"]), fmt(r["window_s"]), fmt(r["cpu_s"], ".2f"),
+                    fmt(r["cpu_percent"], ".2f"), fmt(r["requests_per_min"]), fmt(r["rss_mib"])] for r in idle])
     if "memory" in scenarios:
-        scenario_memory(memory)
-    if burst:
-        table("1. Burst: 200 TFJobs of 1 PS + 4 Workers submitted at once (times from the first create)",
-              ["workers", "qps/burst", "all 1,000 pods + 1,000 services (s)", "all pods Running (s)",
-               "all jobs Succeeded (s)", "pods/s", "operator CPU (s)", "operator peak RSS (MiB)",
-               "apiserver+etcd CPU (s)", "operator API requests"],
-              [[str(r["workers"]), f"{r['qps']}/{int(r['qps'] * 1.5)}", fmt(r["exist_s"]), fmt(r["running_s"]),
-                fmt(r["succeeded_s"]), fmt(r["pods_per_s"]), fmt(r["cpu_s"], ".2f"), fmt(r["peak_rss_mib"]),
-                fmt(r["control_plane_cpu_s"]), fmt(r["requests"], ".0f")] for r in burst])
-    if big:
-        table("2. Big job: one TFJob with 500 Workers",
-              ["workers", "qps/burst", "all 500 pods (s)", "all pods + services (s)", "pods/s", "operator CPU (s)",
-               "operator peak RSS (MiB)"],
-              [[str(r["workers"]), f"{r['qps']}/{int(r['qps'] * 1.5)}", fmt(r["pods_s"]), fmt(r["exist_s"]),
-                fmt(r["pods_per_s"]), fmt(r["cpu_s"], ".2f"), fmt(r["peak_rss_mib"])] for r in big])
-    if limits:
-        table("3. The limit: the same 1,000 pods + 1,000 services by a 32-thread client with no rate limit, "
-              "same cluster (objects/s)",
-              ["workers", "qps/burst", "limit objects/s", "limit time (s)", "operator objects/s", "ratio"],
-              [[str(r["workers"]), f"{r['qps']}/{int(r['qps'] * 1.5)}", fmt(r["limit_objects_per_s"]),
-                fmt(r["limit_seconds"]), fmt(r["operator_objects_per_s"]), fmt(r["ratio"], ".2f")] for r in limits])
-    if idle:
-        table("4. Idle cost: 1,000 finished TFJobs (operator with --workers 4 --kube-api-qps 200, all namespaces)",
-              ["finished jobs", "window (s)", "operator CPU (s)", "CPU %", "API requests/min", "RSS (MiB)"],
-              [[str(r["jobs"]), fmt(r["window_s"]), fmt(r["cpu_s"], ".2f"), fmt(r["cpu_percent"], ".2f"),
-                fmt(r["requests_per_min"]), fmt(r["rss_mib"])] for r in idle])
-    if memory:
-        table("5. Memory: 1,000 TFJobs x 5 Workers (5,000 pods + 5,000 services), then 5,000 unrelated pods (R15)",
-              ["RSS at start (MiB)", "RSS with 5,000 managed pods (MiB)", "+ 5,000 unrelated pods (MiB)",
-               "bytes per managed pod (+ its service)", "growth from unrelated pods (MiB)", "peak RSS (MiB)"],
-              [[fmt(r["rss_start_mib"]), fmt(r["rss_5000_managed_mib"]), fmt(r["rss_plus_5000_unrelated_mib"]),
-                fmt(r["bytes_per_managed_pod"], ".0f"), fmt(r["unrelated_growth_mib"]), fmt(r["peak_rss_mib"])]
-               for r in memory])
+        memory = []
+        part("memory", lambda: scenario_memory(memory))
+        out.table("Memory: 1,000 TFJobs x 5 Workers (5,000 pods + 5,000 services), then 5,000 unrelated pods (R15), "
+                  "operator at the defaults",
+                  ["operator flags", "RSS at start (MiB)", "RSS with 5,000 managed pods (MiB)",
+                   "+ 5,000 unrelated pods (MiB)", "bytes per managed pod (+ its service)",
+                   "growth from unrelated pods (MiB)", "peak RSS (MiB)"],
+                  [[flags_text(DEFAULTS), fmt(r["rss_start_mib"]), fmt(r["rss_5000_managed_mib"]),
+                    fmt(r["rss_plus_5000_unrelated_mib"]), fmt(r["bytes_per_managed_pod"], ".0f"),
+                    fmt(r["unrelated_growth_mib"]), fmt(r["peak_rss_mib"])] for r in memory])
+    print(f"\nTotal: {time.time() - started:.0f} s")
 
 
 if __name__ == "__main__":
