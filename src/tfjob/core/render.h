@@ -49,7 +49,7 @@ std::vector<RenderEvent> PodTemplateEvents(const api::TfJob& job, api::ReplicaTy
 
 // Renders a job's pods one at a time from its own copy of the job, for a caller that sends each
 // pod as it renders it (the operator's creates): a 500-worker job's pods, each with the whole
-// cluster in its TF_CONFIG, are then never all in memory at once (docs/operator.md, "Memory").
+// cluster in its TF_CONFIG, are then never all in memory at once (docs/semantics.md D17).
 // Neither copyable nor movable (the generator refers to the members). Thread-safe (const).
 class PodRenderer {
  public:
