@@ -359,6 +359,12 @@ void DefineOperatorClient(CLI::App* oper, OperatorArgs& a) {
   oper->add_option("--kube-api-burst", op.kube_api_burst, "Client-side API burst")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
+  oper->add_option("--event-qps", op.event_qps, "Event writes per second (their own client)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  oper->add_option("--event-burst", op.event_burst, "Event writes burst")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
   oper->add_option("--kube-api-timeout", op.kube_api_timeout_seconds,
                    "Seconds an API request may take (a list page: twice that; a watch: to its first byte)")
       ->check(CLI::Range(0.1, 3600.0))

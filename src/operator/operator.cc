@@ -151,12 +151,16 @@ int RunOperator(const OperatorOptions& options, const std::map<std::string, std:
 
   // Events have a client of their own (its own token bucket, as controller-runtime's event
   // broadcaster has): sharing --kube-api-qps with them would slow pod and service creation by a
-  // quarter at 20 QPS (bench/README.md). The recorder limits each involved object, not the
-  // total (docs/operator.md section 5).
+  // quarter at 20 QPS (bench/README.md). Its rate (--event-qps, default 50) is lower, so that
+  // the events of a burst of jobs wait in the recorder's queue instead of taking the API server
+  // from the creates. The recorder limits each involved object, not the total (docs/operator.md
+  // section 5).
   // Its requests are aborted only after the shutdown flush (kEventFlushLimit).
   std::stop_source abort_events;
   kube::RestClientOptions event_options = client_options;
   event_options.abort = abort_events.get_token();
+  event_options.qps = options.event_qps;
+  event_options.burst = options.event_burst;
   kube::RestClient event_client(transport, clock, event_options);
   event_client.set_observer(controller::RestClientMetrics(registry));
   event_client.set_logger(log.With({{"client", "events"}}));

@@ -12,10 +12,14 @@ struct OperatorOptions {
   std::string kubeconfig;                           // --kubeconfig (default: in-cluster, $KUBECONFIG, ~/.kube/config)
   std::string context;                              // --context
   std::string ns;                                   // --namespace: watch one namespace; "" = all
-  int workers = 4;                                  // --workers
+  int workers = 16;                                 // --workers (each writes its job's status itself)
   int write_concurrency = 32;                       // --write-concurrency: API writes in flight at once (D17)
   double kube_api_qps = 500;                        // --kube-api-qps (D17: 429s pause the client)
   int kube_api_burst = 1000;                        // --kube-api-burst
+  // --event-qps / --event-burst: the Events' own client, lower so that a burst's events wait
+  // (queued, docs/operator.md section 5) instead of taking the API server from the creates.
+  double event_qps = 50;
+  int event_burst = 100;
   double kube_api_timeout_seconds = 30;             // --kube-api-timeout (per request)
   std::string metrics_bind_address = ":8080";       // --metrics-bind-address ("0" disables)
   std::string health_probe_bind_address = ":8081";  // --health-probe-bind-address

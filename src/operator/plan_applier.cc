@@ -1,6 +1,7 @@
 #include "operator/plan_applier.h"
 
 #include <algorithm>
+#include <atomic>
 #include <future>
 
 #include "api/object_key.h"
@@ -92,7 +93,11 @@ struct PlanApplier::CreateRun {
   std::vector<Item> items;
   size_t next = 0;   // the first item of the batch in flight
   size_t batch = 1;  // its size
-  Status first_error;
+  Status first_error;  // of the creates
+  // The pass ends when both the creates and the rest of Start (the status write, which goes on
+  // while the creates run) have ended: the last of the two calls `done`.
+  std::atomic<int> parts{2};
+  Status start_error;  // what Start did itself; written before its part ends
   Mutex mu;
   size_t outstanding TFJOB_GUARDED_BY(mu) = 0;
   std::vector<Status> results TFJOB_GUARDED_BY(mu);
@@ -157,8 +162,13 @@ void PlanApplier::BatchDone(const std::shared_ptr<CreateRun>& run) {
   }
   if (more && run->first_error.ok()) run->first_error = CancelledError("the operator is stopping");
   for (size_t i = run->next; i < run->items.size(); ++i) expectations_.CreationObserved(run->key);  // never sent
+  EndPart(run);
+}
+
+void PlanApplier::EndPart(const std::shared_ptr<CreateRun>& run) {
+  if (--run->parts > 0) return;
   CreatesDone done = std::move(run->done);
-  done(run->first_error);
+  done(run->start_error.ok() ? run->first_error : run->start_error);
 }
 
 // Restarts, scale-down, cleanup: every delete carries the uid the plan saw.
@@ -289,25 +299,30 @@ StartOutcome PlanApplier::Start(const api::TfJob& job, core::Plan&& plan, const 
   };
   keep_first(DeleteChildren(job, plan));
   keep_first(ApplyGang(job, plan));
-  keep_first(WriteStatusAndCounters(job, plan));
   if (!plan.create_pods.empty() || !plan.delete_pods.empty() || plan.status)
     log.Info("reconciled", {{"creating_pods", std::to_string(plan.create_pods.size())},
                             {"deleted_pods", std::to_string(plan.delete_pods.size())},
                             {"status_written", plan.status ? "true" : "false"}});
-  if (plan.create_services.empty() && plan.create_pods.empty()) return {result};
+  if (plan.create_services.empty() && plan.create_pods.empty()) {
+    keep_first(WriteStatusAndCounters(job, plan));
+    return {result};
+  }
+  // The creates start first: they do not wait for the status write (a round trip per job).
   auto run = std::make_shared<CreateRun>();
   run->key = key;
   run->ns = job.metadata.ns;
   run->job = JobReference(job);
   run->log = log;
   run->done = std::move(done);
-  run->first_error = result;
   run->renderer = std::move(plan.pod_renderer);
   for (auto& c : plan.create_services) run->items.push_back({false, std::move(c.name), std::move(c.object)});
   for (auto& c : plan.create_pods)
     run->items.push_back({true, std::move(c.name), std::move(c.object), c.type, c.index});
   expectations_.Raise(key, static_cast<int>(run->items.size()), 0);
   SubmitBatch(run);
+  keep_first(WriteStatusAndCounters(job, plan));
+  run->start_error = result;
+  EndPart(run);
   return {result, true};
 }
 

@@ -120,6 +120,7 @@ class PlanApplier {
   struct CreateRun;  // one pass's creates, batch by batch
   void SubmitBatch(const std::shared_ptr<CreateRun>& run);
   void BatchDone(const std::shared_ptr<CreateRun>& run);
+  void EndPart(const std::shared_ptr<CreateRun>& run);
   Status DeleteChildren(const api::TfJob& job, const tfjob::core::Plan& plan);
   Status ApplyGang(const api::TfJob& job, const tfjob::core::Plan& plan);
   Status WriteStatusAndCounters(const api::TfJob& job, const tfjob::core::Plan& plan);
