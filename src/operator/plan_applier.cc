@@ -72,10 +72,11 @@ PlanApplier::PlanApplier(ObjectWriter& writer, controller::WritePool& pool, cont
                            {"kind", "action", "result"});
 }
 
-// One pass's creates: services then pods, sent in slow-start batches (1, 2, 4, ...: a systematic
-// failure such as a quota costs one request, not N), one batch after the other, each on the
-// shared write pool in the job's lane (D17). Only the last write of a batch to finish touches
-// the run outside its batch, so `mu` guards just what the batch's writes share.
+// One pass's creates: services then pods, under a slow-start window (D17): one create first, and
+// each that succeeds lets two more go (so the window doubles with every round trip, as TCP's
+// slow start), with no wait for a whole batch; the first failure stops new sends (a systematic
+// one such as a quota costs one request, not N) and the creates in flight finish. They run on
+// the shared write pool, in the job's lane.
 struct PlanApplier::CreateRun {
   struct Item {
     bool pod;
@@ -90,85 +91,93 @@ struct PlanApplier::CreateRun {
   Logger log;
   CreatesDone done;
   std::shared_ptr<const core::PodRenderer> renderer;  // the plan's, for its deferred pods
-  std::vector<Item> items;
-  size_t next = 0;   // the first item of the batch in flight
-  size_t batch = 1;  // its size
-  Status first_error;  // of the creates
+  std::vector<Item> items;  // each item is touched by the one task that sends it
   // The pass ends when both the creates and the rest of Start (the status write, which goes on
   // while the creates run) have ended: the last of the two calls `done`.
   std::atomic<int> parts{2};
   Status start_error;  // what Start did itself; written before its part ends
   Mutex mu;
-  size_t outstanding TFJOB_GUARDED_BY(mu) = 0;
-  std::vector<Status> results TFJOB_GUARDED_BY(mu);
+  size_t next TFJOB_GUARDED_BY(mu) = 0;       // the first item not sent
+  size_t window TFJOB_GUARDED_BY(mu) = 1;     // creates that may be in flight
+  size_t in_flight TFJOB_GUARDED_BY(mu) = 0;
+  Status first_error TFJOB_GUARDED_BY(mu);    // of the creates: no more are sent after it
+
+  // The items the window lets go now, marked in flight (the caller sends them after unlocking:
+  // after Stop the pool runs a task on the caller's thread).
+  std::vector<size_t> TakeSends(bool pool_stopping) TFJOB_REQUIRES(mu) {
+    std::vector<size_t> out;
+    while (first_error.ok() && next < items.size() && in_flight < window) {
+      if (pool_stopping) {
+        first_error = CancelledError("the operator is stopping");
+        break;
+      }
+      out.push_back(next++);
+      ++in_flight;
+    }
+    return out;
+  }
 };
 
-void PlanApplier::SubmitBatch(const std::shared_ptr<CreateRun>& run) {
-  const size_t end = std::min(run->items.size(), run->next + run->batch);
-  {
-    MutexLock lock(run->mu);
-    run->results.assign(end - run->next, OkStatus());
-    run->outstanding = end - run->next;
-  }
-  for (size_t i = run->next; i < end; ++i) {
-    pool_.Submit(
-        [this, run, i] {
-          CreateRun::Item& item = run->items[i];
-          if (item.object.is_null() && item.pod && run->renderer) item.object = run->renderer->Render(item.type, item.index);
-          Status s = writer_.CreateChild(item.pod ? kube::kPods : kube::kServices, run->ns, item.object);
-          item.object = json();
-          bool last = false;
-          {
-            MutexLock lock(run->mu);
-            run->results[i - run->next] = std::move(s);
-            last = --run->outstanding == 0;
-          }
-          if (last) BatchDone(run);
-        },
-        run->key);
-  }
+void PlanApplier::Send(const std::shared_ptr<CreateRun>& run, const std::vector<size_t>& items) {
+  for (size_t i : items) pool_.Submit([this, run, i] { SendOne(run, i); }, run->key);
 }
 
-void PlanApplier::BatchDone(const std::shared_ptr<CreateRun>& run) {
-  std::vector<Status> results;
+void PlanApplier::SendOne(const std::shared_ptr<CreateRun>& run, size_t i) {
+  CreateRun::Item& item = run->items[i];
+  if (item.object.is_null() && item.pod && run->renderer) item.object = run->renderer->Render(item.type, item.index);
+  Status s = writer_.CreateChild(item.pod ? kube::kPods : kube::kServices, run->ns, item.object);
+  item.object = json();
+  const char* kind = item.pod ? "pod" : "service";
+  if (s.ok()) {
+    children_->With({kind, "create", "ok"}).Inc();
+    events_.Record(run->job, "Normal", item.pod ? "SuccessfulCreatePod" : "SuccessfulCreateService",
+                   std::string(item.pod ? "Created pod: " : "Created service: ") + item.name);
+  } else {
+    expectations_.CreationObserved(run->key);  // no watch event will come for this one
+    if (!IsAlreadyExists(s)) {                 // AlreadyExists: a deterministic name, ours already
+      children_->With({kind, "create", "error"}).Inc();
+      events_.Record(run->job, "Warning", item.pod ? "FailedCreatePod" : "FailedCreateService",
+                     "Error creating: " + s.message());
+      run->log.Warning("create failed", {{"name", item.name}, {"error", s.message()}});
+    }
+  }
+  std::vector<size_t> sends;
+  bool over = false;
   {
     MutexLock lock(run->mu);
-    results.swap(run->results);
+    --run->in_flight;
+    if (s.ok() || IsAlreadyExists(s))
+      ++run->window;  // its slot and one more go: the window doubles per round trip
+    else if (run->first_error.ok())
+      run->first_error = s;
+    sends = run->TakeSends(pool_.Stopping());
+    over = sends.empty() && run->in_flight == 0;  // only the last one to finish sees this
   }
-  for (size_t j = 0; j < results.size(); ++j) {
-    const Status& s = results[j];
-    const CreateRun::Item& item = run->items[run->next + j];
-    const char* kind = item.pod ? "pod" : "service";
-    if (s.ok()) {
-      children_->With({kind, "create", "ok"}).Inc();
-      events_.Record(run->job, "Normal", item.pod ? "SuccessfulCreatePod" : "SuccessfulCreateService",
-                     std::string(item.pod ? "Created pod: " : "Created service: ") + item.name);
-      continue;
-    }
-    expectations_.CreationObserved(run->key);  // no watch event will come for this one
-    if (IsAlreadyExists(s)) continue;          // deterministic name: it is ours already
-    children_->With({kind, "create", "error"}).Inc();
-    events_.Record(run->job, "Warning", item.pod ? "FailedCreatePod" : "FailedCreateService",
-                   "Error creating: " + s.message());
-    run->log.Warning("create failed", {{"name", item.name}, {"error", s.message()}});
-    if (run->first_error.ok()) run->first_error = s;
+  Send(run, sends);
+  if (over) FinishCreates(run);
+}
+
+// Nothing is in flight and nothing more will be sent: the creates' part of the pass ends.
+void PlanApplier::FinishCreates(const std::shared_ptr<CreateRun>& run) {
+  size_t unsent = 0;
+  {
+    MutexLock lock(run->mu);
+    unsent = run->items.size() - run->next;
+    run->next = run->items.size();
   }
-  run->next += results.size();
-  run->batch *= 2;
-  bool more = run->next < run->items.size();
-  if (more && run->first_error.ok() && !pool_.Stopping()) {
-    SubmitBatch(run);
-    return;
-  }
-  if (more && run->first_error.ok()) run->first_error = CancelledError("the operator is stopping");
-  for (size_t i = run->next; i < run->items.size(); ++i) expectations_.CreationObserved(run->key);  // never sent
+  for (size_t k = 0; k < unsent; ++k) expectations_.CreationObserved(run->key);  // never sent
   EndPart(run);
 }
 
 void PlanApplier::EndPart(const std::shared_ptr<CreateRun>& run) {
   if (--run->parts > 0) return;
+  Status creates;
+  {
+    MutexLock lock(run->mu);
+    creates = run->first_error;
+  }
   CreatesDone done = std::move(run->done);
-  done(run->start_error.ok() ? run->first_error : run->start_error);
+  done(run->start_error.ok() ? creates : run->start_error);
 }
 
 // Restarts, scale-down, cleanup: every delete carries the uid the plan saw.
@@ -319,7 +328,13 @@ StartOutcome PlanApplier::Start(const api::TfJob& job, core::Plan&& plan, const 
   for (auto& c : plan.create_pods)
     run->items.push_back({true, std::move(c.name), std::move(c.object), c.type, c.index});
   expectations_.Raise(key, static_cast<int>(run->items.size()), 0);
-  SubmitBatch(run);
+  std::vector<size_t> first;
+  {
+    MutexLock lock(run->mu);
+    first = run->TakeSends(pool_.Stopping());  // the first create
+  }
+  Send(run, first);
+  if (first.empty()) FinishCreates(run);  // the pool is stopping: nothing was sent
   keep_first(WriteStatusAndCounters(job, plan));
   run->start_error = result;
   EndPart(run);

@@ -5,8 +5,9 @@
 // deleted), the Workload and PodGroup (D27), creates of services then pods in slow-start
 // batches of 1, 2, 4, ... on the shared WritePool (a failing batch stops the rest, D17), the
 // plan's events, the status as a merge patch on /status (D14), the job counters, the TTL delete
-// of the job; then the creates of services and pods, in slow-start batches of 1, 2, 4, ... on
-// the shared WritePool in the job's lane (a failing batch stops the rest, D17). Start returns
+// of the job; then the creates of services and pods, under a slow-start window (one first, two
+// more for each success, no new one after a failure, D17) on the shared WritePool in the job's
+// lane. Start returns
 // once the creates are queued: the reconcile worker is free for the next job while they run, and
 // the job is not reconciled again until they are observed (expectations, D1); `done` reports
 // their outcome. Expectations are raised before each create and delete and lowered for the
@@ -117,9 +118,10 @@ class PlanApplier {
   Status Apply(const api::TfJob& job, const tfjob::core::Plan& plan, const Logger& log);
 
  private:
-  struct CreateRun;  // one pass's creates, batch by batch
-  void SubmitBatch(const std::shared_ptr<CreateRun>& run);
-  void BatchDone(const std::shared_ptr<CreateRun>& run);
+  struct CreateRun;  // one pass's creates, under a slow-start window
+  void Send(const std::shared_ptr<CreateRun>& run, const std::vector<size_t>& items);
+  void SendOne(const std::shared_ptr<CreateRun>& run, size_t i);
+  void FinishCreates(const std::shared_ptr<CreateRun>& run);
   void EndPart(const std::shared_ptr<CreateRun>& run);
   Status DeleteChildren(const api::TfJob& job, const tfjob::core::Plan& plan);
   Status ApplyGang(const api::TfJob& job, const tfjob::core::Plan& plan);

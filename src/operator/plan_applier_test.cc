@@ -95,13 +95,14 @@ testing::Fault FailCreateOf(const std::pair<std::string, std::string>& item, lon
       .times = -1};
 }
 
-// D17: batches of 1, 2, 4, 8: a failure in a batch lets that batch finish and sends nothing
-// after it. The requests sent when item i fails show where each batch ends.
-TEST(PlanApplier, SlowStartBatchesDoubleAndStopAtTheFirstFailure) {
-  const std::vector<std::pair<size_t, int>> fail_then_sent = {{0, 1}, {1, 3},  {2, 3},  {3, 7},
-                                                              {6, 7}, {7, 15}, {14, 15}};
+// D17: slow start as a window: one create, then two more for each success, nothing new after a
+// failure (what was queued still goes). With one write thread the order is fixed: when item k
+// fails, k have succeeded and 2k+1 have been handed to the pool, so 2k+1 requests reach the server.
+TEST(PlanApplier, SlowStartWindowDoublesAndStopsAtTheFirstFailure) {
+  const std::vector<std::pair<size_t, int>> fail_then_sent = {{0, 1}, {1, 3},  {2, 5},  {3, 7},
+                                                              {6, 13}, {7, 15}, {14, 16}};
   for (auto [fail, sent] : fail_then_sent) {
-    Fixture f;
+    Fixture f(1);
     api::TfJob job = f.CreateJob("big", 8);
     core::Plan plan = f.FirstPlan(job);
     auto items = Items(plan);
@@ -137,21 +138,22 @@ TEST(PlanApplier, SystematicRejectionCostsOneRequest) {
 }
 
 // Some creates fail: the error is returned, and only the successful creates stay expected (their
-// watch events will come); the failed and the unsent ones are lowered.
+// watch events will come); the failed and the unsent ones are lowered. One write thread: items 0
+// and 1 succeed, 2 fails while 3 and 4 are queued (they go, and succeed), 5-15 are never sent.
 TEST(PlanApplier, PartialFailureLowersExpectationsOnlyForWhatFailed) {
-  Fixture f;
+  Fixture f(1);
   api::TfJob job = f.CreateJob("partial", 8);
   core::Plan plan = f.FirstPlan(job);
-  f.server.AddFault(FailCreateOf(Items(plan)[2], 500));  // batch 2 = items 1 and 2
+  f.server.AddFault(FailCreateOf(Items(plan)[2], 500));
   EXPECT_FALSE(f.applier.Apply(job, plan, Logger()).ok());
-  EXPECT_EQ(f.Creates(), 3);
+  EXPECT_EQ(f.Creates(), 5);
   const std::string key = "default/partial";
-  EXPECT_FALSE(f.expectations.Satisfied(key));
-  f.expectations.CreationObserved(key);  // the informer sees item 0
-  EXPECT_FALSE(f.expectations.Satisfied(key));
-  f.expectations.CreationObserved(key);  // and item 1
+  for (int seen = 0; seen < 4; ++seen) {
+    EXPECT_FALSE(f.expectations.Satisfied(key)) << seen;
+    f.expectations.CreationObserved(key);  // the informer sees one of the 4 created
+  }
   EXPECT_TRUE(f.expectations.Satisfied(key)) << "expectations kept for a create that failed or was never sent";
-  EXPECT_EQ(f.EventsWithReason("SuccessfulCreateService"), 2);
+  EXPECT_EQ(f.EventsWithReason("SuccessfulCreateService"), 4);
   EXPECT_EQ(f.EventsWithReason("FailedCreateService"), 1);
 }
 
