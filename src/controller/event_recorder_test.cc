@@ -109,7 +109,10 @@ TEST(EventRecorder, ExactRepeatsAreOneEventWithTheirCount) {
   ASSERT_EQ(b.size(), 1u);
   EXPECT_EQ(b[0]["count"], 5);
   EXPECT_EQ(bed.Metric("tfjob_events_aggregated_total"), 6 + 4);
-  EXPECT_EQ(bed.server.CountRequests("patch", "events"), 6);
+  // a's 6 repeats are patches; b's fold into its queued create unless the writer took it first
+  // (then a patch each for those recorded after).
+  EXPECT_GE(bed.server.CountRequests("patch", "events"), 6);
+  EXPECT_LE(bed.server.CountRequests("patch", "events"), 6 + 4);
 }
 
 TEST(EventRecorder, SimilarEventsBecomeOneCombinedEventWhoseCountGoesUp) {
