@@ -9,7 +9,7 @@
 // the order they were queued; a free thread takes the oldest lane (the first to have had work
 // queued, until it has none queued or running) that runs fewer than half the threads, else the
 // oldest lane with work. So of a burst of jobs the first is finished first (each job's next
-// slow-start batch goes before younger jobs' work), and a small job's creates queued behind a
+// creates go before younger jobs' work), and a small job's creates queued behind a
 // 500-worker job's 256 get the next free thread instead of waiting for all of them; no thread
 // idles while work is queued. Thread-safe.
 

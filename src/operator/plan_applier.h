@@ -2,18 +2,17 @@
 // PlanApplier: the write side of the TFJob controller. It carries out one core::Plan against the
 // API, in the order docs/semantics.md fixes: the D29 counters annotation first (if that write
 // fails nothing else happens), deletes with a uid precondition (a recreated namesake is never
-// deleted), the Workload and PodGroup (D27), creates of services then pods in slow-start
-// batches of 1, 2, 4, ... on the shared WritePool (a failing batch stops the rest, D17), the
-// plan's events, the status as a merge patch on /status (D14), the job counters, the TTL delete
-// of the job; then the creates of services and pods, under a slow-start window (one first, two
-// more for each success, no new one after a failure, D17) on the shared WritePool in the job's
-// lane. Start returns
-// once the creates are queued: the reconcile worker is free for the next job while they run, and
-// the job is not reconciled again until they are observed (expectations, D1); `done` reports
-// their outcome. Expectations are raised before each create and delete and lowered for the
-// calls whose watch event will never come (failed, AlreadyExists, never sent). Writes go through
-// the narrow ObjectWriter interface, so the applier runs against a RestClient in production and
-// against anything in tests. Thread-safe: reconcile workers call Start concurrently.
+// deleted), the Workload and PodGroup (D27); then the creates of services and pods are queued
+// under a slow-start window (one first, two more for each success, no new one after a failure,
+// D17) on the shared WritePool in the job's lane, while the plan's events, the status as a merge
+// patch on /status (D14), the job counters and the TTL delete of the job are written. Start
+// returns once those are done: the reconcile worker is free for the next job while the creates
+// run, and the job is not reconciled again until they are observed (expectations, D1); `done`
+// reports the pass's outcome. Expectations are raised before each create and delete and lowered
+// for the calls whose watch event will never come (failed, AlreadyExists, never sent). Writes go
+// through the narrow ObjectWriter interface, so the applier runs against a RestClient in
+// production and against anything in tests. Thread-safe: reconcile workers call Start
+// concurrently.
 
 #include <functional>
 #include <memory>
