@@ -122,25 +122,30 @@ void PlanApplier::Send(const std::shared_ptr<CreateRun>& run, const std::vector<
   for (size_t i : items) pool_.Submit([this, run, i] { SendOne(run, i); }, run->key);
 }
 
+// A create's outcome: its metric, its event, and its expectation when no watch event will come.
+void PlanApplier::RecordCreate(const CreateRun& run, size_t i, const Status& s) {
+  const CreateRun::Item& item = run.items[i];
+  const char* kind = item.pod ? "pod" : "service";
+  if (s.ok()) {
+    children_->With({kind, "create", "ok"}).Inc();
+    events_.Record(run.job, "Normal", item.pod ? "SuccessfulCreatePod" : "SuccessfulCreateService",
+                   std::string(item.pod ? "Created pod: " : "Created service: ") + item.name);
+    return;
+  }
+  expectations_.CreationObserved(run.key);  // no watch event will come for this one
+  if (IsAlreadyExists(s)) return;           // a deterministic name: ours already
+  children_->With({kind, "create", "error"}).Inc();
+  events_.Record(run.job, "Warning", item.pod ? "FailedCreatePod" : "FailedCreateService",
+                 "Error creating: " + s.message());
+  run.log.Warning("create failed", {{"name", item.name}, {"error", s.message()}});
+}
+
 void PlanApplier::SendOne(const std::shared_ptr<CreateRun>& run, size_t i) {
   CreateRun::Item& item = run->items[i];
   if (item.object.is_null() && item.pod && run->renderer) item.object = run->renderer->Render(item.type, item.index);
   Status s = writer_.CreateChild(item.pod ? kube::kPods : kube::kServices, run->ns, item.object);
   item.object = json();
-  const char* kind = item.pod ? "pod" : "service";
-  if (s.ok()) {
-    children_->With({kind, "create", "ok"}).Inc();
-    events_.Record(run->job, "Normal", item.pod ? "SuccessfulCreatePod" : "SuccessfulCreateService",
-                   std::string(item.pod ? "Created pod: " : "Created service: ") + item.name);
-  } else {
-    expectations_.CreationObserved(run->key);  // no watch event will come for this one
-    if (!IsAlreadyExists(s)) {                 // AlreadyExists: a deterministic name, ours already
-      children_->With({kind, "create", "error"}).Inc();
-      events_.Record(run->job, "Warning", item.pod ? "FailedCreatePod" : "FailedCreateService",
-                     "Error creating: " + s.message());
-      run->log.Warning("create failed", {{"name", item.name}, {"error", s.message()}});
-    }
-  }
+  RecordCreate(*run, i, s);
   std::vector<size_t> sends;
   bool over = false;
   {
@@ -290,6 +295,21 @@ Status PlanApplier::WriteStatusAndCounters(const api::TfJob& job, const core::Pl
   return result;
 }
 
+std::shared_ptr<PlanApplier::CreateRun> PlanApplier::NewCreateRun(const api::TfJob& job, core::Plan&& plan,
+                                                                  const Logger& log, CreatesDone done) {
+  auto run = std::make_shared<CreateRun>();
+  run->key = api::JobKey(job);
+  run->ns = job.metadata.ns;
+  run->job = JobReference(job);
+  run->log = log;
+  run->done = std::move(done);
+  run->renderer = std::move(plan.pod_renderer);
+  for (auto& c : plan.create_services) run->items.push_back({false, std::move(c.name), std::move(c.object)});
+  for (auto& c : plan.create_pods)
+    run->items.push_back({true, std::move(c.name), std::move(c.object), c.type, c.index});
+  return run;
+}
+
 StartOutcome PlanApplier::Start(const api::TfJob& job, core::Plan&& plan, const Logger& log, CreatesDone done) {
   const std::string key = api::JobKey(job);
   // D29: the counts first, where the CRD keeps them: if this write fails, nothing else of the
@@ -317,16 +337,7 @@ StartOutcome PlanApplier::Start(const api::TfJob& job, core::Plan&& plan, const 
     return {result};
   }
   // The creates start first: they do not wait for the status write (a round trip per job).
-  auto run = std::make_shared<CreateRun>();
-  run->key = key;
-  run->ns = job.metadata.ns;
-  run->job = JobReference(job);
-  run->log = log;
-  run->done = std::move(done);
-  run->renderer = std::move(plan.pod_renderer);
-  for (auto& c : plan.create_services) run->items.push_back({false, std::move(c.name), std::move(c.object)});
-  for (auto& c : plan.create_pods)
-    run->items.push_back({true, std::move(c.name), std::move(c.object), c.type, c.index});
+  std::shared_ptr<CreateRun> run = NewCreateRun(job, std::move(plan), log, std::move(done));
   expectations_.Raise(key, static_cast<int>(run->items.size()), 0);
   std::vector<size_t> first;
   {

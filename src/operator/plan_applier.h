@@ -119,7 +119,10 @@ class PlanApplier {
  private:
   struct CreateRun;  // one pass's creates, under a slow-start window
   void Send(const std::shared_ptr<CreateRun>& run, const std::vector<size_t>& items);
+  std::shared_ptr<CreateRun> NewCreateRun(const api::TfJob& job, tfjob::core::Plan&& plan, const Logger& log,
+                                          CreatesDone done);
   void SendOne(const std::shared_ptr<CreateRun>& run, size_t i);
+  void RecordCreate(const CreateRun& run, size_t i, const Status& s);
   void FinishCreates(const std::shared_ptr<CreateRun>& run);
   void EndPart(const std::shared_ptr<CreateRun>& run);
   Status DeleteChildren(const api::TfJob& job, const tfjob::core::Plan& plan);
