@@ -59,17 +59,19 @@ void WritePool::RunAll(std::vector<std::function<void()>> tasks, const std::stri
     batch->remaining = tasks.size();
   }
   for (auto& task : tasks) {
-    Submit([batch, task = std::move(task)] {
-      std::exception_ptr error;
-      try {
-        task();
-      } catch (...) {
-        error = std::current_exception();
-      }
-      MutexLock lock(batch->mu);
-      if (error && !batch->error) batch->error = error;
-      if (--batch->remaining == 0) batch->done.notify_all();
-    }, lane);
+    Submit(
+        [batch, task = std::move(task)] {
+          std::exception_ptr error;
+          try {
+            task();
+          } catch (...) {
+            error = std::current_exception();
+          }
+          MutexLock lock(batch->mu);
+          if (error && !batch->error) batch->error = error;
+          if (--batch->remaining == 0) batch->done.notify_all();
+        },
+        lane);
   }
   std::exception_ptr error;
   {

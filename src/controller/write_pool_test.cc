@@ -4,13 +4,13 @@
 
 #include <algorithm>
 #include <atomic>
-#include <memory>
 #include <future>
+#include <memory>
 #include <mutex>
-#include <string>
-#include <vector>
 #include <stdexcept>
+#include <string>
 #include <thread>
+#include <vector>
 
 namespace tfjob::controller {
 namespace {
@@ -81,19 +81,23 @@ struct Recorder {
     for (int i = 0; i < threads; ++i) {
       auto started = std::make_shared<std::promise<void>>();
       auto f = started->get_future();
-      pool.Submit([started, released = released] {  // holds a thread while the test queues
-        started->set_value();
-        released.wait();
-      }, "gate");
+      pool.Submit(
+          [started, released = released] {  // holds a thread while the test queues
+            started->set_value();
+            released.wait();
+          },
+          "gate");
       f.wait();
     }
   }
   void Queue(const std::string& lane, int n) {
     for (int i = 0; i < n; ++i)
-      pool.Submit([this, lane, i] {
-        std::lock_guard lock(mu);
-        order.push_back(lane + "-" + std::to_string(i));
-      }, lane);
+      pool.Submit(
+          [this, lane, i] {
+            std::lock_guard lock(mu);
+            order.push_back(lane + "-" + std::to_string(i));
+          },
+          lane);
   }
   std::vector<std::string> Release() {
     release.set_value();
@@ -134,19 +138,23 @@ TEST(WritePool, AYoungLaneGetsAThreadBesideABigOldOne) {
   std::promise<void> small_done;
   std::shared_future<void> small = small_done.get_future().share();
   for (int i = 0; i < 200; ++i)
-    pool.Submit([&r, small, i] {
-      small.wait_for(std::chrono::seconds(5));
-      std::lock_guard lock(r.mu);
-      r.order.push_back("big-" + std::to_string(i));
-    }, "big");
+    pool.Submit(
+        [&r, small, i] {
+          small.wait_for(std::chrono::seconds(5));
+          std::lock_guard lock(r.mu);
+          r.order.push_back("big-" + std::to_string(i));
+        },
+        "big");
   r.Queue("small", 4);
-  pool.Submit([&r, &small_done] {
-    {
-      std::lock_guard lock(r.mu);
-      r.order.push_back("small-4");
-    }
-    small_done.set_value();
-  }, "small");
+  pool.Submit(
+      [&r, &small_done] {
+        {
+          std::lock_guard lock(r.mu);
+          r.order.push_back("small-4");
+        }
+        small_done.set_value();
+      },
+      "small");
   std::vector<std::string> order = r.Release();
   ASSERT_EQ(order.size(), 205u);
   EXPECT_EQ(Position(order, "small-4"), 4u);

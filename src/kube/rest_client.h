@@ -81,8 +81,7 @@ class RestClient {
                                                 ListOptions options, std::string* resource_version);
   StatusOr<nlohmann::json> Create(const GroupVersionResource& gvr, const std::string& ns, const nlohmann::json& object);
   // Create, without decoding the created object the server returns (only the outcome counts).
-  Status CreateDiscardingResponse(const GroupVersionResource& gvr, const std::string& ns,
-                                  const nlohmann::json& object);
+  Status CreateDiscardingResponse(const GroupVersionResource& gvr, const std::string& ns, const nlohmann::json& object);
   StatusOr<nlohmann::json> Update(const GroupVersionResource& gvr, const std::string& ns, const std::string& name,
                                   const nlohmann::json& object, const std::string& subresource = "");
   StatusOr<nlohmann::json> Patch(const GroupVersionResource& gvr, const std::string& ns, const std::string& name,

@@ -9,13 +9,13 @@
 namespace tfjob::operator_ {
 
 struct OperatorOptions {
-  std::string kubeconfig;                           // --kubeconfig (default: in-cluster, $KUBECONFIG, ~/.kube/config)
-  std::string context;                              // --context
-  std::string ns;                                   // --namespace: watch one namespace; "" = all
-  int workers = 16;                                 // --workers (each writes its job's status itself)
-  int write_concurrency = 32;                       // --write-concurrency: API writes in flight at once (D17)
-  double kube_api_qps = 500;                        // --kube-api-qps (D17: 429s pause the client)
-  int kube_api_burst = 1000;                        // --kube-api-burst
+  std::string kubeconfig;      // --kubeconfig (default: in-cluster, $KUBECONFIG, ~/.kube/config)
+  std::string context;         // --context
+  std::string ns;              // --namespace: watch one namespace; "" = all
+  int workers = 16;            // --workers (each writes its job's status itself)
+  int write_concurrency = 32;  // --write-concurrency: API writes in flight at once (D17)
+  double kube_api_qps = 500;   // --kube-api-qps (D17: 429s pause the client)
+  int kube_api_burst = 1000;   // --kube-api-burst
   // --event-qps / --event-burst: the Events' own client, lower so that a burst's events wait
   // (queued, docs/operator.md section 5) instead of taking the API server from the creates.
   double event_qps = 50;

@@ -18,8 +18,7 @@ StatusOr<json> RestObjectWriter::Create(const kube::GroupVersionResource& gvr, c
   return client_.Create(gvr, ns, object);
 }
 
-Status RestObjectWriter::CreateChild(const kube::GroupVersionResource& gvr, const std::string& ns,
-                                     const json& object) {
+Status RestObjectWriter::CreateChild(const kube::GroupVersionResource& gvr, const std::string& ns, const json& object) {
   return client_.CreateDiscardingResponse(gvr, ns, object);
 }
 
@@ -91,16 +90,16 @@ struct PlanApplier::CreateRun {
   Logger log;
   CreatesDone done;
   std::shared_ptr<const core::PodRenderer> renderer;  // the plan's, for its deferred pods
-  std::vector<Item> items;  // each item is touched by the one task that sends it
+  std::vector<Item> items;                            // each item is touched by the one task that sends it
   // The pass ends when both the creates and the rest of Start (the status write, which goes on
   // while the creates run) have ended: the last of the two calls `done`.
   std::atomic<int> parts{2};
   Status start_error;  // what Start did itself; written before its part ends
   Mutex mu;
-  size_t next TFJOB_GUARDED_BY(mu) = 0;       // the first item not sent
-  size_t window TFJOB_GUARDED_BY(mu) = 1;     // creates that may be in flight
+  size_t next TFJOB_GUARDED_BY(mu) = 0;    // the first item not sent
+  size_t window TFJOB_GUARDED_BY(mu) = 1;  // creates that may be in flight
   size_t in_flight TFJOB_GUARDED_BY(mu) = 0;
-  Status first_error TFJOB_GUARDED_BY(mu);    // of the creates: no more are sent after it
+  Status first_error TFJOB_GUARDED_BY(mu);  // of the creates: no more are sent after it
 
   // The items the window lets go now, marked in flight (the caller sends them after unlocking:
   // after Stop the pool runs a task on the caller's thread).
@@ -269,7 +268,8 @@ Status PlanApplier::WriteStatusAndCounters(const api::TfJob& job, const core::Pl
   const std::string key = api::JobKey(job);
   const std::string& ns = job.metadata.ns;
   Status result = OkStatus();
-  for (const auto& e : plan.events) events_.Record(JobReference(job), std::string(api::EnumName(e.type)), e.reason, e.message);
+  for (const auto& e : plan.events)
+    events_.Record(JobReference(job), std::string(api::EnumName(e.type)), e.reason, e.message);
   if (plan.status) {
     auto r = writer_.MergePatch(kTfJobs, ns, job.metadata.name, StatusPatch(*plan.status), "status");
     if (r.ok()) {

@@ -99,7 +99,7 @@ testing::Fault FailCreateOf(const std::pair<std::string, std::string>& item, lon
 // failure (what was queued still goes). With one write thread the order is fixed: when item k
 // fails, k have succeeded and 2k+1 have been handed to the pool, so 2k+1 requests reach the server.
 TEST(PlanApplier, SlowStartWindowDoublesAndStopsAtTheFirstFailure) {
-  const std::vector<std::pair<size_t, int>> fail_then_sent = {{0, 1}, {1, 3},  {2, 5},  {3, 7},
+  const std::vector<std::pair<size_t, int>> fail_then_sent = {{0, 1},  {1, 3},  {2, 5},  {3, 7},
                                                               {6, 13}, {7, 15}, {14, 16}};
   for (auto [fail, sent] : fail_then_sent) {
     Fixture f(1);

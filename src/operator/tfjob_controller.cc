@@ -319,9 +319,7 @@ void TfJobController::Worker(std::stop_token stop) {
         reconcile_total_->With({"tfjob-controller", "success"}).Inc();
         queue_.Forget(*key);
         break;
-      case QueueAction::kNone:
-        reconcile_total_->With({"tfjob-controller", "success"}).Inc();
-        break;
+      case QueueAction::kNone: reconcile_total_->With({"tfjob-controller", "success"}).Inc(); break;
     }
     queue_.Done(*key);
   }
@@ -422,9 +420,8 @@ StatusOr<ReconcileResult> TfJobController::ReconcileKey(const std::string& key) 
   const size_t creating_pods = plan.create_pods.size();
   const auto requeue_after = plan.requeue_after;
   const std::vector<core::PodDisruption> disruptions = std::move(plan.disruptions);
-  StartOutcome applied =
-      applier_.Start(*job, std::move(plan), log,
-                     [this, key, requeue_after](const Status& s) { CreatesDone(key, s, requeue_after); });
+  StartOutcome applied = applier_.Start(
+      *job, std::move(plan), log, [this, key, requeue_after](const Status& s) { CreatesDone(key, s, requeue_after); });
   // The Worker backs off (a requeue_after waits for a success); with creates running, their end does.
   if (!applied.status.ok() && !applied.creating) return applied.status;
   ConsumeDisruptionNotes(key, observed);

@@ -52,8 +52,8 @@
 #include "common/clock.h"
 #include "common/thread_annotations.h"
 #include "kube/http_transport.h"
-#include "kube/rest_client.h"
 #include "kube/resource_path.h"
+#include "kube/rest_client.h"
 
 namespace tfjob::testing {
 

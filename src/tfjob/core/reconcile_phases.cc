@@ -268,9 +268,8 @@ ChildrenPlan PlanChildren(const api::TfJob& job, const std::vector<TypeState>& t
     for (int32_t i = 0; i < std::min(replicas, static_cast<int32_t>(t.slices.size())); ++i) {
       const auto& slice = t.slices[static_cast<size_t>(i)];
       if (slice.empty() && !wait) {
-        RenderedPod rendered =
-            defer_rendering ? RenderedPod{nullptr, PodTemplateEvents(job, t.type, options)}
-                            : RenderPod(job, t.type, i, options, tf_config);
+        RenderedPod rendered = defer_rendering ? RenderedPod{nullptr, PodTemplateEvents(job, t.type, options)}
+                                               : RenderPod(job, t.type, i, options, tf_config);
         for (auto& e : rendered.events) out.events.push_back(std::move(e));
         out.create_pods.push_back({ReplicaName(job.metadata.name, t.type, i), t.type, i, std::move(rendered.object)});
       }

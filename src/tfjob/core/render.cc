@@ -139,8 +139,7 @@ RenderedPod RenderPod(const api::TfJob& job, api::ReplicaType type, int32_t inde
                                   : spec.restart_policy.text();
   const GangScheduler gang = GangSchedulerFor(options.gang_scheduler_name);
   if (gang == GangScheduler::kKubernetes) SetNativeSchedulingGroup(job, &pod_spec);
-  if (gang != GangScheduler::kNone && gang != GangScheduler::kKubernetes &&
-      !NonEmptyString(pod_spec, "schedulerName"))
+  if (gang != GangScheduler::kNone && gang != GangScheduler::kKubernetes && !NonEmptyString(pod_spec, "schedulerName"))
     pod_spec["schedulerName"] = EffectiveSchedulerName(options.gang_scheduler_name);
   out.object = {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", std::move(meta)}, {"spec", std::move(pod_spec)}};
   return out;
