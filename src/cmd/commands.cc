@@ -365,6 +365,11 @@ void DefineOperatorClient(CLI::App* oper, OperatorArgs& a) {
   oper->add_option("--event-burst", op.event_burst, "Event writes burst")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
+  oper->add_option("--status-count-interval", op.status_count_interval_seconds,
+                   "Seconds a status change of replica active counts alone waits after the job's last status write "
+                   "(0: written at once)")
+      ->check(CLI::Range(0.0, 60.0))
+      ->capture_default_str();
   oper->add_option("--kube-api-timeout", op.kube_api_timeout_seconds,
                    "Seconds an API request may take (a list page: twice that; a watch: to its first byte)")
       ->check(CLI::Range(0.1, 3600.0))

@@ -21,6 +21,9 @@ struct OperatorOptions {
   double event_qps = 50;
   int event_burst = 100;
   double kube_api_timeout_seconds = 30;             // --kube-api-timeout (per request)
+  // --status-count-interval: a status that differs from the last one written for the job only
+  // in replica `active` counts waits until this long after that write (docs/semantics.md D30).
+  double status_count_interval_seconds = 1;
   std::string metrics_bind_address = ":8080";       // --metrics-bind-address ("0" disables)
   std::string health_probe_bind_address = ":8081";  // --health-probe-bind-address
   std::optional<bool> leader_elect;                 // --leader-elect (default: true in-cluster)

@@ -2,6 +2,7 @@
 
 #include "api/json_fields.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdint>
 
@@ -10,6 +11,7 @@
 #include "api/tfjob_json.h"
 #include "operator/plan_applier.h"
 #include "operator/resources.h"
+#include "tfjob/core/conditions.h"
 #include "tfjob/core/naming.h"
 
 namespace tfjob::operator_ {
@@ -354,6 +356,10 @@ void TfJobController::ForgetJob(const std::string& key) {
     std::lock_guard lock(disruptions_mu_);
     disruptions_.erase(key);
   }
+  {
+    MutexLock lock(status_mu_);
+    status_written_.erase(key);
+  }
   std::lock_guard lock(written_mu_);
   written_.erase(key);
 }
@@ -417,6 +423,7 @@ StatusOr<ReconcileResult> TfJobController::ReconcileKey(const std::string& key) 
     ConsumeDisruptionNotes(key, observed);  // never counted: another controller's job, or one being deleted
     return ReconcileResult{};
   }
+  HoldCountOnlyStatus(key, *job, plan);
   const size_t creating_pods = plan.create_pods.size();
   const auto requeue_after = plan.requeue_after;
   const std::vector<core::PodDisruption> disruptions = std::move(plan.disruptions);
@@ -431,6 +438,23 @@ StatusOr<ReconcileResult> TfJobController::ReconcileKey(const std::string& key) 
         .Inc();
   ObserveLatencies(*job, observed.pods, creating_pods);
   return ReconcileResult{requeue_after, applied.creating};
+}
+
+void TfJobController::HoldCountOnlyStatus(const std::string& key, const api::TfJob& job, tfjob::core::Plan& plan) {
+  if (!plan.status) return;
+  const auto interval = std::chrono::duration_cast<std::chrono::nanoseconds>(
+      std::chrono::duration<double>(options_.status_count_interval_seconds));
+  const Clock::SteadyTime now = clock_.SteadyNow();
+  MutexLock lock(status_mu_);
+  auto it = status_written_.find(key);
+  if (interval.count() > 0 && it != status_written_.end() && now - it->second < interval &&
+      core::OnlyActiveCountsDiffer(job.status, *plan.status)) {
+    plan.status.reset();
+    const auto wait = interval - (now - it->second);
+    plan.requeue_after = plan.requeue_after ? std::min(*plan.requeue_after, wait) : wait;
+    return;
+  }
+  status_written_[key] = now;
 }
 
 void TfJobController::CreatesDone(const std::string& key, const Status& outcome,

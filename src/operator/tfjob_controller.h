@@ -17,6 +17,7 @@
 #include <stop_token>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "api/pod.h"
@@ -87,6 +88,9 @@ class TfJobController {
   void ObserveGang(const std::string& key, const api::TfJob& job, tfjob::core::ObservedState& observed);
   void ConsumeDisruptionNotes(const std::string& key, const tfjob::core::ObservedState& observed);
   void OnChildEvent(const api::ChildMeta& meta, int created, int deleted);
+  // D30: a plan whose status changes only `active` counts within --status-count-interval of the
+  // job's last status write drops that write and looks again when the interval ends.
+  void HoldCountOnlyStatus(const std::string& key, const api::TfJob& job, tfjob::core::Plan& plan);
   // The end of a pass's creates (on a write-pool thread): the queue operation its outcome asks.
   void CreatesDone(const std::string& key, const Status& outcome,
                    std::optional<std::chrono::nanoseconds> requeue_after);
@@ -125,6 +129,8 @@ class TfJobController {
   // integer each), for the replica order of a computed minResources (docs/semantics.md 2.8).
   std::unique_ptr<controller::Informer<int32_t>> priority_classes_;
   std::unique_ptr<controller::Informer<nlohmann::json>> workloads_;  // --gang-scheduler-name kubernetes
+  Mutex status_mu_;
+  std::unordered_map<std::string, Clock::SteadyTime> status_written_ TFJOB_GUARDED_BY(status_mu_);  // by job key
   mutable Mutex workers_mu_;  // StartWorkers (the elector's thread) vs Stop and WorkersAlive
   std::vector<std::jthread> workers_ TFJOB_GUARDED_BY(workers_mu_);
   bool stopped_ TFJOB_GUARDED_BY(workers_mu_) = false;

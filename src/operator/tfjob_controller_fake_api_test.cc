@@ -53,9 +53,12 @@ struct Cluster {
   OperatorOptions options;
   std::unique_ptr<TfJobController> controller;
 
-  explicit Cluster(int write_concurrency = 4) {
+  explicit Cluster(int write_concurrency = 4, double status_count_interval_seconds = 0) {
     options.workers = 2;
     options.write_concurrency = write_concurrency;
+    // The fake clock stands still: a held count-only status (D30) would wait forever. The test
+    // of that hold sets the interval itself.
+    options.status_count_interval_seconds = status_count_interval_seconds;
     controller = std::make_unique<TfJobController>(client, clock, registry, events, options, Logger());
     controller->StartInformers();
     EXPECT_TRUE(WaitUntil([&] { return controller->HasSynced(); }));
@@ -93,6 +96,9 @@ struct Cluster {
       ASSERT_TRUE(
           server.MergePatch(kube::kPods, "default", pod["metadata"]["name"], {{"status", status}}, "status").ok());
     }
+  }
+  void SetPodPhase(const std::string& pod, const std::string& phase) {
+    ASSERT_TRUE(server.MergePatch(kube::kPods, "default", pod, {{"status", {{"phase", phase}}}}, "status").ok());
   }
   int Writes() {
     int n = 0;
@@ -170,6 +176,49 @@ TEST(TfJobControllerFakeApi, StatusIsWrittenOnlyWhenItChanges) {
   ASSERT_TRUE(WaitUntil([&] { return k.CaughtUp("st"); }));
   ASSERT_TRUE(k.c().ReconcileKey("default/st").ok());
   EXPECT_EQ(k.server.CountRequests("patch", "tfjobs", "status"), status_patches + 1) << "Running written twice";
+}
+
+// D30: a change of `active` counts alone within --status-count-interval of the job's last status
+// write waits, and the pass asks to look again when the interval ends; a condition change is
+// written at once. (Fake time: it moves only when the test advances it.)
+TEST(TfJobControllerFakeApi, AnActiveCountChangeAloneWaitsForTheInterval) {
+  Cluster k(/*write_concurrency=*/4, /*status_count_interval_seconds=*/1);
+  const std::string key = "default/cnt";
+  k.CreateJob("cnt", 2);
+  ASSERT_TRUE(WaitUntil([&] { return k.CaughtUp("cnt"); }));
+  ASSERT_TRUE(k.c().ReconcileKey(key).ok());  // creates the children, writes Created
+  ASSERT_TRUE(WaitUntil([&] { return k.CaughtUp("cnt") && k.server.List(kube::kPods).size() == 2; }));
+  auto running = [&](size_t n) {
+    return WaitUntil([&] {
+      auto phases = Peer::PodPhases(k.c(), key);
+      return static_cast<size_t>(std::count(phases.begin(), phases.end(), api::PodPhase::kRunning)) == n;
+    });
+  };
+  auto active = [&] { return (*k.Job("cnt"))["status"]["replicaStatuses"]["Worker"].value("active", 0); };
+  k.SetPodPhase("cnt-worker-0", "Running");
+  ASSERT_TRUE(running(1));
+  ASSERT_TRUE(k.c().ReconcileKey(key).ok());
+  EXPECT_TRUE(k.HasCondition("cnt", "Running")) << "a new condition waited";
+  EXPECT_EQ(active(), 1);
+  const int patches = k.server.CountRequests("patch", "tfjobs", "status");
+  ASSERT_TRUE(WaitUntil([&] { return k.CaughtUp("cnt"); }));
+
+  k.SetPodPhase("cnt-worker-1", "Running");
+  ASSERT_TRUE(running(2));
+  k.clock.Advance(std::chrono::milliseconds(400));
+  auto held = k.c().ReconcileKey(key);
+  ASSERT_TRUE(held.ok());
+  EXPECT_EQ(k.server.CountRequests("patch", "tfjobs", "status"), patches) << "the count was written at once";
+  ASSERT_TRUE(held->requeue_after.has_value());
+  EXPECT_EQ(*held->requeue_after, std::chrono::milliseconds(600));
+  EXPECT_EQ(active(), 1);
+
+  k.clock.Advance(std::chrono::milliseconds(600));
+  auto written = k.c().ReconcileKey(key);
+  ASSERT_TRUE(written.ok());
+  EXPECT_EQ(k.server.CountRequests("patch", "tfjobs", "status"), patches + 1);
+  EXPECT_EQ(active(), 2);
+  EXPECT_FALSE(written->requeue_after.has_value());
 }
 
 // A failed pass (the API refuses creates) is rate-limited: the key waits out its backoff (fake

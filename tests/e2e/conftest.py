@@ -132,12 +132,13 @@ def namespace(kube):
 
 
 class OperatorProcess:
-    """The real `tfjob operator` binary, run with the least-privilege kubeconfig."""
+    """The real `tfjob operator` binary (TFJOB_BIN, else build/release/tfjob), run with the
+    least-privilege kubeconfig."""
 
     def __init__(self, kube, *args, name="operator"):
         self.kube = kube
         self.log_path = os.path.join(kube.dir, f"{name}-{uuid.uuid4().hex[:6]}.log")
-        self.args = [os.path.join(ROOT, "build", "release", "tfjob"), "operator",
+        self.args = [os.environ.get("TFJOB_BIN") or os.path.join(ROOT, "build", "release", "tfjob"), "operator",
                      "--kubeconfig", os.path.join(kube.dir, "operator.kubeconfig"),
                      "--metrics-bind-address", "127.0.0.1:0", "--health-probe-bind-address", "127.0.0.1:0"] + list(args)
         if not any(a.startswith("--leader-elect") for a in args):

@@ -231,7 +231,9 @@ def test_kueue_preempts_a_running_tfjob_for_a_higher_priority_one(kube, queue, t
     submit(kube, ns, queued_job("low", {"PS": replica(1, "500m"), "Worker": replica(2, "500m", ends(0, "15s"))},
                                 priority="low", **run_policy))
     wait_for(lambda: ("Running", "True") in conditions(kube, ns, "low"), timeout=60, what="low Running")
-    assert len(pods(kube, ns, "low")) == 3 and active(kube, ns, "low") == {"PS": 1, "Worker": 2}
+    assert len(pods(kube, ns, "low")) == 3
+    # A change of active counts alone may be written up to a second after the condition (D30).
+    wait_for(lambda: active(kube, ns, "low") == {"PS": 1, "Worker": 2}, timeout=30, what="low active 1 PS + 2 Workers")
     first_uids = {p["metadata"]["uid"] for p in pods(kube, ns, "low").values()}
 
     # 2 cpu: it fits only if low's 1.5 are released.

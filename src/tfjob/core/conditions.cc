@@ -42,4 +42,13 @@ bool IsJobSuspended(const api::TfJob& job) {
   return job.spec.run_policy.suspend.value_or(false);
 }
 
+bool OnlyActiveCountsDiffer(const api::JobStatus& written, const api::JobStatus& next) {
+  if (written == next) return false;
+  api::JobStatus a = written, b = next;
+  for (auto* s : {&a, &b})
+    for (auto& [type, rs] : s->replica_statuses) rs.active = 0;
+  // A type that appears or disappears is more than a count.
+  return a == b;
+}
+
 }  // namespace tfjob::tfjob::core

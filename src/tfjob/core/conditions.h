@@ -43,4 +43,8 @@ inline bool IsFinished(const api::JobStatus& s) {
 // runPolicy.suspend == true.
 bool IsJobSuspended(const api::TfJob& job);
 
+// True when `next` differs from `written` only in replica `active` counts: the same conditions,
+// times and other counters (docs/semantics.md D30: such a change may wait to be written).
+bool OnlyActiveCountsDiffer(const api::JobStatus& written, const api::JobStatus& next);
+
 }  // namespace tfjob::tfjob::core

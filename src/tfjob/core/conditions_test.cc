@@ -1,5 +1,8 @@
 #include "tfjob/core/conditions.h"
 
+#include <functional>
+#include <vector>
+
 #include <gtest/gtest.h>
 
 #include "testing/fixtures.h"
@@ -72,6 +75,42 @@ TEST(IsJobSuspended, SU5) {
   EXPECT_FALSE(IsJobSuspended(job));
   job.spec.run_policy.suspend = true;
   EXPECT_TRUE(IsJobSuspended(job));
+}
+
+TEST(OnlyActiveCountsDiffer, Table) {
+  api::JobStatus base;
+  SetCondition(base, "Created", "True", "TFJobCreated", "", kT0);
+  base.replica_statuses["Worker"].active = 1;
+  base.start_time = kT0;
+  struct Case {
+    const char* name;
+    std::function<void(api::JobStatus&)> change;
+    bool only_active;
+  };
+  const std::vector<Case> cases = {
+      {"the same status", [](api::JobStatus&) {}, false},
+      {"active up", [](api::JobStatus& s) { s.replica_statuses["Worker"].active = 4; }, true},
+      {"active down to 0", [](api::JobStatus& s) { s.replica_statuses["Worker"].active = 0; }, true},
+      {"succeeded", [](api::JobStatus& s) { s.replica_statuses["Worker"].succeeded = 1; }, false},
+      {"failed", [](api::JobStatus& s) { s.replica_statuses["Worker"].failed = 1; }, false},
+      {"restarts", [](api::JobStatus& s) { s.replica_statuses["Worker"].restarts = 1; }, false},
+      {"disruptions", [](api::JobStatus& s) { s.replica_statuses["Worker"].disruptions = 1; }, false},
+      {"a new replica type", [](api::JobStatus& s) { s.replica_statuses["PS"].active = 1; }, false},
+      {"a condition", [](api::JobStatus& s) { SetCondition(s, "Running", "True", "TFJobRunning", "", kT0); }, false},
+      {"completionTime", [](api::JobStatus& s) { s.completion_time = kT0; }, false},
+      {"startTime", [](api::JobStatus& s) { s.start_time.reset(); }, false},
+      {"active and a condition",
+       [](api::JobStatus& s) {
+         s.replica_statuses["Worker"].active = 2;
+         SetCondition(s, "Running", "True", "TFJobRunning", "", kT0);
+       },
+       false},
+  };
+  for (const auto& c : cases) {
+    api::JobStatus next = base;
+    c.change(next);
+    EXPECT_EQ(OnlyActiveCountsDiffer(base, next), c.only_active) << c.name;
+  }
 }
 
 }  // namespace
