@@ -226,6 +226,12 @@ void TfJobController::NoteDisruption(const api::Pod& pod) {
     d.reason = std::string(core::kDeletedExternally);
     d.message = "deleted without the operator asking";
   }
+  log_.Info("pod disrupted; it is recreated", {{"tfjob", key},
+                                               {"pod", pod.meta.name},
+                                               {"uid", pod.meta.uid},
+                                               {"phase", std::string(api::PodPhaseName(pod.phase))},
+                                               {"reason", d.reason},
+                                               {"resource_version", pod.meta.resource_version}});
   disruptions_[key].try_emplace(pod.meta.uid, std::move(d));
 }
 
