@@ -54,7 +54,7 @@ struct EventRecorderOptions {
   // correlation and aggregation caches are bounded by max_keys each (same idle rule: the window).
   std::chrono::minutes spam_idle{10};
   size_t max_objects = 10000;
-  size_t max_keys = 10000;
+  size_t max_keys = 4096;  // client-go's cache size; a key is ~250 bytes with its nodes
   size_t max_queue = 10000;
 };
 

@@ -80,7 +80,7 @@ struct PlanApplier::CreateRun {
   struct Item {
     bool pod;
     std::string name;
-    json object;  // released once sent; null: rendered when sent (a pod of a deferred plan)
+    json object;  // released once sent; null: rendered when sent (a deferred plan)
     api::ReplicaType type = api::ReplicaType::kWorker;
     int32_t index = 0;
   };
@@ -89,7 +89,7 @@ struct PlanApplier::CreateRun {
   controller::ObjectReference job;
   Logger log;
   CreatesDone done;
-  std::shared_ptr<const core::PodRenderer> renderer;  // the plan's, for its deferred pods
+  std::shared_ptr<const core::PodRenderer> renderer;  // the plan's, for its deferred pods and services
   std::vector<Item> items;                            // each item is touched by the one task that sends it
   // The pass ends when both the creates and the rest of Start (the status write, which goes on
   // while the creates run) have ended: the last of the two calls `done`.
@@ -141,8 +141,17 @@ void PlanApplier::RecordCreate(const CreateRun& run, size_t i, const Status& s) 
 
 void PlanApplier::SendOne(const std::shared_ptr<CreateRun>& run, size_t i) {
   CreateRun::Item& item = run->items[i];
-  if (item.object.is_null() && item.pod && run->renderer) item.object = run->renderer->Render(item.type, item.index);
-  Status s = writer_.CreateChild(item.pod ? kube::kPods : kube::kServices, run->ns, item.object);
+  Status s = OkStatus();
+  if (item.object.is_null() && run->renderer) {
+    if (item.pod) {
+      item.object = run->renderer->Render(item.type, item.index);
+    } else if (auto svc = run->renderer->RenderService(item.type, item.index); svc.ok()) {
+      item.object = std::move(svc).value();
+    } else {
+      s = svc.status();
+    }
+  }
+  if (s.ok()) s = writer_.CreateChild(item.pod ? kube::kPods : kube::kServices, run->ns, item.object);
   item.object = json();
   RecordCreate(*run, i, s);
   std::vector<size_t> sends;
@@ -304,7 +313,8 @@ std::shared_ptr<PlanApplier::CreateRun> PlanApplier::NewCreateRun(const api::TfJ
   run->log = log;
   run->done = std::move(done);
   run->renderer = std::move(plan.pod_renderer);
-  for (auto& c : plan.create_services) run->items.push_back({false, std::move(c.name), std::move(c.object)});
+  for (auto& c : plan.create_services)
+    run->items.push_back({false, std::move(c.name), std::move(c.object), c.type, c.index});
   for (auto& c : plan.create_pods)
     run->items.push_back({true, std::move(c.name), std::move(c.object), c.type, c.index});
   return run;

@@ -331,8 +331,8 @@ TEST(PlanApplier, StartWithoutCreatesDoesNotCallDone) {
   EXPECT_FALSE(called);
 }
 
-// Issue 15 item 4: a deferred plan (the operator's) holds no pod objects; the applier renders
-// each as it sends it, and the server receives exactly what an eager plan would have sent.
+// Issue 15 item 4: a deferred plan (the operator's) holds no pod or service objects; the applier
+// renders each as it sends it, and the server receives exactly what an eager plan would have sent.
 TEST(PlanApplier, DeferredPodsAreRenderedWhenSentAndMatchTheEagerOnes) {
   std::map<std::string, json> sent[2];
   for (int deferred = 0; deferred < 2; ++deferred) {
@@ -342,17 +342,20 @@ TEST(PlanApplier, DeferredPodsAreRenderedWhenSentAndMatchTheEagerOnes) {
     core::Plan plan = core::Reconcile(observed, {.defer_pod_rendering = deferred == 1});
     ASSERT_EQ(plan.create_pods.size(), 6u);
     for (const auto& p : plan.create_pods) EXPECT_EQ(p.object.is_null(), deferred == 1) << p.name;
+    ASSERT_EQ(plan.create_services.size(), 6u);
+    for (const auto& c : plan.create_services) EXPECT_EQ(c.object.is_null(), deferred == 1) << c.name;
     EXPECT_EQ(plan.pod_renderer != nullptr, deferred == 1);
     EXPECT_TRUE(f.applier.Apply(job, plan, Logger()).ok());
     for (const auto& r : f.server.requests())
-      if (r.verb == "create" && r.resource == "pods") {
+      if (r.verb == "create" && (r.resource == "pods" || r.resource == "services")) {
         json body = json::parse(r.body);
-        sent[deferred][body["metadata"]["name"]] = body;
+        sent[deferred][r.resource + "/" + body["metadata"]["name"].get<std::string>()] = body;
       }
   }
-  ASSERT_EQ(sent[0].size(), 6u);
+  ASSERT_EQ(sent[0].size(), 12u);
   EXPECT_EQ(sent[0], sent[1]);
-  EXPECT_NE(sent[1]["lazy-worker-5"].dump().find("TF_CONFIG"), std::string::npos);
+  EXPECT_NE(sent[1]["pods/lazy-worker-5"].dump().find("TF_CONFIG"), std::string::npos);
+  EXPECT_EQ(sent[1]["services/lazy-worker-5"]["spec"]["clusterIP"], "None");
 }
 
 // Issue 15 item 3: a small job's creates started after a big job's are not queued behind all of

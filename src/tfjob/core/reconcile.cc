@@ -153,10 +153,10 @@ void PlanRunning(Pass& p, const Replicas& r) {
   ChildrenPlan c =
       PlanChildren(p.job, r.types, p.children, deleting, gang.wait, p.options.render, p.options.defer_pod_rendering);
   p.plan.create_pods = std::move(c.create_pods);
-  if (p.options.defer_pod_rendering && !p.plan.create_pods.empty())
+  p.plan.create_services = std::move(c.create_services);
+  if (p.options.defer_pod_rendering && (!p.plan.create_pods.empty() || !p.plan.create_services.empty()))
     p.plan.pod_renderer = std::make_shared<const PodRenderer>(p.job, p.options.render);
   Append(p.plan.delete_pods, std::move(c.delete_pods));
-  p.plan.create_services = std::move(c.create_services);
   Append(p.plan.delete_services, std::move(c.delete_services));
   p.Events(std::move(c.events));
   p.plan.events = UniqueEvents(std::move(p.plan.events));

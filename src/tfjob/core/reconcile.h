@@ -85,7 +85,9 @@ struct ChildDeletion {
 
 struct ServiceCreation {
   std::string name;
-  nlohmann::json object;
+  nlohmann::json object;  // null with ReconcileOptions::defer_pod_rendering: Plan::pod_renderer renders it
+  api::ReplicaType type = api::ReplicaType::kWorker;
+  int32_t index = 0;
   friend bool operator==(const ServiceCreation&, const ServiceCreation&) = default;
 };
 
@@ -100,7 +102,7 @@ struct CounterDeltas {
 struct Plan {
   bool skip = false;  // managedBy another controller, or being deleted: write nothing
   std::vector<PodCreation> create_pods;
-  // With ReconcileOptions::defer_pod_rendering and pods to create: renders them.
+  // With ReconcileOptions::defer_pod_rendering and pods or services to create: renders them.
   std::shared_ptr<const PodRenderer> pod_renderer;
   std::vector<ChildDeletion> delete_pods;
   std::vector<ServiceCreation> create_services;

@@ -120,6 +120,10 @@ json PodRenderer::Render(api::ReplicaType type, int32_t index) const {
   return RenderPod(job_, type, index, options_, tf_config_).object;
 }
 
+StatusOr<json> PodRenderer::RenderService(api::ReplicaType type, int32_t index) const {
+  return core::RenderService(job_, type, index);
+}
+
 RenderedPod RenderPod(const api::TfJob& job, api::ReplicaType type, int32_t index, const RenderOptions& options) {
   return RenderPod(job, type, index, options, TfConfigGenerator(job, options.tf_config));
 }

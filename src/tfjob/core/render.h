@@ -58,6 +58,8 @@ class PodRenderer {
   PodRenderer(const PodRenderer&) = delete;
   PodRenderer& operator=(const PodRenderer&) = delete;
   nlohmann::json Render(api::ReplicaType type, int32_t index) const;
+  // RenderService of the job.
+  StatusOr<nlohmann::json> RenderService(api::ReplicaType type, int32_t index) const;
 
  private:
   const api::TfJob job_;
