@@ -20,7 +20,7 @@ struct OperatorOptions {
   // (queued, docs/operator.md section 5) instead of taking the API server from the creates.
   double event_qps = 50;
   int event_burst = 100;
-  double kube_api_timeout_seconds = 30;             // --kube-api-timeout (per request)
+  double kube_api_timeout_seconds = 30;  // --kube-api-timeout (per request)
   // --status-count-interval: a status that differs from the last one written for the job only
   // in replica `active` counts waits until this long after that write (docs/semantics.md D30).
   double status_count_interval_seconds = 1;
