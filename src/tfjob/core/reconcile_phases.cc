@@ -280,10 +280,8 @@ ChildrenPlan PlanChildren(const api::TfJob& job, const std::vector<TypeState>& t
     for (int32_t i = 0; i < replicas && !wait; ++i) {
       std::string svc_name = ReplicaName(job.metadata.name, t.type, i);
       if (children.services.contains(svc_name)) continue;
-      if (defer_rendering) {  // what RenderService refuses is left out here too
-        const auto& spec = job.spec.replica_specs.at(std::string(api::ReplicaTypeName(t.type)));
-        if (api::FindTensorflowContainer(spec->pod_template) != nullptr)
-          out.create_services.push_back({svc_name, nlohmann::json(), t.type, i});
+      if (defer_rendering) {
+        if (HasService(job, t.type)) out.create_services.push_back({svc_name, nlohmann::json(), t.type, i});
       } else if (auto svc = RenderService(job, t.type, i); svc.ok()) {
         out.create_services.push_back({svc_name, std::move(svc).value(), t.type, i});
       }

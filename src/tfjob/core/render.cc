@@ -89,6 +89,11 @@ bool AnotherSchedulerNamed(const api::TfJob& job, const std::string& scheduler) 
   return false;
 }
 
+const json* TensorflowContainer(const api::TfJob& job, api::ReplicaType type) {
+  const api::ReplicaSpec& spec = *job.spec.replica_specs.at(std::string(api::ReplicaTypeName(type)));
+  return api::FindTensorflowContainer(spec.pod_template);
+}
+
 }  // namespace
 
 GangScheduler GangSchedulerFor(const std::string& name) {
@@ -149,9 +154,10 @@ RenderedPod RenderPod(const api::TfJob& job, api::ReplicaType type, int32_t inde
   return out;
 }
 
+bool HasService(const api::TfJob& job, api::ReplicaType type) { return TensorflowContainer(job, type) != nullptr; }
+
 StatusOr<json> RenderService(const api::TfJob& job, api::ReplicaType type, int32_t index) {
-  const api::ReplicaSpec& spec = *job.spec.replica_specs.at(std::string(api::ReplicaTypeName(type)));
-  const json* c = api::FindTensorflowContainer(spec.pod_template);
+  const json* c = TensorflowContainer(job, type);
   if (c == nullptr) return InvalidArgumentError("failed to find the port");
   json ports = json::array();
   if (auto p = c->find("ports"); p != c->end() && p->is_array()) {

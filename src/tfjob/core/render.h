@@ -67,7 +67,11 @@ class PodRenderer {
   const TfConfigGenerator tf_config_;
 };
 
-// kInvalidArgument "failed to find the port" when the replica has no tensorflow container.
+// Whether the replicas of `type` get a service: only with a tensorflow container, whose ports
+// the service names. RenderService refuses the others; a plan that defers rendering asks this.
+bool HasService(const api::TfJob& job, api::ReplicaType type);
+
+// kInvalidArgument "failed to find the port" when !HasService(job, type).
 StatusOr<nlohmann::json> RenderService(const api::TfJob& job, api::ReplicaType type, int32_t index);
 
 // Every pod, service and (with gang scheduling) the PodGroup, in a stable order: replica types

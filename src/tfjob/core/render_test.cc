@@ -228,9 +228,11 @@ TEST(RenderService, PortsWithoutAStringNameGetAnEmptyName) {
 
 TEST(RenderService, NoTensorflowContainerIsAnError) {
   api::TfJob job = JobWith("    Worker: {template: {spec: {containers: [{name: main, image: x}]}}}\n");
+  EXPECT_FALSE(HasService(job, ReplicaType::kWorker));
   auto svc = RenderService(job, ReplicaType::kWorker, 0);
   ASSERT_FALSE(svc.ok());
   EXPECT_EQ(svc.status().message(), "failed to find the port");
+  EXPECT_TRUE(HasService(testing::NewTfJob(1, 0), ReplicaType::kWorker));
 }
 
 TEST(Naming, LB1AndGeneralNames) {
