@@ -8,7 +8,11 @@ the same cluster by bench/limit_client (no operator logic, no client rate limit,
 "limit", and the operator's objects/s over it is the "ratio". Both are timed the same way: from
 the first create (a TFJob's for the operator, a child's for the limit) to the last object seen by
 the same watches, opened before (the limit client's own clock, to its last response, is in the
-log and the defaults table). A cluster's start-up took 15-100 s
+log and the defaults table). The operator starts only once the limit's pods have settled (none
+Pending, the exiting ones Succeeded, no change for 3 s), so that none of the limit's aftermath
+falls in the operator's run; the defaults table prints the changes that still did (0), how busy
+the machine was in each run (/proc/stat), and the operator's CPU and requests up to its last
+object. A cluster's start-up took 15-100 s
 on the loaded 2-core machine; the times below include it and the limit's run. Parts (--scenarios), in the order they run and print; "took" is what
 the tiny variants took on 2026-12-01 (load average 8), the rest are estimates from the runs in
 bench/README.md:
@@ -362,6 +366,16 @@ class Operator:
                     sums[name] = sums.get(name, 0.0) + float(line.rsplit(" ", 1)[1])
             return sums
 
+    def requests_by_verb(self):
+        """rest_client_requests_total by verb (both clients, events included): {verb: count}."""
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/metrics", timeout=10) as r:
+            out = {}
+            for line in r.read().decode().splitlines():
+                if line.startswith("rest_client_requests_total{"):
+                    verb = line.split('verb="', 1)[1].split('"', 1)[0]
+                    out[verb] = out.get(verb, 0) + int(float(line.rsplit(" ", 1)[1]))
+            return out
+
     def requests(self):
         """rest_client_requests_total summed over verbs and codes."""
         return self.metrics().get("rest_client_requests_total", 0.0)
@@ -435,17 +449,47 @@ def control_plane_cpu(cluster):
 # Scenarios
 
 
-def settle(cluster, ns, timeout):
-    """Waits until no pod of ns is Pending (KWOK ran them all), so that the limit's pods cost the
-    scheduler and KWOK nothing during the operator's run."""
+class Activity:
+    """Counts the changes of a namespace's pods (a metadata watch): when the last came, and how
+    many came after a moment."""
+
+    def __init__(self, cluster, ns):
+        self.lock = threading.Lock()
+        self.times = []
+        self.watch = Watch(cluster, f"/api/v1/namespaces/{ns}/pods", self.event, METADATA_ONLY)
+
+    def event(self, kind, obj, t):
+        with self.lock:
+            self.times.append(t)
+
+    def last(self):
+        with self.lock:
+            return self.times[-1] if self.times else 0.0
+
+    def since(self, t):
+        with self.lock:
+            return sum(1 for x in self.times if x >= t)
+
+    def stop(self):
+        self.watch.stopped = True
+
+
+def settle(cluster, ns, activity, timeout, quiet=3.0):
+    """Waits until the limit's pods are in the phase they keep (none Pending; those that exit, with
+    a tfjob.test/run-for annotation, Succeeded) and no pod of ns changed for `quiet` s. Else the
+    limit's aftermath (KWOK ending its workers 5 s after they ran, the scheduler's and the
+    endpoint controllers' updates for them) would land in the operator's run and be counted
+    against it."""
     deadline = time.time() + timeout
+    base = f"/api/v1/namespaces/{ns}/pods?fieldSelector=status.phase%3D"
     while time.time() < deadline:
-        pending = cluster.request(f"/api/v1/namespaces/{ns}/pods?fieldSelector=status.phase%3DPending&limit=1",
-                                  accept=METADATA_ONLY_LIST)["items"]
-        if not pending:
+        pending = cluster.request(base + "Pending&limit=1", accept=METADATA_ONLY_LIST)["items"]
+        running = cluster.request(base + "Running", accept=METADATA_ONLY_LIST)["items"]
+        exiting = sum(1 for p in running if "tfjob.test/run-for" in (p["metadata"].get("annotations") or {}))
+        if not pending and not exiting and time.time() - activity.last() >= quiet:
             return
-        time.sleep(2)
-    log(f"settle: pods of {ns} still Pending after {timeout:.0f} s")
+        time.sleep(1)
+    log(f"settle: pods of {ns} still changing after {timeout:.0f} s")
 
 
 def namespace_events(cluster, ns):
@@ -467,6 +511,54 @@ def big_job(ns, workers):
     return tfjob("big", ns, {"Worker": {"replicas": workers, "template": worker_template()}})
 
 
+def measure_limit(cluster, name, jobs, pods, follow):
+    """The limit in a namespace of its own: bench/limit_client creates the children the operator
+    will create (32 threads), timed as the operator is: from its first create to the last object
+    seen by the same watches (opened before, pods watched the same way). Waits until its pods
+    settle."""
+    lns = cluster.namespace(name)
+    objs = rendered_children(jobs(lns), lns)
+    rendered_mb = sum(len(json.dumps(o)) for o in objs) / 1e6
+    objects = len(objs)
+    ltr = Tracker(cluster, lns, phases=follow)
+    activity = Activity(cluster, lns)
+    cpu = MachineCpu()
+    tl0 = time.time()
+    lim = limit_create(cluster, lns, objs)
+    del objs
+    tl_pods, tl_svcs = ltr.wait("created", pods, 600), ltr.wait("services", pods, 600)
+    lim["busy"] = cpu.busy()
+    ltr.stop()
+    lim["client_per_second"] = lim["per_second"]  # the limit client's own clock: its last response
+    if tl_pods and tl_svcs:
+        lim["seconds"] = max(tl_pods, tl_svcs) - tl0
+        lim["per_second"] = objects / lim["seconds"]
+    else:
+        log(f"{name}: the limit's objects were not all seen; its own clock is used")
+    settle(cluster, lns, activity, max(120, pods / 10))
+    lim.update({"activity": activity, "rendered_mb": rendered_mb})
+    return lim
+
+
+class MachineCpu:
+    """The share of the machine's CPU time that was not idle since the object was made
+    (/proc/stat: everything on the machine, the control plane, KWOK, the operator, the bench)."""
+
+    def __init__(self):
+        self.start = self.read()
+
+    @staticmethod
+    def read():
+        with open("/proc/stat") as f:
+            fields = [int(x) for x in f.readline().split()[1:]]
+        return sum(fields), fields[3] + fields[4]  # total, idle + iowait
+
+    def busy(self):
+        total, idle = self.read()
+        dt = total - self.start[0]
+        return 1 - (idle - self.start[1]) / dt if dt else 0.0
+
+
 def run_jobs(kind, n, flags, follow):
     """One operator run in a fresh cluster, after the limit's run on the same objects. kind "burst":
     n TFJobs of 1 PS + 4 Workers at once; kind "big": one TFJob of n Workers, then one of 1 PS + 4
@@ -481,30 +573,14 @@ def run_jobs(kind, n, flags, follow):
     t = time.time()
     with Cluster(nodes=nodes) as cluster:
         log(f"{kind} {n}: cluster of {nodes} nodes up in {time.time() - t:.0f} s")
-        lns = cluster.namespace("limit")
-        objs = rendered_children(jobs(lns), lns)
-        rendered_mb = sum(len(json.dumps(o)) for o in objs) / 1e6
-        # The limit is timed as the operator is: from its first create to the last object seen
-        # by the same watches (opened before, pods watched the same way).
-        ltr = Tracker(cluster, lns, phases=follow)
-        tl0 = time.time()
-        lim = limit_create(cluster, lns, objs)
-        tl_pods, tl_svcs = ltr.wait("created", pods, 600), ltr.wait("services", pods, 600)
-        ltr.stop()
-        lim["client_per_second"] = lim["per_second"]  # the limit client's own clock: its last response
-        if tl_pods and tl_svcs:
-            lim["seconds"] = max(tl_pods, tl_svcs) - tl0
-            lim["per_second"] = objects / lim["seconds"]
-        else:
-            log(f"{kind} {n}: the limit's objects were not all seen; its own clock is used")
-        del objs
-        settle(cluster, lns, max(120, pods / 10))
-        log(f"{kind} {n}: limit {lim['per_second']:.1f} objects/s seen ({lim['client_per_second']:.1f} by its own clock), "
-            f"its pods settled {time.time() - t:.0f} s in")
+        lim = measure_limit(cluster, "limit", jobs, pods, follow)
+        log(f"{kind} {n}: limit {lim['per_second']:.1f} objects/s seen ({lim['client_per_second']:.1f} by its own "
+            f"clock, machine busy {lim['busy']:.0%}), its pods settled {time.time() - t:.0f} s in")
         ns = cluster.namespace("work")
         op = Operator(cluster, ns, flags)
         tr = Tracker(cluster, ns, phases=follow)
         cpu0, cp0 = op.cpu(), control_plane_cpu(cluster)
+        machine = MachineCpu()
         t0 = time.time()
         t_small0 = None
         if kind == "burst":
@@ -521,6 +597,12 @@ def run_jobs(kind, n, flags, follow):
 
         t_pods = tr.wait("created", pods + extra, left())
         t_svcs = tr.wait("services", pods + extra, left())
+        busy, cpu_window = machine.busy(), op.cpu() - cpu0
+        # None of the limit's pods may change during the operator's run (they settled before it).
+        limit_changes = lim["activity"].since(t0)
+        in_window = op.requests_by_verb()  # the operator's requests up to its last object
+        events_in_window = op.metrics().get("tfjob_events_written_total")
+        lim["activity"].stop()
         if kind == "burst":
             t_exist = max(t_pods, t_svcs) if t_pods and t_svcs else None
         else:
@@ -529,13 +611,15 @@ def run_jobs(kind, n, flags, follow):
         t_run = tr.wait("running", pods, left()) if follow else None
         t_done = tr.wait("succeeded", n, left()) if follow and kind == "burst" else None
         cpu, cp = op.cpu() - cpu0, control_plane_cpu(cluster) - cp0
-        row = {"kind": kind, "n": n, "flags": flags, "pods": pods, "objects": objects, "rendered_mb": rendered_mb,
+        row = {"kind": kind, "n": n, "flags": flags, "pods": pods, "objects": objects, "rendered_mb": lim["rendered_mb"],
                "nodes": nodes, "pods_s": t_pods and t_pods - t0, "exist_s": t_exist and t_exist - t0,
                "running_s": t_run and t_run - t0, "succeeded_s": t_done and t_done - t0,
                "pods_per_s": t_pods and pods / (t_pods - t0), "objects_per_s": t_exist and objects / (t_exist - t0),
                "limit_objects_per_s": lim["per_second"], "limit_seconds": lim["seconds"],
                "limit_client_objects_per_s": lim["client_per_second"], "cpu_s": cpu,
-               "control_plane_cpu_s": cp}
+               "limit_busy": lim["busy"], "busy": busy, "cpu_window_s": cpu_window,
+               "control_plane_cpu_s": cp, "limit_changes": limit_changes, "requests_in_window": in_window,
+               "events_in_window": events_in_window}
         row["ratio"] = row["objects_per_s"] and row["objects_per_s"] / lim["per_second"]
         if kind == "burst":
             order = tr.submission_order()
@@ -681,11 +765,23 @@ def print_defaults(out, burst, big):
               "ratio = operator objects/s / limit objects/s in the same cluster)",
               ["work", "operator flags", "pods + services", "all pods + services (s)", "objects/s", "limit objects/s",
                "ratio", "limit client's own objects/s", "operator CPU (s)", "operator peak RSS (MiB)", "API requests",
-               "events written / dropped (/metrics)", "Events in the namespace (about TFJobs)"],
+               "events written / dropped (/metrics)", "Events in the namespace (about TFJobs)",
+               "changes of the limit's pods during the run", "machine busy: limit / operator",
+               "operator CPU to the last object (s)", "operator requests to the last object"],
               [[work_text(r), flags_text(r["flags"]), str(r.get("objects", "-")), fmt(r.get("exist_s")),
                 fmt(r.get("objects_per_s")), fmt(r.get("limit_objects_per_s")), fmt(r.get("ratio"), ".2f"),
                 fmt(r.get("limit_client_objects_per_s")), fmt(r.get("cpu_s"), ".2f"), fmt(r.get("peak_rss_mib")), fmt(r.get("requests"), ".0f"), events_text(r),
-                f"{r.get('ns_events', '-')} ({r.get('ns_tfjob_events', '-')})"] for r in (burst, big)])
+                f"{r.get('ns_events', '-')} ({r.get('ns_tfjob_events', '-')})", str(r.get("limit_changes", "-")),
+                f"{fmt(r.get('limit_busy'), '.0%')} / {fmt(r.get('busy'), '.0%')}", fmt(r.get("cpu_window_s"), ".2f"),
+                requests_text(r.get("requests_in_window"))]
+               for r in (burst, big)])
+
+
+def requests_text(by_verb):
+    """{verb: n} as "create 2062, patch 339" (watches, lists and gets left out)."""
+    if not by_verb:
+        return "-"
+    return ", ".join(f"{v} {by_verb[v]}" for v in ("create", "patch", "delete", "update") if by_verb.get(v))
 
 
 def print_fairness(out, burst, big):
