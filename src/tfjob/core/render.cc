@@ -154,7 +154,9 @@ RenderedPod RenderPod(const api::TfJob& job, api::ReplicaType type, int32_t inde
   return out;
 }
 
-bool HasService(const api::TfJob& job, api::ReplicaType type) { return TensorflowContainer(job, type) != nullptr; }
+bool HasService(const api::TfJob& job, api::ReplicaType type) {
+  return TensorflowContainer(job, type) != nullptr;
+}
 
 StatusOr<json> RenderService(const api::TfJob& job, api::ReplicaType type, int32_t index) {
   const json* c = TensorflowContainer(job, type);
