@@ -29,7 +29,7 @@ bench/README.md:
             RSS, events written/dropped (/metrics, summed over labels, "-" when the operator has
             no such metric) and the Events in the namespace at the end (about TFJobs); then where
             the time went (machine busy, the operator's CPU and requests up to its last object)
-            and the fairness tables. About 8 min with 3 rounds (took 7.8 min on 2026-12-02)
+            and the fairness tables. About 7 min with 3 rounds (took 7.0 min on 2026-12-02)
   fairness  the fairness tables alone (the same two runs as defaults, run once when both are
             asked): for the burst, when all pods of the first-submitted, the median and the last
             job existed; for the big job, when all its pods existed beside when all 5 pods of a
@@ -51,7 +51,7 @@ bench/README.md:
   memory    RSS with 5,000 managed pods, then with 5,000 unrelated pods added (R15), at the
             defaults (took 3.4 min)
 
-All of it (make bench): about 55 min. The operators' logs are kept in build/bench-logs/.
+All of it (make bench): about 70 min (55 before the second limit and the rounds). The operators' logs are kept in build/bench-logs/.
 
 Usage:
 
