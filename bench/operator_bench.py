@@ -364,25 +364,34 @@ class Operator:
     def peak_rss_mib(self):
         return status_kib(self.proc.pid, "VmHWM") / 1024
 
-    def metrics(self):
-        """Every metric of /metrics summed over its labels: {name: value}; absent names are absent."""
+    def samples(self):
+        """One read of /metrics: [(name, labels text, value)]."""
         with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/metrics", timeout=10) as r:
-            sums = {}
+            out = []
             for line in r.read().decode().splitlines():
                 if line and not line.startswith("#"):
-                    name = line.split("{", 1)[0].split(" ", 1)[0]
-                    sums[name] = sums.get(name, 0.0) + float(line.rsplit(" ", 1)[1])
-            return sums
-
-    def requests_by_verb(self):
-        """rest_client_requests_total by verb (both clients, events included): {verb: count}."""
-        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/metrics", timeout=10) as r:
-            out = {}
-            for line in r.read().decode().splitlines():
-                if line.startswith("rest_client_requests_total{"):
-                    verb = line.split('verb="', 1)[1].split('"', 1)[0]
-                    out[verb] = out.get(verb, 0) + int(float(line.rsplit(" ", 1)[1]))
+                    series, value = line.rsplit(" ", 1)
+                    name, _, labels = series.partition("{")
+                    out.append((name, labels, float(value)))
             return out
+
+    def metrics(self, samples=None):
+        """Every metric of /metrics (or of `samples`) summed over its labels: {name: value}; absent
+        names are absent."""
+        sums = {}
+        for name, _, value in self.samples() if samples is None else samples:
+            sums[name] = sums.get(name, 0.0) + value
+        return sums
+
+    @staticmethod
+    def by_label(samples, metric, label):
+        """`metric` of `samples` summed by one label's value: {value: count}."""
+        out = {}
+        for name, labels, value in samples:
+            if name == metric and f'{label}="' in labels:
+                key = labels.split(f'{label}="', 1)[1].split('"', 1)[0]
+                out[key] = out.get(key, 0) + int(value)
+        return out
 
     def requests(self):
         """rest_client_requests_total summed over verbs and codes."""
@@ -630,8 +639,9 @@ def run_jobs(kind, n, flags, follow):
         busy, cpu_window = machine.busy(), op.cpu() - cpu0
         # None of the limit's pods may change during the operator's run (they settled before it).
         limit_changes = lim["activity"].since(t0) + lim_jobs["activity"].since(t0)
-        in_window = op.requests_by_verb()  # the operator's requests up to its last object
-        events_in_window = op.metrics().get("tfjob_events_written_total")
+        samples = op.samples()  # the operator's requests and events up to its last object
+        in_window = op.by_label(samples, "rest_client_requests_total", "verb")
+        events_in_window = op.metrics(samples).get("tfjob_events_written_total")
         lim["activity"].stop()
         lim_jobs["activity"].stop()
         if kind == "burst":
