@@ -9,7 +9,7 @@ FROM debian:bookworm AS build
 RUN apt-get update -qq \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
       build-essential cmake ninja-build pkg-config binutils \
-      libcurl4-openssl-dev libssl-dev nlohmann-json3-dev libyaml-dev libyaml-cpp-dev \
+      libcurl4-openssl-dev libssl-dev nlohmann-json3-dev libyaml-dev \
       libcli11-dev libcpp-httplib-dev ca-certificates git \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src

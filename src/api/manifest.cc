@@ -10,8 +10,8 @@
 
 #include <map>
 #include <optional>
+#include <regex>
 
-#include <yaml-cpp/yaml.h>
 #include <yaml.h>
 
 namespace tfjob::api {
@@ -33,17 +33,21 @@ Status CheckText(std::string_view text) {
   return OkStatus();
 }
 
-// A string YAML readers do not take back as written in a plain or double-quoted scalar:
+// Characters YAML readers do not take back as written in a plain or double-quoted scalar:
 // C0 controls (YAML allows only tab and line breaks, and those change the value), DEL, C1
 // controls (NEL U+0085 is a line break for YAML 1.1 readers: PyYAML, go-yaml), the line and
-// paragraph separators, BOM and the noncharacters U+FFFE/U+FFFF.
+// paragraph separators, BOM and the noncharacters U+FFFE/U+FFFF; and, so that printing the
+// output cannot reorder or hide text on a terminal, the zero-width and bidirectional controls.
+bool MustEscape(char32_t r) {
+  return r < 0x20 || (r >= 0x7f && r <= 0xa0) || (r >= 0x200b && r <= 0x200f) || (r >= 0x2028 && r <= 0x202e) ||
+         (r >= 0x2060 && r <= 0x2069) || r == 0xfeff || r == 0xfffe || r == 0xffff;
+}
+
 bool NeedsEscapes(std::string_view s) {
   for (size_t i = 0; i < s.size();) {
     char32_t r = 0;
     size_t n = DecodeUtf8(s, i, &r);
-    if (n == 0) return true;
-    if (r < 0x20 || (r >= 0x7f && r <= 0xa0) || r == 0x2028 || r == 0x2029 || r == 0xfeff || r == 0xfffe || r == 0xffff)
-      return true;
+    if (n == 0 || MustEscape(r)) return true;
     i += n;
   }
   return false;
@@ -293,56 +297,155 @@ bool LooksLikeJson(std::string_view text) {
   return false;
 }
 
-void Emit(YAML::Emitter& out, const json& v) {
+// YAML 1.1 spellings that YAML 1.2's core schema reads as strings, but that readers on 1.1
+// (kubectl's, sigs.k8s.io/yaml on go-yaml v2; PyYAML) take for something else: the yes/no/on/off
+// words, .nan (which this reader keeps as a string), the merge and value keys, numbers with '_'
+// or a 0b/0o/0 prefix, sexagesimal numbers (1:30) and dates (2024-01-02).
+bool Yaml11NonString(std::string_view s) {
+  static const std::set<std::string_view> kWords = {"y",   "Y",   "yes", "Yes", "YES",  "n",    "N",
+                                                    "no",  "No",  "NO",  "on",  "On",   "ON",   "off",
+                                                    "Off", "OFF", "<<",  "=",   ".nan", ".NaN", ".NAN"};
+  if (kWords.contains(s)) return true;
+  const size_t sign = (!s.empty() && (s[0] == '-' || s[0] == '+')) ? 1 : 0;
+  if (sign >= s.size() || !((s[sign] >= '0' && s[sign] <= '9') || s[sign] == '.')) return false;
+  static const std::regex kNumber(  // go-yaml v2: ParseInt(base 0) or its float form, '_' removed
+      R"([-+]?(0[xX][0-9a-fA-F]+|0[oO]?[0-7]+|0[bB][01]+|[0-9]+|(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?))");
+  static const std::regex kSexagesimal(R"([-+]?[0-9][0-9_]*(:[0-5]?[0-9])+(\.[0-9_]*)?)");
+  static const std::regex kDate(R"([0-9]{4}-[0-9]{1,2}-[0-9]{1,2}([Tt \t].*)?)");
+  std::string plain(s);
+  std::erase(plain, '_');
+  const std::string text(s);
+  return std::regex_match(plain, kNumber) || std::regex_match(text, kSexagesimal) || std::regex_match(text, kDate);
+}
+
+// Whether s can be written as a plain scalar that every reader takes back as this string.
+bool PlainSafe(const std::string& s) {
+  if (s.empty() || NeedsEscapes(s) || !ResolvePlainImpl(s).is_string() || Yaml11NonString(s)) return false;
+  if (s.front() == ' ' || s.back() == ' ' || s.back() == ':') return false;
+  // Indicators: not first (except -?: before a non-space), and no ": " or " #" anywhere.
+  if (std::string_view("-?:,[]{}#&*!|>'\"%@`").find(s[0]) != std::string_view::npos &&
+      (std::string_view("-?:").find(s[0]) == std::string_view::npos || s.size() == 1 || s[1] == ' '))
+    return false;
+  if (s.starts_with("---") || s.starts_with("...")) return false;  // document markers
+  return s.find(": ") == std::string::npos && s.find(" #") == std::string::npos;
+}
+
+// A double-quoted scalar, escaping exactly the characters NeedsEscapes names, plus '"' and '\'.
+void AppendDoubleQuoted(std::string& out, std::string_view s) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out += '"';
+  for (size_t i = 0; i < s.size();) {
+    char32_t r = 0;
+    size_t n = DecodeUtf8(s, i, &r);
+    if (n == 0) {  // not reachable from checked input: the replacement character
+      out += "\\ufffd";
+      ++i;
+      continue;
+    }
+    switch (r) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\0': out += "\\0"; break;
+      case '\t': out += "\\t"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      default:
+        if (r <= 0xff && MustEscape(r)) {
+          out += "\\x";
+          out += kHex[r >> 4];
+          out += kHex[r & 0xf];
+        } else if (MustEscape(r)) {
+          out += "\\u";
+          for (int shift = 12; shift >= 0; shift -= 4) out += kHex[(r >> shift) & 0xf];
+        } else {
+          out.append(s, i, n);
+        }
+    }
+    i += n;
+  }
+  out += '"';
+}
+
+void AppendScalar(std::string& out, const json& v) {
   switch (v.type()) {
-    case json::value_t::object:
-      out << YAML::BeginMap;
-      for (auto it = v.begin(); it != v.end(); ++it) {
-        out << YAML::Key;
-        const std::string& k = it.key();
-        if (NeedsEscapes(k))
-          out << YAML::DoubleQuoted << YAML::EscapeNonAscii << k;
-        else if (ResolvePlainImpl(k).is_string())
-          out << k;
-        else
-          out << YAML::DoubleQuoted << k;
-        out << YAML::Value;
-        Emit(out, *it);
-      }
-      out << YAML::EndMap;
-      break;
-    case json::value_t::array:
-      out << YAML::BeginSeq;
-      for (const auto& item : v) Emit(out, item);
-      out << YAML::EndSeq;
-      break;
     case json::value_t::string: {
       const std::string& s = v.get_ref<const std::string&>();
-      if (NeedsEscapes(s))  // every non-ASCII character escaped (yaml-cpp's only way to escape DEL, U+2028)
-        out << YAML::DoubleQuoted << YAML::EscapeNonAscii << s;
-      else if (ResolvePlainImpl(s).is_string())
-        out << s;
+      if (PlainSafe(s))
+        out += s;
       else
-        out << YAML::DoubleQuoted << s;
+        AppendDoubleQuoted(out, s);
       break;
     }
-    case json::value_t::null: out << YAML::Null; break;
-    case json::value_t::boolean: out << (v.get<bool>() ? "true" : "false"); break;
-    default: out << v.dump(); break;
+    case json::value_t::object: out += "{}"; break;  // empty: a non-empty one is a block
+    case json::value_t::array: out += "[]"; break;
+    case json::value_t::null: out += "~"; break;
+    case json::value_t::boolean: out += v.get<bool>() ? "true" : "false"; break;
+    default: out += v.dump(); break;
   }
 }
+
+bool IsBlock(const json& v) {
+  return (v.is_object() || v.is_array()) && !v.empty();
+}
+
+// Block-style YAML, two spaces of indent. Every line a value starts on is begun by the caller:
+// after "key:" (kAfterKey), after "- " or "? " (kInline: a block's first line goes on it), or
+// nothing yet (kTop).
+class YamlWriter {
+ public:
+  std::string Take() && { return std::move(out_); }
+
+  enum class Place { kTop, kAfterKey, kInline };
+
+  void Value(const json& v, size_t indent, Place place) {
+    if (!IsBlock(v)) {
+      if (place == Place::kAfterKey) out_ += ' ';
+      AppendScalar(out_, v);
+      out_ += '\n';
+      return;
+    }
+    if (place == Place::kAfterKey) out_ += '\n';
+    bool first = true;
+    auto start_line = [&] {
+      if (!(first && place == Place::kInline)) out_.append(indent, ' ');
+      first = false;
+    };
+    if (v.is_array()) {
+      for (const auto& item : v) {
+        start_line();
+        out_ += "- ";
+        Value(item, indent + 2, Place::kInline);
+      }
+      return;
+    }
+    for (auto it = v.begin(); it != v.end(); ++it) {
+      start_line();
+      std::string key;
+      AppendScalar(key, json(it.key()));
+      if (key.size() <= 1000) {  // YAML caps an implicit key at 1024 characters
+        out_ += key;
+        out_ += ':';
+      } else {  // an explicit key
+        out_ += "? ";
+        out_ += key;
+        out_ += '\n';
+        out_.append(indent, ' ');
+        out_ += ':';
+      }
+      Value(*it, indent + 2, Place::kAfterKey);
+    }
+  }
+
+ private:
+  std::string out_;
+};
 
 }  // namespace
 
 std::string ToYaml(const json& value) {
-  YAML::Emitter out;
-  out.SetIndent(2);
-  out.SetSeqFormat(YAML::Block);
-  out.SetMapFormat(YAML::Block);
-  Emit(out, value);
-  std::string s = out.c_str();
-  if (s.empty() || s.back() != '\n') s += '\n';
-  return s;
+  YamlWriter w;
+  w.Value(value, 0, YamlWriter::Place::kTop);
+  return std::move(w).Take();
 }
 
 StatusOr<json> ParseJsonStrict(std::string_view text) {

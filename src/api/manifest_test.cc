@@ -146,5 +146,84 @@ TEST(ToYaml, EscapesLineSeparatorsNelAndDel) {
   EXPECT_EQ((*back)[0].object, v) << yaml;
 }
 
+// Found by render_fuzzer: yaml-cpp's writer turned the noncharacters U+FFFE, U+FFFF (and
+// U+1FFFF, in any double-quoted string) into U+FFFD, so `render -o yaml` disagreed with -o json.
+TEST(ToYaml, NoncharactersRoundTrip) {
+  json v = {{"ffff", "a\uffffb"},
+            {"fffe", "\ufffe"},
+            {"plane1", "x\U0001ffff"},
+            {"quoted", "x: \U0001ffff"},
+            {"escaped", "\x01\U0001ffff\u00e9"},
+            {"\uffffkey", "v"}};
+  std::string yaml = ToYaml(v);
+  EXPECT_NE(yaml.find(R"(ffff: "a\uffffb")"), std::string::npos) << yaml;
+  EXPECT_NE(yaml.find(R"("\x01)"
+                      "\U0001ffff\u00e9\"\n"),
+            std::string::npos)
+      << yaml;  // only the control escaped
+  auto back = ParseManifest(yaml);
+  ASSERT_TRUE(back.ok()) << back.status().ToString() << "\n" << yaml;
+  EXPECT_EQ((*back)[0].object, v) << yaml;
+}
+
+// kubectl reads YAML through a YAML 1.1 reader: strings it would take for booleans, numbers or
+// dates are quoted, though YAML 1.2 reads them plain as strings.
+TEST(ToYaml, QuotesWhatYaml11ReadersWouldNotTakeAsStrings) {
+  for (const char* s :
+       {"yes", "No",   "on",   "OFF",  "y",    "1_000", "0b101", "1:30",  "2024-01-02", "-1.5e3_0", ".nan",
+        "<<",  "true", "null", "~",    "12",   "0x1f",  "",      " lead", "trail ",     "a: b",     "a #b",
+        "- x", "-",    "---",  "...x", "end:", "#c",    "&a",    "*a",    "!t",         "|",        ">",
+        "'q",  "\"q",  "%p",   "@a",   "`b",   "{",     "[",     ",",     "?",          "? x"}) {
+    std::string yaml = ToYaml(json{{"k", s}});
+    EXPECT_EQ(yaml.substr(0, 4), "k: \"") << "[" << s << "] " << yaml;
+    auto back = ParseManifest(yaml);
+    ASSERT_TRUE(back.ok()) << back.status().ToString() << "\n" << yaml;
+    EXPECT_EQ((*back)[0].object["k"], s) << yaml;
+  }
+  for (const char* s : {"yesterday", "v1.2.3", "tf:2.20", "-x", ":x", "?x", "a,b", "a#b", "a:b", "caf\u00e9", "x y",
+                        "kubeflow/tf-dist-mnist-test:latest", "/var/tf_dist_mnist/dist_mnist.py"})
+    EXPECT_EQ(ToYaml(json{{"k", s}}), std::string("k: ") + s + "\n") << s;
+}
+
+TEST(ToYaml, BlockLayout) {
+  json v = json::parse(R"({"items":[{"a":1,"b":[[1,2],{"c":null}],"e":{}},[],{}],"m":{"p":{"o":true}},"s":[]})");
+  EXPECT_EQ(ToYaml(v),
+            "items:\n"
+            "  - a: 1\n"
+            "    b:\n"
+            "      - - 1\n"
+            "        - 2\n"
+            "      - c: ~\n"
+            "    e: {}\n"
+            "  - []\n"
+            "  - {}\n"
+            "m:\n"
+            "  p:\n"
+            "    o: true\n"
+            "s: []\n");
+  EXPECT_EQ(ToYaml(json::array()), "[]\n");
+  EXPECT_EQ(ToYaml(json("x")), "x\n");
+}
+
+// YAML caps an implicit key at 1,024 characters: a longer one is written as an explicit key.
+TEST(ToYaml, LongKeysAreExplicit) {
+  const std::string key(2000, 'k');
+  json v = {{key, {{"x", 1}}}, {"short", "s"}, {std::string(1500, 'q'), "v"}};
+  std::string yaml = ToYaml(v);
+  EXPECT_NE(yaml.find("? " + key + "\n:\n  x: 1\n"), std::string::npos) << yaml.substr(0, 200);
+  auto back = ParseManifest(yaml);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ((*back)[0].object, v);
+}
+
+// Text shown on a terminal: bidirectional and zero-width controls are escaped, not printed.
+TEST(ToYaml, EscapesBidiAndZeroWidthControls) {
+  json v = {{"k", "abc\u202edef\u200b\u2066"}};
+  EXPECT_EQ(ToYaml(v), "k: \"abc\\u202edef\\u200b\\u2066\"\n");
+  auto back = ParseManifest(ToYaml(v));
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ((*back)[0].object, v);
+}
+
 }  // namespace
 }  // namespace tfjob::api
