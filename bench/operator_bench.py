@@ -843,7 +843,9 @@ def print_header(title="operator benchmark"):
 
 def print_defaults(out, burst, big):
     rounds = len(burst.get("rounds", [])) or 1
-    out.table("At the defaults: the operator as users get it (no tuning flags; times from the first create; "
+    title = "At the defaults: the operator as users get it (no tuning flags" if not DEFAULTS else \
+        f"NOT the defaults: the operator with {flags_text(DEFAULTS)} (--operator-flags"
+    out.table(title + "; times from the first create; "
               "ratio = operator objects/s / limit objects/s in the same cluster; the limit creates the children "
               "alone, or at the same moment as the TFJobs are submitted as in the operator's run; "
               f"the round of {rounds} with the median ratio to the latter, each round in a fresh cluster)",
@@ -945,7 +947,12 @@ def main():
                     help="defaults: runs of each (a fresh cluster each); the round with the median ratio is shown")
     ap.add_argument("--big-sizes", default="100,500,2000", help="scaling: workers of the one job")
     ap.add_argument("--burst-sizes", default="50,200,1000", help="scaling: jobs of the bursts")
+    ap.add_argument("--operator-flags", default="",
+                    help="experiments: flags for the operator in place of the defaults (the tables name them)")
     a = ap.parse_args()
+    if a.operator_flags:
+        global DEFAULTS
+        DEFAULTS = tuple(shlex.split(a.operator_flags))
     scenarios = a.scenarios.split(",")
     unknown = set(scenarios) - {"defaults", "fairness", "scaling", "burst", "big", "idle", "memory"}
     if unknown:
