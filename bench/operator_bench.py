@@ -324,6 +324,7 @@ def tuning(workers=None, qps=None, burst=None, write_concurrency=None):
 
 
 DEFAULTS = tuning()
+OPERATOR_ENV = ""  # experiments: --operator-env
 
 
 def flags_text(flags):
@@ -340,7 +341,8 @@ class Operator:
         args += list(flags)
         if ns:
             args += ["--namespace", ns]
-        self.proc = subprocess.Popen(args, stdout=self.logf, stderr=subprocess.STDOUT)
+        env = dict(os.environ, **dict(kv.split("=", 1) for kv in shlex.split(OPERATOR_ENV)))
+        self.proc = subprocess.Popen(args, stdout=self.logf, stderr=subprocess.STDOUT, env=env)
         cluster.operators.append(self)
         self.port = None
         deadline = time.time() + 60
@@ -949,10 +951,12 @@ def main():
     ap.add_argument("--burst-sizes", default="50,200,1000", help="scaling: jobs of the bursts")
     ap.add_argument("--operator-flags", default="",
                     help="experiments: flags for the operator in place of the defaults (the tables name them)")
+    ap.add_argument("--operator-env", default="", help="experiments: NAME=VALUE ... for the operator's process alone")
     a = ap.parse_args()
+    global DEFAULTS, OPERATOR_ENV
     if a.operator_flags:
-        global DEFAULTS
         DEFAULTS = tuple(shlex.split(a.operator_flags))
+    OPERATOR_ENV = a.operator_env
     scenarios = a.scenarios.split(",")
     unknown = set(scenarios) - {"defaults", "fairness", "scaling", "burst", "big", "idle", "memory"}
     if unknown:
@@ -961,6 +965,8 @@ def main():
         if not os.path.exists(tool):
             sys.exit(f"operator_bench: {tool} is missing (make build)")
     print_header()
+    if OPERATOR_ENV:
+        print(f"The operator's environment adds: {OPERATOR_ENV} (--operator-env)\n")
     out, runs, started = Printer(), Runs(), time.time()
 
     def part(name, fn):
