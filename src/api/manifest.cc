@@ -308,6 +308,9 @@ bool Yaml11NonString(std::string_view s) {
   if (kWords.contains(s)) return true;
   const size_t sign = (!s.empty() && (s[0] == '-' || s[0] == '+')) ? 1 : 0;
   if (sign >= s.size() || !((s[sign] >= '0' && s[sign] <= '9') || s[sign] == '.')) return false;
+  // A long one is quoted unlooked at: std::regex recurses per character (a 400 KB "1_1_..." took
+  // the stack), and a quote too many is harmless.
+  if (s.size() > 64) return true;
   static const std::regex kNumber(  // go-yaml v2: ParseInt(base 0) or its float form, '_' removed
       R"([-+]?(0[xX][0-9a-fA-F]+|0[oO]?[0-7]+|0[bB][01]+|[0-9]+|(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?))");
   static const std::regex kSexagesimal(R"([-+]?[0-9][0-9_]*(:[0-5]?[0-9])+(\.[0-9_]*)?)");

@@ -185,6 +185,24 @@ TEST(ToYaml, QuotesWhatYaml11ReadersWouldNotTakeAsStrings) {
     EXPECT_EQ(ToYaml(json{{"k", s}}), std::string("k: ") + s + "\n") << s;
 }
 
+// Hostile input: long strings of the number-like shapes are quoted, not matched character by
+// character (a 400 KB "1_1_..." overflowed the stack in std::regex).
+TEST(ToYaml, LongNumberLikeStringsAreQuotedWithoutOverflow) {
+  std::string digits_underscores;
+  for (int i = 0; i < 200'000; ++i) digits_underscores += "1_";
+  json v = {{"a", digits_underscores},
+            {"b", "0x" + digits_underscores},
+            {"c", "2024-01-01T" + std::string(300'000, 'x')},
+            {"d", "." + digits_underscores},
+            {"short", "1.2.3"}};
+  std::string yaml = ToYaml(v);
+  EXPECT_EQ(yaml.substr(0, 5), "a: \"1") << yaml.substr(0, 20);
+  EXPECT_NE(yaml.find("short: 1.2.3\n"), std::string::npos);
+  auto back = ParseManifest(yaml);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ((*back)[0].object, v);
+}
+
 TEST(ToYaml, BlockLayout) {
   json v = json::parse(R"({"items":[{"a":1,"b":[[1,2],{"c":null}],"e":{}},[],{}],"m":{"p":{"o":true}},"s":[]})");
   EXPECT_EQ(ToYaml(v),

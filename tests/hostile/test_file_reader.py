@@ -172,3 +172,23 @@ def test_render_yaml_reads_back_with_pyyaml(tfjob, tmp_path):
     assert as_json.returncode == 0 and as_yaml.returncode == 0, as_yaml.stderr
     assert yaml.safe_load(as_yaml.stdout) == json.loads(as_json.stdout)
     assert json.loads(as_json.stdout)["items"][0]["spec"]["containers"][0]["args"][0] == odd
+
+
+def test_render_yaml_noncharacters_yaml11_words_and_long_numbers(tfjob, tmp_path):
+    """What yaml-cpp's writer got wrong (U+FFFE/U+FFFF written as U+FFFD: render_fuzzer), what a
+    YAML 1.1 reader such as PyYAML or kubectl's takes for a boolean, number or date, and long
+    number-like strings (a 400 KB one overflowed the stack of the first regex-based check)."""
+    job = yaml.safe_load(JOB % "nonchars")
+    values = ["\uffff", "a\ufffeb", "x: \U0001ffff", "\x01\U0001ffff", "yes", "on", "N", "1_000", "0b101", "1:30",
+              "2024-01-02", ".nan", "<<", "1_" * 200_000, "2024-01-01T" + "x" * 300_000]
+    tmpl = job["spec"]["tfReplicaSpecs"]["Worker"]["template"]
+    tmpl["metadata"] = {"annotations": {f"k{i}\uffff": v for i, v in enumerate(values)}}
+    tmpl["spec"]["containers"][0].update(args=values)
+    f = write(tmp_path, "nonchars.json", json.dumps(job))
+    as_json = run_measured([tfjob, "render", f, "-o", "json"], ENTRY, "render -o json, noncharacters",
+                           max_rss_mib=MAX_RSS)
+    as_yaml = run_measured([tfjob, "render", f, "-o", "yaml"], ENTRY, "render -o yaml, noncharacters",
+                           max_rss_mib=MAX_RSS)
+    assert as_json.returncode == 0 and as_yaml.returncode == 0, as_yaml.stderr[-2000:]
+    assert yaml.safe_load(as_yaml.stdout) == json.loads(as_json.stdout)
+    assert json.loads(as_json.stdout)["items"][0]["spec"]["containers"][0]["args"] == values
