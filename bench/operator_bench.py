@@ -894,7 +894,8 @@ def print_fairness(out, burst, big):
 
 
 def print_scaling(out, rows):
-    out.table("Scaling at the defaults: one job of growing size, bursts of growing count (times from the first "
+    at = "at the defaults" if not DEFAULTS else f"NOT at the defaults ({flags_text(DEFAULTS)})"
+    out.table(f"Scaling {at}: one job of growing size, bursts of growing count (times from the first "
               "create; rendered MB = the pods' and services' JSON, quadratic in workers through TF_CONFIG)",
               ["work", "pods + services", "rendered MB", "KWOK nodes", "all pods + services (s)", "objects/s",
                "limit objects/s", "ratio", "limit with the TFJobs submitted (objects/s)", "ratio to it",
