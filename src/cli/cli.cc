@@ -4,6 +4,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <list>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -431,6 +432,7 @@ class JobWait {
         pods_ = JobPods(pod_tracker_.Snapshot(), job_.uid);
       }
       if (seen_) {
+        if (JobFinished(job_)) CatchUpPods();
         Show();
         if (JobFinished(job_)) return Finish(JobSucceeded(job_) ? 0 : 1, Outcome());
       }
@@ -451,6 +453,26 @@ class JobWait {
         return Finish(2, "tfjob: stopped watching " + JobRef(ns_, name_) + " (it keeps running)");
       }
     return std::nullopt;
+  }
+
+  // The job's end can arrive before the pod change that caused it (two watches, each in its own
+  // order): one list of the pods, made after that condition was seen, so the last lines and the
+  // table show the pods' final states. A pod missing from it (deleted at the end) keeps what the
+  // watch showed; a failed list leaves the watch's view.
+  void CatchUpPods() {
+    auto list = s_.client->List(kube::kPods, ns_, {.label_selector = std::string(api::kLabelJobName) + "=" + name_});
+    if (!list.ok()) return;
+    std::map<std::string, json> by_name;
+    auto name_of = [](const json& p) { return api::StringField(api::ObjectField(p, "metadata"), "name"); };
+    for (auto& p : pod_tracker_.Snapshot()) {
+      std::string name = name_of(p);  // first: the right side of `=` is evaluated first
+      by_name[name] = std::move(p);
+    }
+    if (auto items = list->find("items"); items != list->end() && items->is_array())
+      for (const auto& p : *items) by_name[name_of(p)] = p;
+    std::vector<json> pods;
+    for (auto& [name, p] : by_name) pods.push_back(std::move(p));
+    pods_ = JobPods(pods, job_.uid);
   }
 
   // The replicas (the live table, else their changes), the conditions when they changed, and
