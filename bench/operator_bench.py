@@ -23,13 +23,14 @@ bench/README.md:
   defaults  the operator as users get it (no --workers/--kube-api-qps/--kube-api-burst/
             --write-concurrency): a burst of --burst-jobs (200) TFJobs of 1 PS + 4 Workers (to all
             pods Running and all jobs Succeeded) and one TFJob of --big-workers (500) Workers, each
-            --rounds (3) times in a fresh cluster, the round with the median ratio shown and every
+            --rounds (5) times in a fresh cluster, the round with the median ratio shown and every
             round's ratios beside it; with its ratios to two limits (the children alone; the
             children while the TFJobs are submitted as in the operator's run), operator CPU, peak
             RSS, events written/dropped (/metrics, summed over labels, "-" when the operator has
             no such metric) and the Events in the namespace at the end (about TFJobs); then where
-            the time went (machine busy, the operator's CPU and requests up to its last object)
-            and the fairness tables. About 7 min with 3 rounds (took 7.0 min on 2026-12-02)
+            the time went (machine busy, the operator's CPU and requests up to its last object,
+            CPU by process in each run, reconciles) and the fairness tables. About 12 min with 5
+            rounds (3 rounds took 7.0 min on 2026-12-02)
   fairness  the fairness tables alone (the same two runs as defaults, run once when both are
             asked): for the burst, when all pods of the first-submitted, the median and the last
             job existed; for the big job, when all its pods existed beside when all 5 pods of a
@@ -66,6 +67,7 @@ import faulthandler
 import json
 import math
 import os
+import resource
 import shlex
 import shutil
 import signal
@@ -464,6 +466,33 @@ def control_plane_cpu(cluster):
     return sum(cpu_seconds(cluster.pid(c)) for c in ("kube-apiserver", "etcd"))
 
 
+class CpuSplit:
+    """CPU seconds by process since the object was made: every process of the test cluster (its
+    pid files), the operator if given, and the bench itself with the limit clients it ran."""
+
+    def __init__(self, cluster, operator_pid=None):
+        self.cluster, self.operator_pid = cluster, operator_pid
+        self.start = self.read()
+
+    def read(self):
+        out = {}
+        pids = os.path.join(self.cluster.dir, "pids")
+        for f in sorted(os.listdir(pids)):
+            try:
+                out[f[:-len(".pid")]] = cpu_seconds(self.cluster.pid(f[:-len(".pid")]))
+            except (OSError, ValueError):
+                pass
+        if self.operator_pid:
+            out["operator"] = cpu_seconds(self.operator_pid)
+        me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+        out["bench"] = me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+        return out
+
+    def since(self):
+        now = self.read()
+        return {k: round(v - self.start.get(k, 0.0), 2) for k, v in now.items()}
+
+
 # ---------------------------------------------------------------------------------------------
 # Scenarios
 
@@ -556,7 +585,7 @@ def measure_limit(cluster, name, jobs, pods, follow, with_jobs=False):
     ltr = Tracker(cluster, lns, phases=follow)
     activity = Activity(cluster, lns)
     submit = threading.Thread(target=limit_create, args=(cluster, lns, jobs(lns), 16)) if with_jobs else None
-    cpu = MachineCpu()
+    cpu, split = MachineCpu(), CpuSplit(cluster)
     tl0 = time.time()
     if submit:
         submit.start()
@@ -565,7 +594,7 @@ def measure_limit(cluster, name, jobs, pods, follow, with_jobs=False):
         submit.join()
     del objs
     tl_pods, tl_svcs = ltr.wait("created", pods, 600), ltr.wait("services", pods, 600)
-    lim["busy"] = cpu.busy()
+    lim["busy"], lim["cpu_split"] = cpu.busy(), split.since()
     ltr.stop()
     lim["client_per_second"] = lim["per_second"]  # the limit client's own clock: its last response
     if tl_pods and tl_svcs:
@@ -621,7 +650,7 @@ def run_jobs(kind, n, flags, follow):
         op = Operator(cluster, ns, flags)
         tr = Tracker(cluster, ns, phases=follow)
         cpu0, cp0 = op.cpu(), control_plane_cpu(cluster)
-        machine = MachineCpu()
+        machine, split = MachineCpu(), CpuSplit(cluster, op.proc.pid)
         t0 = time.time()
         t_small0 = None
         if kind == "burst":
@@ -638,12 +667,15 @@ def run_jobs(kind, n, flags, follow):
 
         t_pods = tr.wait("created", pods + extra, left())
         t_svcs = tr.wait("services", pods + extra, left())
-        busy, cpu_window = machine.busy(), op.cpu() - cpu0
+        busy, cpu_window, cpu_split = machine.busy(), op.cpu() - cpu0, split.since()
         # None of the limit's pods may change during the operator's run (they settled before it).
         limit_changes = lim["activity"].since(t0) + lim_jobs["activity"].since(t0)
         samples = op.samples()  # the operator's requests and events up to its last object
         in_window = op.by_label(samples, "rest_client_requests_total", "verb")
-        events_in_window = op.metrics(samples).get("tfjob_events_written_total")
+        sums = op.metrics(samples)
+        events_in_window = sums.get("tfjob_events_written_total")
+        reconciles_in_window = (sums.get("controller_runtime_reconcile_total"),
+                                sums.get("controller_runtime_reconcile_time_seconds_sum"))
         lim["activity"].stop()
         lim_jobs["activity"].stop()
         if kind == "burst":
@@ -663,7 +695,9 @@ def run_jobs(kind, n, flags, follow):
                "limit_busy": lim["busy"], "busy": busy, "cpu_window_s": cpu_window,
                "limit_jobs_objects_per_s": lim_jobs["per_second"], "limit_jobs_busy": lim_jobs["busy"],
                "control_plane_cpu_s": cp, "limit_changes": limit_changes, "requests_in_window": in_window,
-               "events_in_window": events_in_window}
+               "events_in_window": events_in_window, "cpu_split": cpu_split,
+               "reconciles_in_window": reconciles_in_window,
+               "limit_cpu_split": lim["cpu_split"], "limit_jobs_cpu_split": lim_jobs["cpu_split"]}
         row["ratio"] = row["objects_per_s"] and row["objects_per_s"] / lim["per_second"]
         row["ratio_jobs"] = row["objects_per_s"] and row["objects_per_s"] / lim_jobs["per_second"]
         if kind == "burst":
@@ -871,6 +905,39 @@ def print_defaults(out, burst, big):
                 fmt(r.get("cpu_window_s"), ".2f"), requests_text(r.get("requests_in_window")),
                 str(r.get("limit_changes", "-")), fmt(r.get("limit_client_objects_per_s")),
                 fmt(r.get("requests"), ".0f")] for r in (burst, big)])
+    out.table("At the defaults, CPU seconds by process in each of the three runs of the same rounds, each up to "
+              "its last object (limit / limit with the TFJobs / operator's run). The clients: the bench, with "
+              "the limit clients or the TFJob submitter it ran; the operator. Reconciles: in the operator's run, "
+              "and the seconds they took, summed over the workers (wall time, not CPU)",
+              ["work"] + list(CPU_SPLIT_COLUMNS) + ["all", "reconciles (s)"],
+              [[work_text(r)] + [cpu_split_text(r, cols) for cols in CPU_SPLIT_COLUMNS.values()] +
+               [cpu_split_text(r, None), reconciles_text(r.get("reconciles_in_window"))] for r in (burst, big)])
+
+
+CPU_SPLIT_COLUMNS = {"kube-apiserver": ("kube-apiserver",), "etcd": ("etcd",),
+                     "controller-manager": ("kube-controller-manager",), "scheduler": ("kube-scheduler",),
+                     "KWOK": ("kwok",), "clients: bench / operator": ("bench", "operator")}
+
+
+def cpu_split_text(r, processes):
+    """One process group's CPU in the three runs, "a / b / c"; processes None: all of them. The
+    operator's run splits the clients as "bench + operator"."""
+    def one(split, is_operator_run):
+        if not split:
+            return "-"
+        if processes is None:
+            return f"{sum(split.values()):.1f}"
+        if is_operator_run and len(processes) > 1:
+            return " + ".join(f"{split.get(p, 0):.2f}" for p in processes)
+        return f"{sum(split.get(p, 0) for p in processes):.2f}"
+    return " / ".join([one(r.get("limit_cpu_split"), False), one(r.get("limit_jobs_cpu_split"), False),
+                       one(r.get("cpu_split"), True)])
+
+
+def reconciles_text(rec):
+    if not rec or rec[0] is None:
+        return "-"
+    return f"{rec[0]:.0f} ({rec[1]:.1f})" if rec[1] is not None else f"{rec[0]:.0f}"
 
 
 def requests_text(by_verb):
@@ -946,7 +1013,7 @@ def main():
     ap.add_argument("--qps", default="20,200", help="tuning grid: --kube-api-qps values (burst 1.5x)")
     ap.add_argument("--burst-jobs", type=int, default=200, help="jobs of the defaults', fairness and tuning burst")
     ap.add_argument("--big-workers", type=int, default=500, help="workers of the defaults', fairness and tuning big job")
-    ap.add_argument("--rounds", type=int, default=3,
+    ap.add_argument("--rounds", type=int, default=5,
                     help="defaults: runs of each (a fresh cluster each); the round with the median ratio is shown")
     ap.add_argument("--big-sizes", default="100,500,2000", help="scaling: workers of the one job")
     ap.add_argument("--burst-sizes", default="50,200,1000", help="scaling: jobs of the bursts")
