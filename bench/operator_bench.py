@@ -25,12 +25,13 @@ bench/README.md:
             pods Running and all jobs Succeeded) and one TFJob of --big-workers (500) Workers, each
             --rounds (5) times in a fresh cluster, the round with the median ratio shown and every
             round's ratios beside it; with its ratios to two limits (the children alone; the
-            children while the TFJobs are submitted as in the operator's run), operator CPU, peak
+            children while the TFJobs are submitted as in the operator's run, run before and after
+            the operator's run and compared by the mean of the two times), operator CPU, peak
             RSS, events written/dropped (/metrics, summed over labels, "-" when the operator has
             no such metric) and the Events in the namespace at the end (about TFJobs); then where
             the time went (machine busy, the operator's CPU and requests up to its last object,
-            CPU by process in each run, reconciles) and the fairness tables. About 12 min with 5
-            rounds (3 rounds took 7.0 min on 2026-12-02)
+            CPU by process in each run, reconciles) and the fairness tables. About 17 min with 5
+            rounds (3 rounds without the limit after took 7.0 min on 2026-12-02)
   fairness  the fairness tables alone (the same two runs as defaults, run once when both are
             asked): for the burst, when all pods of the first-submitted, the median and the last
             job existed; for the big job, when all its pods existed beside when all 5 pods of a
@@ -327,6 +328,7 @@ def tuning(workers=None, qps=None, burst=None, write_concurrency=None):
 
 DEFAULTS = tuning()
 OPERATOR_ENV = ""  # experiments: --operator-env
+LIMIT_AFTER = True  # the limit with the TFJobs once more after the operator's run (--no-limit-after: not)
 
 
 def flags_text(flags):
@@ -635,7 +637,10 @@ def run_jobs(kind, n, flags, follow):
     objects = 2 * pods
     jobs = (lambda ns: burst_jobs(ns, n)) if kind == "burst" else (lambda ns: [big_job(ns, n)])
     # The two limits' pods and the operator's (+ the small job's) at 110 a node, with a margin.
-    nodes = max(4, math.ceil((3 * pods + 5) * 1.1 / 110) + 2)
+    # A burst's workers exit and its PS pods go when its jobs succeed, so the limit after the operator's
+    # run fits where the operator's pods were; a big job's pods stay.
+    sets = 4 if LIMIT_AFTER and kind == "big" else 3
+    nodes = max(4, math.ceil((sets * pods + 5) * 1.1 / 110) + 2)
     timeout = max(300, objects / 5)  # s from the first create to the last wait's end
     t = time.time()
     with Cluster(nodes=nodes) as cluster:
@@ -649,6 +654,7 @@ def run_jobs(kind, n, flags, follow):
         ns = cluster.namespace("work")
         op = Operator(cluster, ns, flags)
         tr = Tracker(cluster, ns, phases=follow)
+        work_activity = Activity(cluster, ns) if LIMIT_AFTER else None
         cpu0, cp0 = op.cpu(), control_plane_cpu(cluster)
         machine, split = MachineCpu(), CpuSplit(cluster, op.proc.pid)
         t0 = time.time()
@@ -694,6 +700,7 @@ def run_jobs(kind, n, flags, follow):
                "limit_client_objects_per_s": lim["client_per_second"], "cpu_s": cpu,
                "limit_busy": lim["busy"], "busy": busy, "cpu_window_s": cpu_window,
                "limit_jobs_objects_per_s": lim_jobs["per_second"], "limit_jobs_busy": lim_jobs["busy"],
+               "limit_before_objects_per_s": lim_jobs["per_second"],
                "control_plane_cpu_s": cp, "limit_changes": limit_changes, "requests_in_window": in_window,
                "events_in_window": events_in_window, "cpu_split": cpu_split,
                "reconciles_in_window": reconciles_in_window,
@@ -717,6 +724,19 @@ def run_jobs(kind, n, flags, follow):
                     "events_dropped": m.get("tfjob_events_dropped_total")})
         row["ns_events"], row["ns_tfjob_events"] = namespace_events(cluster, ns)
         op.stop()
+        if LIMIT_AFTER:
+            settle(cluster, ns, work_activity, max(120, pods / 10))
+            work_activity.stop()
+            after = measure_limit(cluster, "limit-after", jobs, pods, follow, with_jobs=True)
+            after["activity"].stop()
+            # The cluster holds more with every run, and the same work costs more later (a limit after
+            # the operator's run took up to 50 % more CPU than the same limit before it): the
+            # operator's run is compared with the mean time of the two limits around it.
+            before_s, after_s = objects / lim_jobs["per_second"], objects / after["per_second"]
+            row.update({"limit_after_objects_per_s": after["per_second"], "limit_after_cpu_split": after["cpu_split"],
+                        "limit_after_busy": after["busy"], "ratio_before": row["ratio_jobs"],
+                        "limit_jobs_objects_per_s": objects / ((before_s + after_s) / 2)})
+            row["ratio_jobs"] = row["objects_per_s"] and row["objects_per_s"] / row["limit_jobs_objects_per_s"]
         log(f"{kind} {row}")
         return row
 
@@ -883,30 +903,32 @@ def print_defaults(out, burst, big):
         f"NOT the defaults: the operator with {flags_text(DEFAULTS)} (--operator-flags"
     out.table(title + "; times from the first create; "
               "ratio = operator objects/s / limit objects/s in the same cluster; the limit creates the children "
-              "alone, or at the same moment as the TFJobs are submitted as in the operator's run; "
+              "alone, or at the same moment as the TFJobs are submitted as in the operator's run, once before "
+              "the operator's run and once after it, compared by the mean of their two times; "
               f"the round of {rounds} with the median ratio to the latter, each round in a fresh cluster)",
               ["work", "pods + services", "all pods + services (s)", "objects/s", "limit objects/s", "ratio",
-               "limit with the TFJobs submitted (objects/s)", "ratio to it",
+               "limit with the TFJobs submitted (objects/s): before / after / by the mean time", "ratio to it",
                "every round: ratio / ratio to the limit with the TFJobs", "operator CPU (s)",
                "operator peak RSS (MiB)", "events written / dropped (/metrics)",
                "Events in the namespace (about TFJobs)"],
               [[work_text(r), str(r.get("objects", "-")), fmt(r.get("exist_s")), fmt(r.get("objects_per_s")),
                 fmt(r.get("limit_objects_per_s")), fmt(r.get("ratio"), ".2f"),
-                fmt(r.get("limit_jobs_objects_per_s")), fmt(r.get("ratio_jobs"), ".2f"), rounds_text(r),
+                limit_jobs_text(r), fmt(r.get("ratio_jobs"), ".2f"), rounds_text(r),
                 fmt(r.get("cpu_s"), ".2f"), fmt(r.get("peak_rss_mib")), events_text(r),
                 f"{r.get('ns_events', '-')} ({r.get('ns_tfjob_events', '-')})"] for r in (burst, big)])
     out.table("At the defaults, where the time went (the same rounds): the machine's CPU (all of it: control "
               "plane, KWOK, operator, bench) was busy this share of each run; up to the operator's last object",
-              ["work", "machine busy: limit / limit with the TFJobs / operator", "operator CPU (s)",
+              ["work", "machine busy: limit / limit with the TFJobs / operator / the latter limit after",
+               "operator CPU (s)",
                "operator requests", "changes of the limits' pods during the operator's run",
                "limit client's own objects/s", "operator API requests in all"],
               [[work_text(r),
-                f"{fmt(r.get('limit_busy'), '.0%')} / {fmt(r.get('limit_jobs_busy'), '.0%')} / {fmt(r.get('busy'), '.0%')}",
+                " / ".join(fmt(r.get(k), ".0%") for k in ("limit_busy", "limit_jobs_busy", "busy", "limit_after_busy")),
                 fmt(r.get("cpu_window_s"), ".2f"), requests_text(r.get("requests_in_window")),
                 str(r.get("limit_changes", "-")), fmt(r.get("limit_client_objects_per_s")),
                 fmt(r.get("requests"), ".0f")] for r in (burst, big)])
-    out.table("At the defaults, CPU seconds by process in each of the three runs of the same rounds, each up to "
-              "its last object (limit / limit with the TFJobs / operator's run). The clients: the bench, with "
+    out.table("At the defaults, CPU seconds by process in each run of the same rounds, each up to its last "
+              "object (limit / limit with the TFJobs / operator's run / limit with the TFJobs after). The clients: the bench, with "
               "the limit clients or the TFJob submitter it ran; the operator. Reconciles: in the operator's run, "
               "and the seconds they took, summed over the workers (wall time, not CPU)",
               ["work"] + list(CPU_SPLIT_COLUMNS) + ["all", "reconciles (s)"],
@@ -930,8 +952,19 @@ def cpu_split_text(r, processes):
         if is_operator_run and len(processes) > 1:
             return " + ".join(f"{split.get(p, 0):.2f}" for p in processes)
         return f"{sum(split.get(p, 0) for p in processes):.2f}"
-    return " / ".join([one(r.get("limit_cpu_split"), False), one(r.get("limit_jobs_cpu_split"), False),
-                       one(r.get("cpu_split"), True)])
+    parts = [one(r.get("limit_cpu_split"), False), one(r.get("limit_jobs_cpu_split"), False),
+             one(r.get("cpu_split"), True)]
+    if r.get("limit_after_cpu_split"):
+        parts.append(one(r.get("limit_after_cpu_split"), False))
+    return " / ".join(parts)
+
+
+def limit_jobs_text(r):
+    """The limit with the TFJobs: "before / after / by the mean time", or the one before alone."""
+    if r.get("limit_after_objects_per_s") is None:
+        return fmt(r.get("limit_jobs_objects_per_s"))
+    return " / ".join(fmt(r.get(k)) for k in ("limit_before_objects_per_s", "limit_after_objects_per_s",
+                                              "limit_jobs_objects_per_s"))
 
 
 def reconciles_text(rec):
@@ -965,12 +998,13 @@ def print_scaling(out, rows):
     out.table(f"Scaling {at}: one job of growing size, bursts of growing count (times from the first "
               "create; rendered MB = the pods' and services' JSON, quadratic in workers through TF_CONFIG)",
               ["work", "pods + services", "rendered MB", "KWOK nodes", "all pods + services (s)", "objects/s",
-               "limit objects/s", "ratio", "limit with the TFJobs submitted (objects/s)", "ratio to it",
+               "limit objects/s", "ratio",
+               "limit with the TFJobs submitted (objects/s): before / after / by the mean time", "ratio to it",
                "operator CPU (s)", "CPU ms/object", "operator peak RSS (MiB)",
                "events written / dropped"],
               [[work_text(r), str(r.get("objects", "-")), fmt(r.get("rendered_mb")), str(r.get("nodes", "-")),
                 fmt(r.get("exist_s")), fmt(r.get("objects_per_s")), fmt(r.get("limit_objects_per_s")),
-                fmt(r.get("ratio"), ".2f"), fmt(r.get("limit_jobs_objects_per_s")), fmt(r.get("ratio_jobs"), ".2f"),
+                fmt(r.get("ratio"), ".2f"), limit_jobs_text(r), fmt(r.get("ratio_jobs"), ".2f"),
                 fmt(r.get("cpu_s"), ".2f"), fmt(r.get("cpu_s") and 1000 * r["cpu_s"] / r["objects"], ".2f"), fmt(r.get("peak_rss_mib")),
                 events_text(r)] for r in rows])
 
@@ -1020,11 +1054,14 @@ def main():
     ap.add_argument("--operator-flags", default="",
                     help="experiments: flags for the operator in place of the defaults (the tables name them)")
     ap.add_argument("--operator-env", default="", help="experiments: NAME=VALUE ... for the operator's process alone")
+    ap.add_argument("--no-limit-after", dest="limit_after", action="store_false",
+                    help="no second limit with the TFJobs after the operator's run (compare with the one before)")
     a = ap.parse_args()
-    global DEFAULTS, OPERATOR_ENV
+    global DEFAULTS, OPERATOR_ENV, LIMIT_AFTER
     if a.operator_flags:
         DEFAULTS = tuple(shlex.split(a.operator_flags))
     OPERATOR_ENV = a.operator_env
+    LIMIT_AFTER = a.limit_after
     scenarios = a.scenarios.split(",")
     unknown = set(scenarios) - {"defaults", "fairness", "scaling", "burst", "big", "idle", "memory"}
     if unknown:
