@@ -639,7 +639,9 @@ def run_jobs(kind, n, flags, follow):
     # The two limits' pods and the operator's (+ the small job's) at 110 a node, with a margin.
     # A burst's workers exit and its PS pods go when its jobs succeed, so the limit after the operator's
     # run fits where the operator's pods were; a big job's pods stay.
-    sets = 4 if LIMIT_AFTER and kind == "big" else 3
+    # The tuning grid prints the ratio to the children alone: no limit after there.
+    after = LIMIT_AFTER and flags == DEFAULTS
+    sets = 4 if after and kind == "big" else 3
     nodes = max(4, math.ceil((sets * pods + 5) * 1.1 / 110) + 2)
     timeout = max(300, objects / 5)  # s from the first create to the last wait's end
     t = time.time()
@@ -654,7 +656,7 @@ def run_jobs(kind, n, flags, follow):
         ns = cluster.namespace("work")
         op = Operator(cluster, ns, flags)
         tr = Tracker(cluster, ns, phases=follow)
-        work_activity = Activity(cluster, ns) if LIMIT_AFTER else None
+        work_activity = Activity(cluster, ns) if after else None
         cpu0, cp0 = op.cpu(), control_plane_cpu(cluster)
         machine, split = MachineCpu(), CpuSplit(cluster, op.proc.pid)
         t0 = time.time()
@@ -724,17 +726,18 @@ def run_jobs(kind, n, flags, follow):
                     "events_dropped": m.get("tfjob_events_dropped_total")})
         row["ns_events"], row["ns_tfjob_events"] = namespace_events(cluster, ns)
         op.stop()
-        if LIMIT_AFTER:
+        if after:
             settle(cluster, ns, work_activity, max(120, pods / 10))
             work_activity.stop()
-            after = measure_limit(cluster, "limit-after", jobs, pods, follow, with_jobs=True)
-            after["activity"].stop()
+            lim_after = measure_limit(cluster, "limit-after", jobs, pods, follow, with_jobs=True)
+            lim_after["activity"].stop()
             # The cluster holds more with every run, and the same work costs more later (a limit after
             # the operator's run took up to 50 % more CPU than the same limit before it): the
             # operator's run is compared with the mean time of the two limits around it.
-            before_s, after_s = objects / lim_jobs["per_second"], objects / after["per_second"]
-            row.update({"limit_after_objects_per_s": after["per_second"], "limit_after_cpu_split": after["cpu_split"],
-                        "limit_after_busy": after["busy"], "ratio_before": row["ratio_jobs"],
+            before_s, after_s = objects / lim_jobs["per_second"], objects / lim_after["per_second"]
+            row.update({"limit_after_objects_per_s": lim_after["per_second"],
+                        "limit_after_cpu_split": lim_after["cpu_split"], "limit_after_busy": lim_after["busy"],
+                        "ratio_before": row["ratio_jobs"],
                         "limit_jobs_objects_per_s": objects / ((before_s + after_s) / 2)})
             row["ratio_jobs"] = row["objects_per_s"] and row["objects_per_s"] / row["limit_jobs_objects_per_s"]
         log(f"{kind} {row}")
