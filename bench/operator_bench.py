@@ -906,8 +906,9 @@ def print_defaults(out, burst, big):
         f"NOT the defaults: the operator with {flags_text(DEFAULTS)} (--operator-flags"
     out.table(title + "; times from the first create; "
               "ratio = operator objects/s / limit objects/s in the same cluster; the limit creates the children "
-              "alone, or at the same moment as the TFJobs are submitted as in the operator's run, once before "
-              "the operator's run and once after it, compared by the mean of their two times; "
+              "alone, or at the same moment as the TFJobs are submitted as in the operator's run"
+              + (", once before the operator's run and once after it, compared by the mean of their two times; "
+                 if LIMIT_AFTER else " (before the operator's run only: --no-limit-after); ") +
               f"the round of {rounds} with the median ratio to the latter, each round in a fresh cluster)",
               ["work", "pods + services", "all pods + services (s)", "objects/s", "limit objects/s", "ratio",
                "limit with the TFJobs submitted (objects/s): before / after / by the mean time", "ratio to it",
@@ -931,9 +932,10 @@ def print_defaults(out, burst, big):
                 str(r.get("limit_changes", "-")), fmt(r.get("limit_client_objects_per_s")),
                 fmt(r.get("requests"), ".0f")] for r in (burst, big)])
     out.table("At the defaults, CPU seconds by process in each run of the same rounds, each up to its last "
-              "object (limit / limit with the TFJobs / operator's run / limit with the TFJobs after). The clients: the bench, with "
-              "the limit clients or the TFJob submitter it ran; the operator. Reconciles: in the operator's run, "
-              "and the seconds they took, summed over the workers (wall time, not CPU)",
+              "object (limit / limit with the TFJobs / operator's run / limit with the TFJobs after). The "
+              "clients: the bench, with the limit clients or the TFJob submitter it ran; the operator. "
+              "Reconciles: in the operator's run, and the seconds they took, summed over the workers (wall "
+              "time, not CPU)",
               ["work"] + list(CPU_SPLIT_COLUMNS) + ["all", "reconciles (s)"],
               [[work_text(r)] + [cpu_split_text(r, cols) for cols in CPU_SPLIT_COLUMNS.values()] +
                [cpu_split_text(r, None), reconciles_text(r.get("reconciles_in_window"))] for r in (burst, big)])
@@ -945,8 +947,8 @@ CPU_SPLIT_COLUMNS = {"kube-apiserver": ("kube-apiserver",), "etcd": ("etcd",),
 
 
 def cpu_split_text(r, processes):
-    """One process group's CPU in the three runs, "a / b / c"; processes None: all of them. The
-    operator's run splits the clients as "bench + operator"."""
+    """One process group's CPU in each run of a round, "a / b / c / d"; processes None: all of them.
+    The operator's run splits the clients as "bench + operator"."""
     def one(split, is_operator_run):
         if not split:
             return "-"
