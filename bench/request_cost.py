@@ -8,7 +8,11 @@ request itself). bench/README.md uses it to account for the operator's run again
 
 Usage (after make build and make control-plane):
 
-  bench/request_cost.py [--jobs 200] [--patches 400] [--children 200]
+  bench/request_cost.py [--jobs 200] [--patches 400] [--children 200] [--watchers 0]
+
+--watchers K opens K sets of full watches of the namespace's pods, services and TFJobs (what the
+operator watches) for all the runs: with K=1 as the bench's own watches, K=2 as the bench's and
+the operator's, the difference is what serving one more watcher costs the API server.
 """
 import argparse
 import concurrent.futures
@@ -69,6 +73,8 @@ def main():
     ap.add_argument("--jobs", type=int, default=200, help="TFJobs created (and patched)")
     ap.add_argument("--patches", type=int, default=400, help="status patches, spread over the TFJobs")
     ap.add_argument("--children", type=int, default=200, help="pods created, then services created")
+    ap.add_argument("--watchers", type=int, default=0,
+                    help="sets of full watches of the namespace's pods, services and TFJobs open meanwhile")
     a = ap.parse_args()
     rows = []
     with ob.Cluster(nodes=max(4, a.children // 50 + 2)) as cluster:
@@ -79,6 +85,9 @@ def main():
         services = [o for o in children if o["kind"] == "Service"][:a.children]
         del children
         client = KeepAlive(cluster)
+        watches = [ob.Watch(cluster, path, lambda *_: None) for _ in range(a.watchers)
+                   for path in (f"/api/v1/namespaces/{ns}/pods", f"/api/v1/namespaces/{ns}/services",
+                                f"/apis/kubeflow.org/v1/namespaces/{ns}/tfjobs")]
         # Warm-up: the first requests of a kind in a fresh API server are slower (not counted).
         warm = [ob.small_job(f"warm-{i}", ns) for i in range(20)]
         timed(cluster, lambda j: client.send("POST", f"/apis/kubeflow.org/v1/namespaces/{ns}/tfjobs", j), warm)
@@ -95,8 +104,11 @@ def main():
             rows.append((name, len(items), seconds, cpu, busy))
             ob.log(f"{name}: {len(items)} in {seconds:.2f} s, apiserver+etcd {cpu:.2f} s CPU, machine busy {busy:.0%}")
             time.sleep(8)  # the scheduler, KWOK and the controllers catch up before the next kind
+        for w in watches:
+            w.stopped = True
     ob.print_header("what a request costs the API server")
-    ob.Printer().table("What one request costs the API server (16 threads on kept-alive connections, a fresh cluster, no operator)",
+    ob.Printer().table("What one request costs the API server (16 threads on kept-alive connections, a fresh cluster, "
+                       f"no operator, {a.watchers} set(s) of watches of the namespace's pods, services and TFJobs)",
                        ["request", "requests", "seconds", "apiserver+etcd CPU (s)", "CPU ms per request",
                         "machine busy"],
                        [[name, str(n), ob.fmt(s, ".2f"), ob.fmt(c, ".2f"), ob.fmt(1000 * c / n if n else None, ".1f"),
