@@ -8,11 +8,13 @@ request itself). bench/README.md uses it to account for the operator's run again
 
 Usage (after make build and make control-plane):
 
-  bench/request_cost.py [--jobs 200] [--patches 400] [--children 200] [--watchers 0]
+  bench/request_cost.py [--jobs 200] [--patches 400] [--children 200] [--watchers 0] [--owned]
 
 --watchers K opens K sets of full watches of the namespace's pods, services and TFJobs (what the
 operator watches) for all the runs: with K=1 as the bench's own watches, K=2 as the bench's and
 the operator's, the difference is what serving one more watcher costs the API server.
+--owned gives the pods and services the owner reference the operator writes (their TFJob,
+controller, blockOwnerDeletion); without it they have none, as the limit's.
 """
 import argparse
 import concurrent.futures
@@ -68,6 +70,19 @@ def status_patch(client, ns, name, i):
                 "application/merge-patch+json")
 
 
+def owned(cluster, ns, obj, uids={}):
+    """obj with the owner reference the operator writes: its TFJob (by the job-name label), which
+    must exist by then (the TFJob creates run first). uids caches the namespace's TFJob uids."""
+    if not uids:
+        for j in cluster.request(f"/apis/kubeflow.org/v1/namespaces/{ns}/tfjobs")["items"]:
+            uids[j["metadata"]["name"]] = j["metadata"]["uid"]
+    job = obj["metadata"]["labels"]["training.kubeflow.org/job-name"]
+    obj = json.loads(json.dumps(obj))
+    obj["metadata"]["ownerReferences"] = [{"apiVersion": "kubeflow.org/v1", "kind": "TFJob", "name": job,
+                                           "uid": uids[job], "controller": True, "blockOwnerDeletion": True}]
+    return obj
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--jobs", type=int, default=200, help="TFJobs created (and patched)")
@@ -75,6 +90,7 @@ def main():
     ap.add_argument("--children", type=int, default=200, help="pods created, then services created")
     ap.add_argument("--watchers", type=int, default=0,
                     help="sets of full watches of the namespace's pods, services and TFJobs open meanwhile")
+    ap.add_argument("--owned", action="store_true", help="children with their TFJob as owner, as the operator's")
     a = ap.parse_args()
     rows = []
     with ob.Cluster(nodes=max(4, a.children // 50 + 2)) as cluster:
@@ -100,6 +116,8 @@ def main():
         ]
         for name, items, fn in runs:
             items = list(items)
+            if a.owned and name in ("pod create", "service create"):
+                items = [owned(cluster, ns, o) for o in items]
             seconds, cpu, busy = timed(cluster, fn, items)
             rows.append((name, len(items), seconds, cpu, busy))
             ob.log(f"{name}: {len(items)} in {seconds:.2f} s, apiserver+etcd {cpu:.2f} s CPU, machine busy {busy:.0%}")
@@ -108,7 +126,8 @@ def main():
             w.stopped = True
     ob.print_header("what a request costs the API server")
     ob.Printer().table("What one request costs the API server (16 threads on kept-alive connections, a fresh cluster, "
-                       f"no operator, {a.watchers} set(s) of watches of the namespace's pods, services and TFJobs)",
+                       f"no operator, {a.watchers} set(s) of watches of the namespace's pods, services and TFJobs, "
+                       f"children {'owned by their TFJob' if a.owned else 'without owner'})",
                        ["request", "requests", "seconds", "apiserver+etcd CPU (s)", "CPU ms per request",
                         "machine busy"],
                        [[name, str(n), ob.fmt(s, ".2f"), ob.fmt(c, ".2f"), ob.fmt(1000 * c / n if n else None, ".1f"),
