@@ -70,12 +70,9 @@ def status_patch(client, ns, name, i):
                 "application/merge-patch+json")
 
 
-def owned(cluster, ns, obj, uids={}):
-    """obj with the owner reference the operator writes: its TFJob (by the job-name label), which
-    must exist by then (the TFJob creates run first). uids caches the namespace's TFJob uids."""
-    if not uids:
-        for j in cluster.request(f"/apis/kubeflow.org/v1/namespaces/{ns}/tfjobs")["items"]:
-            uids[j["metadata"]["name"]] = j["metadata"]["uid"]
+def owned(obj, uids):
+    """obj with the owner reference the operator writes: its TFJob (by the job-name label), whose
+    uid `uids` gives by name."""
     job = obj["metadata"]["labels"]["training.kubeflow.org/job-name"]
     obj = json.loads(json.dumps(obj))
     obj["metadata"]["ownerReferences"] = [{"apiVersion": "kubeflow.org/v1", "kind": "TFJob", "name": job,
@@ -116,8 +113,10 @@ def main():
         ]
         for name, items, fn in runs:
             items = list(items)
-            if a.owned and name in ("pod create", "service create"):
-                items = [owned(cluster, ns, o) for o in items]
+            if a.owned and name in ("pod create", "service create"):  # the TFJobs exist by now
+                uids = {j["metadata"]["name"]: j["metadata"]["uid"]
+                        for j in cluster.request(f"/apis/kubeflow.org/v1/namespaces/{ns}/tfjobs")["items"]}
+                items = [owned(o, uids) for o in items]
             seconds, cpu, busy = timed(cluster, fn, items)
             rows.append((name, len(items), seconds, cpu, busy))
             ob.log(f"{name}: {len(items)} in {seconds:.2f} s, apiserver+etcd {cpu:.2f} s CPU, machine busy {busy:.0%}")
