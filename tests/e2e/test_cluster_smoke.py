@@ -108,7 +108,38 @@ def test_apiserver_restart_keeps_the_data(kube, namespace):
     assert kube.get("configmap", "survivor", namespace)["data"] == {"k": "v"}
     # The rest of the cluster carries on: a new pod still runs.
     kube.apply(pod("after-restart"), namespace)
-    wait_for(lambda: phase(kube, namespace, "after-restart") == "Running", timeout=60, what="pod Running after restart")
+    # The scheduler, KWOK and the controller-manager find the API server again through client-go's
+    # reflectors, which back off while it is away: up to 30 s, and jitter can double that. On a
+    # busy machine the restart takes long enough for that backoff to be reached, so the wait allows
+    # for it and, when it runs out all the same, says where the pod stopped.
+    try:
+        wait_for(lambda: phase(kube, namespace, "after-restart") == "Running", timeout=150,
+                 what="pod Running after restart")
+    except AssertionError as e:
+        raise AssertionError(f"{e}\n{restart_diagnostics(kube, namespace, 'after-restart')}") from None
+
+
+def restart_diagnostics(kube, ns, name):
+    """Where a pod stands and what the components that should move it last logged."""
+    lines = []
+    p = kube.get("pod", name, ns, check=False) or {}
+    status = p.get("status", {})
+    lines.append(f"pod {name}: phase={status.get('phase')} node={p.get('spec', {}).get('nodeName')} "
+                 f"conditions={json.dumps(status.get('conditions', []))}")
+    nodes = kube.run("get", "nodes", "-o", "json", check=False)
+    if nodes.returncode == 0:
+        for n in json.loads(nodes.stdout)["items"]:
+            ready = [c.get("status") for c in n["status"].get("conditions", []) if c["type"] == "Ready"]
+            lines.append(f"node {n['metadata']['name']}: Ready={ready} taints={n['spec'].get('taints', [])}")
+    for component in ("kube-scheduler", "kwok", "kube-controller-manager"):
+        path = os.path.join(kube.dir, "logs", component + ".log")
+        try:
+            with open(path, errors="replace") as f:
+                tail = f.readlines()[-15:]
+        except OSError as err:
+            tail = [f"(cannot read {path}: {err})\n"]
+        lines.append(f"--- last lines of {component}.log:\n" + "".join(tail))
+    return "\n".join(lines)
 
 
 def test_up_and_down_leave_no_process_behind(kube):
