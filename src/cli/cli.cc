@@ -153,15 +153,15 @@ class Tracker : public controller::ReflectorSink {
     {
       std::lock_guard lock(mu_);
       objects_.clear();
-      // The key first: json's operator= takes its argument by value, and the right side of `=`
-      // is evaluated first (C++17), so Key(o) would see a moved-from object.
-      for (auto& o : items) {
-        std::string key = Key(o);
-        objects_[key] = std::move(o);
-      }
+      InsertLocked(items);
       synced_ = true;
     }
     changed_();
+  }
+  // Adds or replaces `items` by key and keeps the rest (a list made outside the reflector).
+  void Upsert(std::vector<json> items) {
+    std::lock_guard lock(mu_);
+    InsertLocked(items);
   }
   void Apply(kube::WatchEventType type, json object) override {
     {
@@ -214,6 +214,14 @@ class Tracker : public controller::ReflectorSink {
   static std::string Key(const json& o) {
     const json& m = api::ObjectField(o, "metadata");
     return api::StringField(m, "namespace") + "/" + api::StringField(m, "name");
+  }
+  void InsertLocked(std::vector<json>& items) {
+    // The key first: json's operator= takes its argument by value, and the right side of `=`
+    // is evaluated first (C++17), so Key(o) would see a moved-from object.
+    for (auto& o : items) {
+      std::string key = Key(o);
+      objects_[key] = std::move(o);
+    }
   }
   std::string spec_name_;
   std::function<void()> changed_;
@@ -462,17 +470,9 @@ class JobWait {
   void CatchUpPods() {
     auto list = s_.client->List(kube::kPods, ns_, {.label_selector = std::string(api::kLabelJobName) + "=" + name_});
     if (!list.ok()) return;
-    std::map<std::string, json> by_name;
-    auto name_of = [](const json& p) { return api::StringField(api::ObjectField(p, "metadata"), "name"); };
-    for (auto& p : pod_tracker_.Snapshot()) {
-      std::string name = name_of(p);  // first: the right side of `=` is evaluated first
-      by_name[name] = std::move(p);
-    }
     if (auto items = list->find("items"); items != list->end() && items->is_array())
-      for (const auto& p : *items) by_name[name_of(p)] = p;
-    std::vector<json> pods;
-    for (auto& [name, p] : by_name) pods.push_back(std::move(p));
-    pods_ = JobPods(pods, job_.uid);
+      pod_tracker_.Upsert(std::move(*items).get<std::vector<json>>());
+    pods_ = JobPods(pod_tracker_.Snapshot(), job_.uid);
   }
 
   // The replicas (the live table, else their changes), the conditions when they changed, and
