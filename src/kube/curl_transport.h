@@ -1,7 +1,7 @@
 #pragma once
 // CurlTransport: HttpTransport over libcurl: TLS with the kubeconfig's CA and client
-// certificate (from memory), bearer tokens, HTTP/2 where the server offers it, and a pool of
-// easy handles so connections are reused. Each request uses one easy handle on one thread.
+// certificate (from memory), bearer tokens, HTTP/1.1, and a pool of easy handles so connections
+// are kept alive and reused. Each request uses one easy handle (one connection) on one thread.
 
 #include <chrono>
 #include <memory>
