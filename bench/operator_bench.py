@@ -170,6 +170,20 @@ class Cluster:
                     raise
                 time.sleep(float(e.headers.get("Retry-After") or 1))
 
+    def profile(self, seconds, path):
+        """Starts a thread that writes kube-apiserver's CPU profile (Go pprof, --profiling is on by
+        default) of the next `seconds` to `path`; returns it to join."""
+        def fetch():
+            try:
+                req = urllib.request.Request(f"{self.server}/debug/pprof/profile?seconds={seconds}")
+                with urllib.request.urlopen(req, context=self.ctx, timeout=seconds + 60) as r, open(path, "wb") as f:
+                    f.write(r.read())
+            except OSError as e:
+                log(f"apiserver profile {path}: {e}")
+        t = threading.Thread(target=fetch, daemon=True)
+        t.start()
+        return t
+
     def __enter__(self):
         return self
 
@@ -293,6 +307,13 @@ class Tracker:
                 return None
             return max(sorted(p.values())[pods - 1], sorted(s.values())[services - 1] if services else 0)
 
+    def progress(self, t0, fractions=(0.1, 0.25, 0.5, 0.75, 0.9, 1.0)):
+        """Seconds after t0 at which each fraction of the pods and services seen so far existed:
+        where a run was slower than another (the start, a steady rate, the tail)."""
+        with self.lock:
+            times = sorted(list(self.created.values()) + list(self.services.values()))
+        return [round(times[max(0, math.ceil(f * len(times)) - 1)] - t0, 2) for f in fractions] if times else []
+
     def submission_order(self):
         with self.lock:
             return sorted(self.jobs, key=self.jobs.get)
@@ -329,6 +350,19 @@ def tuning(workers=None, qps=None, burst=None, write_concurrency=None):
 DEFAULTS = tuning()
 OPERATOR_ENV = ""  # experiments: --operator-env
 LIMIT_AFTER = True  # the limit with the TFJobs once more after the operator's run (--no-limit-after: not)
+PROFILE_DIR = ""  # experiments: --apiserver-profile DIR
+PROFILE_SECONDS = 5
+
+
+def start_profile(cluster, name):
+    """kube-apiserver's CPU profile of the run starting now, to PROFILE_DIR/<time>-<name>.pprof
+    (--apiserver-profile); None without it."""
+    if not PROFILE_DIR:
+        return None
+    os.makedirs(PROFILE_DIR, exist_ok=True)
+    path = os.path.join(PROFILE_DIR, f"{time.strftime('%H%M%S')}-{name}.pprof")
+    log(f"apiserver profile of {PROFILE_SECONDS} s: {path}")
+    return cluster.profile(PROFILE_SECONDS, path)
 
 
 def flags_text(flags):
@@ -588,6 +622,7 @@ def measure_limit(cluster, name, jobs, pods, follow, with_jobs=False):
     activity = Activity(cluster, lns)
     submit = threading.Thread(target=limit_create, args=(cluster, lns, jobs(lns), 16)) if with_jobs else None
     cpu, split = MachineCpu(), CpuSplit(cluster)
+    profile = start_profile(cluster, name) if with_jobs else None
     tl0 = time.time()
     if submit:
         submit.start()
@@ -596,8 +631,10 @@ def measure_limit(cluster, name, jobs, pods, follow, with_jobs=False):
         submit.join()
     del objs
     tl_pods, tl_svcs = ltr.wait("created", pods, 600), ltr.wait("services", pods, 600)
-    lim["busy"], lim["cpu_split"] = cpu.busy(), split.since()
+    lim["busy"], lim["cpu_split"], lim["progress"] = cpu.busy(), split.since(), ltr.progress(tl0)
     ltr.stop()
+    if profile:
+        profile.join()
     lim["client_per_second"] = lim["per_second"]  # the limit client's own clock: its last response
     if tl_pods and tl_svcs:
         lim["seconds"] = max(tl_pods, tl_svcs) - tl0
@@ -659,6 +696,7 @@ def run_jobs(kind, n, flags, follow):
         work_activity = Activity(cluster, ns) if after else None
         cpu0, cp0 = op.cpu(), control_plane_cpu(cluster)
         machine, split = MachineCpu(), CpuSplit(cluster, op.proc.pid)
+        profile = start_profile(cluster, f"operator-{kind}-{n}")
         t0 = time.time()
         t_small0 = None
         if kind == "burst":
@@ -676,6 +714,9 @@ def run_jobs(kind, n, flags, follow):
         t_pods = tr.wait("created", pods + extra, left())
         t_svcs = tr.wait("services", pods + extra, left())
         busy, cpu_window, cpu_split = machine.busy(), op.cpu() - cpu0, split.since()
+        progress = tr.progress(t0)
+        if profile:
+            profile.join()
         # None of the limit's pods may change during the operator's run (they settled before it).
         limit_changes = lim["activity"].since(t0) + lim_jobs["activity"].since(t0)
         samples = op.samples()  # the operator's requests and events up to its last object
@@ -706,7 +747,8 @@ def run_jobs(kind, n, flags, follow):
                "control_plane_cpu_s": cp, "limit_changes": limit_changes, "requests_in_window": in_window,
                "events_in_window": events_in_window, "cpu_split": cpu_split,
                "reconciles_in_window": reconciles_in_window,
-               "limit_cpu_split": lim["cpu_split"], "limit_jobs_cpu_split": lim_jobs["cpu_split"]}
+               "limit_cpu_split": lim["cpu_split"], "limit_jobs_cpu_split": lim_jobs["cpu_split"],
+               "progress": progress, "limit_jobs_progress": lim_jobs["progress"]}
         row["ratio"] = row["objects_per_s"] and row["objects_per_s"] / lim["per_second"]
         row["ratio_jobs"] = row["objects_per_s"] and row["objects_per_s"] / lim_jobs["per_second"]
         if kind == "burst":
@@ -737,6 +779,7 @@ def run_jobs(kind, n, flags, follow):
             before_s, after_s = objects / lim_jobs["per_second"], objects / lim_after["per_second"]
             row.update({"limit_after_objects_per_s": lim_after["per_second"],
                         "limit_after_cpu_split": lim_after["cpu_split"], "limit_after_busy": lim_after["busy"],
+                        "limit_after_progress": lim_after["progress"],
                         "ratio_before": row["ratio_jobs"],
                         "limit_jobs_objects_per_s": objects / ((before_s + after_s) / 2)})
             row["ratio_jobs"] = row["objects_per_s"] and row["objects_per_s"] / row["limit_jobs_objects_per_s"]
@@ -1059,14 +1102,18 @@ def main():
     ap.add_argument("--operator-flags", default="",
                     help="experiments: flags for the operator in place of the defaults (the tables name them)")
     ap.add_argument("--operator-env", default="", help="experiments: NAME=VALUE ... for the operator's process alone")
+    ap.add_argument("--apiserver-profile", metavar="DIR", default="",
+                    help="experiments: kube-apiserver's CPU profile (Go pprof) of the first 5 s of each limit with "
+                         "the TFJobs and each operator run, written to DIR")
     ap.add_argument("--no-limit-after", dest="limit_after", action="store_false",
                     help="no second limit with the TFJobs after the operator's run (compare with the one before)")
     a = ap.parse_args()
-    global DEFAULTS, OPERATOR_ENV, LIMIT_AFTER
+    global DEFAULTS, OPERATOR_ENV, LIMIT_AFTER, PROFILE_DIR
     if a.operator_flags:
         DEFAULTS = tuple(shlex.split(a.operator_flags))
     OPERATOR_ENV = a.operator_env
     LIMIT_AFTER = a.limit_after
+    PROFILE_DIR = a.apiserver_profile
     scenarios = a.scenarios.split(",")
     unknown = set(scenarios) - {"defaults", "fairness", "scaling", "burst", "big", "idle", "memory"}
     if unknown:
