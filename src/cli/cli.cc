@@ -471,7 +471,7 @@ class JobWait {
     auto list = s_.client->List(kube::kPods, ns_, {.label_selector = std::string(api::kLabelJobName) + "=" + name_});
     if (!list.ok()) return;
     if (auto items = list->find("items"); items != list->end() && items->is_array())
-      pod_tracker_.Upsert(std::move(*items).get<std::vector<json>>());
+      pod_tracker_.Upsert(std::move(items->get_ref<json::array_t&>()));
     pods_ = JobPods(pod_tracker_.Snapshot(), job_.uid);
   }
 
