@@ -9,7 +9,7 @@ export PATH := /usr/local/go/bin:$(PATH)
 JOBS ?= $(shell nproc)
 FUZZ_SECONDS ?= 60
 
-.PHONY: all deps build install crd test test-unit test-local test-hostile test-tensorflow test-asan test-tsan test-fuzz test-e2e chaos demo bench fuzz check-headers check-layers check-size format tidy clean control-plane kueue sdk-venv
+.PHONY: all deps build build-tfjob install crd test test-unit test-local test-hostile test-tensorflow test-asan test-tsan test-fuzz test-e2e chaos demo bench fuzz check-headers check-layers check-size format tidy clean control-plane kueue sdk-venv
 
 all: build
 
@@ -21,6 +21,12 @@ build/release/build.ninja: | deps
 
 build: deps build/release/build.ninja
 	cmake --build build/release -j $(JOBS)
+	@ln -sf release/tfjob build/tfjob
+	@ln -sf tfjob build/release/kubectl-tfjob
+
+# The tfjob binary alone (what `make demo` runs): none of the tests, benchmarks or fuzzers.
+build-tfjob: deps build/release/build.ninja
+	cmake --build build/release -j $(JOBS) --target tfjob
 	@ln -sf release/tfjob build/tfjob
 	@ln -sf tfjob build/release/kubectl-tfjob
 
@@ -109,7 +115,7 @@ chaos: build control-plane
 test: build check-size test-unit test-local test-hostile test-tensorflow test-asan test-tsan test-fuzz test-e2e
 	@echo "make test: all suites passed"
 
-demo: build
+demo: build-tfjob
 	@scripts/demo
 
 # BENCH_ARGS picks operator parts (default: defaults,scaling,burst,big,idle,memory; see
