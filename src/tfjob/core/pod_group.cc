@@ -56,6 +56,14 @@ void AddPodResources(const json& containers, std::map<std::string, api::Quantity
 
 }  // namespace
 
+const std::map<std::string, int32_t>& BuiltinPriorityClasses() {
+  // scheduling.k8s.io/v1: system-cluster-critical is the highest user-visible critical value,
+  // system-node-critical 1000 above it.
+  static const auto* classes =
+      new std::map<std::string, int32_t>{{"system-cluster-critical", 2000000000}, {"system-node-critical", 2000001000}};
+  return *classes;
+}
+
 std::map<std::string, std::string> ComputeMinResources(const api::TfJob& job,
                                                        const std::map<std::string, int32_t>& priority_class_values) {
   struct Entry {

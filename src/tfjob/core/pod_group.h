@@ -25,10 +25,15 @@ int32_t PodGroupMinMember(const api::TfJob& job);
 std::map<std::string, std::string> ComputeMinResources(const api::TfJob& job,
                                                        const std::map<std::string, int32_t>& priority_class_values);
 
+// The PriorityClasses every cluster has (kube-apiserver creates them at start): name -> value.
+// `tfjob render`, which has no cluster, orders a computed minResources with these, as the
+// operator does with the classes it lists (docs/semantics.md 2.8).
+const std::map<std::string, int32_t>& BuiltinPriorityClasses();
+
 // nullopt when gang scheduling is off. `existing_queue` is the queue of a PodGroup that
 // already exists: Volcano keeps it when not empty, over schedulingPolicy.queue (docs/semantics.md
 // 2.8). `priority_class_values`: PriorityClass name -> value, for computing minResources (classes
-// not in the map count 0; `tfjob render` has no cluster and passes none).
+// not in the map count 0; `tfjob render` has no cluster and passes BuiltinPriorityClasses).
 std::optional<nlohmann::json> RenderPodGroup(const api::TfJob& job, const RenderOptions& options,
                                              const std::string& existing_queue = "",
                                              const std::map<std::string, int32_t>& priority_class_values = {});

@@ -133,6 +133,30 @@ TEST(RenderPodGroup, ComputedMinResourcesUseThePriorities) {
             json::parse(R"({"cpu":"1"})"));
 }
 
+// Issue 25 item 8: the offline render (RenderJob, `tfjob render`) knows the PriorityClasses
+// every cluster has, so a computed minResources is counted in the cluster's order. Before, both
+// classes counted 0 there and PS (key order) came before the critical workers.
+TEST(RenderJob, ComputedMinResourcesKnowTheBuiltinPriorityClasses) {
+  api::TfJob job = testing::DefaultedJobFromYaml(
+      "apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata: {name: g, namespace: ns, uid: u}\n"
+      "spec:\n  runPolicy: {schedulingPolicy: {minAvailable: 1}}\n  tfReplicaSpecs:\n"
+      "    PS:\n      replicas: 1\n      template: {spec: {priorityClassName: system-cluster-critical, containers: "
+      "[{name: tensorflow, image: x, resources: {requests: {cpu: '1'}}}]}}\n"
+      "    Worker:\n      replicas: 2\n      template: {spec: {priorityClassName: system-node-critical, containers: "
+      "[{name: tensorflow, image: x, resources: {requests: {cpu: '2'}}}]}}\n");
+  EXPECT_EQ(BuiltinPriorityClasses().at("system-node-critical"), 2000001000);
+  EXPECT_EQ(BuiltinPriorityClasses().at("system-cluster-critical"), 2000000000);
+  RenderOptions volcano;
+  volcano.gang_scheduler_name = "volcano";
+  auto rendered = RenderJob(job, volcano);
+  ASSERT_TRUE(rendered.ok()) << rendered.status().message();
+  const json* pg = nullptr;
+  for (const auto& o : rendered->objects)
+    if (o.value("kind", "") == "PodGroup") pg = &o;
+  ASSERT_NE(pg, nullptr);
+  EXPECT_EQ(pg->at("spec")["minResources"], json::parse(R"({"cpu":"2"})")) << "the node-critical workers come first";
+}
+
 // D27: --gang-scheduler-name kubernetes renders kube-scheduler's own Workload API
 // (scheduling.k8s.io/v1alpha2): the gang's minCount is minAvailable, else every replica.
 TEST(RenderNative, WorkloadAndPodGroupPerMinAvailable) {

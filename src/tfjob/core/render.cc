@@ -182,7 +182,7 @@ StatusOr<RenderedJob> RenderJob(const api::TfJob& job, const RenderOptions& opti
   RenderedJob out;
   const TfConfigGenerator tf_config(job, options.tf_config);
   if (auto workload = RenderWorkload(job, options)) out.objects.push_back(std::move(*workload));
-  if (auto pg = RenderPodGroup(job, options)) out.objects.push_back(std::move(*pg));
+  if (auto pg = RenderPodGroup(job, options, "", BuiltinPriorityClasses())) out.objects.push_back(std::move(*pg));
   for (const auto& [type, spec] : api::ReplicaSpecsByType(job.spec)) {
     for (int32_t i = 0; i < api::ReplicasOrDefault(*spec); ++i) {
       RenderedPod pod = RenderPod(job, type, i, options, tf_config);
