@@ -198,7 +198,6 @@ Status PlanApplier::DeleteChildren(const api::TfJob& job, const core::Plan& plan
   const std::string key = api::JobKey(job);
   Mutex mu;  // guards result: the deletes run on the pool's threads
   Status result = OkStatus();
-  expectations_.Raise(key, 0, static_cast<int>(plan.delete_pods.size() + plan.delete_services.size()));
   auto remove = [&](const kube::GroupVersionResource& gvr, const core::ChildDeletion& d, bool pod) {
     if (pod && hooks_.deleting_pod) hooks_.deleting_pod(key, d.uid);  // before: its events may come first
     Status s = writer_.Delete(gvr, job.metadata.ns, d.name, d.uid);
@@ -332,6 +331,10 @@ StartOutcome PlanApplier::Start(const api::TfJob& job, core::Plan&& plan, const 
       return {IsNotFound(r.status()) ? OkStatus() : r.status().WithContext("writing the counters annotation")};
     if (hooks_.wrote_job) hooks_.wrote_job(key, *r);
   }
+  // D1: this pass's totals, set once before any write whose watch event the caches will show
+  // (they replace what an earlier pass left; each call whose event will never come lowers them).
+  expectations_.Expect(key, static_cast<int>(plan.create_services.size() + plan.create_pods.size()),
+                       static_cast<int>(plan.delete_pods.size() + plan.delete_services.size()));
   Status result = OkStatus();
   auto keep_first = [&result](const Status& s) {
     if (result.ok() && !s.ok()) result = s;
@@ -348,7 +351,6 @@ StartOutcome PlanApplier::Start(const api::TfJob& job, core::Plan&& plan, const 
   }
   // The creates start first: they do not wait for the status write (a round trip per job).
   std::shared_ptr<CreateRun> run = NewCreateRun(job, std::move(plan), log, std::move(done));
-  expectations_.Raise(key, static_cast<int>(run->items.size()), 0);
   std::vector<size_t> first;
   {
     MutexLock lock(run->mu);

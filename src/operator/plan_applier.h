@@ -8,8 +8,9 @@
 // patch on /status (D14), the job counters and the TTL delete of the job are written. Start
 // returns once those are done: the reconcile worker is free for the next job while the creates
 // run, and the job is not reconciled again until they are observed (expectations, D1); `done`
-// reports the pass's outcome. Expectations are raised before each create and delete and lowered
-// for the calls whose watch event will never come (failed, AlreadyExists, never sent). Writes go
+// reports the pass's outcome. Expectations are set once per pass to its creates and deletes
+// (after the D29 write) and lowered for the calls whose watch event will never come (failed,
+// AlreadyExists, never sent). Writes go
 // through the narrow ObjectWriter interface, so the applier runs against a RestClient in
 // production and against anything in tests. Thread-safe: reconcile workers call Start
 // concurrently.

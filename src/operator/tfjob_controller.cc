@@ -55,6 +55,7 @@ bool Terminating(const json& object) {
 
 QueueAction QueueActionFor(const StatusOr<ReconcileResult>& outcome) {
   if (!outcome.ok()) return QueueAction::kAddRateLimited;
+  if (outcome->waiting) return outcome->requeue_after ? QueueAction::kAddAfter : QueueAction::kNone;
   if (outcome->pending) return QueueAction::kNone;
   if (outcome->requeue_after) return QueueAction::kForgetAndAddAfter;  // 0: due now (as before)
   return QueueAction::kForget;
@@ -310,28 +311,33 @@ void TfJobController::Worker(std::stop_token stop) {
     auto start = clock_.SteadyNow();
     StatusOr<ReconcileResult> outcome = ReconcileKey(*key);
     reconcile_time_->Observe(std::chrono::duration<double>(clock_.SteadyNow() - start).count());
-    switch (QueueActionFor(outcome)) {
-      case QueueAction::kAddRateLimited:
-        reconcile_errors_->Inc();
-        reconcile_total_->With({"tfjob-controller", "error"}).Inc();
-        log_.Warning("reconcile failed; retrying with backoff",
-                     {{"tfjob", *key}, {"error", outcome.status().message()}});
-        queue_.AddRateLimited(*key);
-        break;
-      case QueueAction::kForgetAndAddAfter:
-        reconcile_total_->With({"tfjob-controller", "success"}).Inc();
-        queue_.Forget(*key);
-        queue_.AddAfter(*key, *outcome->requeue_after);
-        break;
-      case QueueAction::kForget:
-        reconcile_total_->With({"tfjob-controller", "success"}).Inc();
-        queue_.Forget(*key);
-        break;
-      case QueueAction::kNone: reconcile_total_->With({"tfjob-controller", "success"}).Inc(); break;
-    }
+    Settle(*key, outcome);
     queue_.Done(*key);
   }
   --live_workers_;
+}
+
+void TfJobController::Settle(const std::string& key, const StatusOr<ReconcileResult>& outcome) {
+  const QueueAction action = QueueActionFor(outcome);
+  if (action == QueueAction::kNone) return;  // a pending pass: the end of its creates settles it
+  if (action == QueueAction::kAddRateLimited) {
+    reconcile_errors_->Inc();
+    reconcile_total_->With({"tfjob-controller", "error"}).Inc();
+    log_.Warning("reconcile failed; retrying with backoff", {{"tfjob", key}, {"error", outcome.status().message()}});
+    queue_.AddRateLimited(key);
+    return;
+  }
+  reconcile_total_->With({"tfjob-controller", "success"}).Inc();
+  switch (action) {
+    case QueueAction::kForgetAndAddAfter:
+      queue_.Forget(key);
+      queue_.AddAfter(key, *outcome->requeue_after);
+      break;
+    case QueueAction::kForget: queue_.Forget(key); break;
+    case QueueAction::kAddAfter: queue_.AddAfter(key, *outcome->requeue_after); break;
+    case QueueAction::kAddRateLimited:
+    case QueueAction::kNone: break;
+  }
 }
 
 std::shared_ptr<const api::TfJob> TfJobController::Newest(const std::string& key,
@@ -420,8 +426,7 @@ StatusOr<ReconcileResult> TfJobController::ReconcileKey(const std::string& key) 
     return ReconcileResult{};
   }
   job = Newest(key, std::move(job));
-  // Wait for the cache to show every create and delete we issued (D1).
-  if (!expectations_.Satisfied(key)) return ReconcileResult{.pending = true};
+  if (auto wait = WaitForExpectations(key, *job)) return *wait;
   Logger log = log_.With({{"tfjob", key}, {"reconcile_id", std::to_string(++reconcile_ids_)}});
   core::ObservedState observed = Observe(key, *job);
   core::Plan plan = core::Reconcile(observed, reconcile_options_);
@@ -433,8 +438,10 @@ StatusOr<ReconcileResult> TfJobController::ReconcileKey(const std::string& key) 
   const size_t creating_pods = plan.create_pods.size();
   const auto requeue_after = plan.requeue_after;
   const std::vector<core::PodDisruption> disruptions = std::move(plan.disruptions);
-  StartOutcome applied = applier_.Start(
-      *job, std::move(plan), log, [this, key, requeue_after](const Status& s) { CreatesDone(key, s, requeue_after); });
+  StartOutcome applied =
+      applier_.Start(*job, std::move(plan), log, [this, key, requeue_after](const Status& s) {
+        Settle(key, s.ok() ? StatusOr<ReconcileResult>(ReconcileResult{requeue_after}) : StatusOr<ReconcileResult>(s));
+      });
   // The Worker backs off (a requeue_after waits for a success); with creates running, their end does.
   if (!applied.status.ok() && !applied.creating) return applied.status;
   ConsumeDisruptionNotes(key, observed);
@@ -444,6 +451,17 @@ StatusOr<ReconcileResult> TfJobController::ReconcileKey(const std::string& key) 
         .Inc();
   ObserveLatencies(*job, observed.pods, creating_pods);
   return ReconcileResult{requeue_after, applied.creating};
+}
+
+// D1: wait for the cache to show every create and delete of the last pass, but not past the
+// expectations' TTL, nor past the job's deadline or TTL: a pass that comes due by the clock runs
+// (it creates nothing: a job past its deadline or finished is cleaned up, never recreated).
+std::optional<ReconcileResult> TfJobController::WaitForExpectations(const std::string& key, const api::TfJob& job) {
+  const std::optional<std::chrono::nanoseconds> left = expectations_.TimeLeft(key);
+  if (!left) return std::nullopt;
+  const std::optional<std::chrono::nanoseconds> due = core::TimeUntilDue(job, clock_.Now());
+  if (due && *due <= std::chrono::nanoseconds(0)) return std::nullopt;
+  return ReconcileResult{.requeue_after = due ? std::min(*left, *due) : *left, .waiting = true};
 }
 
 void TfJobController::HoldCountOnlyStatus(const std::string& key, const api::TfJob& job, tfjob::core::Plan& plan) {
@@ -461,18 +479,6 @@ void TfJobController::HoldCountOnlyStatus(const std::string& key, const api::TfJ
     return;
   }
   status_written_[key] = now;
-}
-
-void TfJobController::CreatesDone(const std::string& key, const Status& outcome,
-                                  std::optional<std::chrono::nanoseconds> requeue_after) {
-  if (outcome.ok()) {
-    queue_.Forget(key);
-    if (requeue_after) queue_.AddAfter(key, *requeue_after);
-    return;
-  }
-  reconcile_errors_->Inc();
-  log_.Warning("reconcile failed; retrying with backoff", {{"tfjob", key}, {"error", outcome.message()}});
-  queue_.AddRateLimited(key);
 }
 
 void TfJobController::ObserveLatencies(const api::TfJob& job, const std::vector<api::Pod>& pods, size_t created_now) {

@@ -41,16 +41,21 @@ namespace tfjob::operator_ {
 // What one reconcile asks of the queue when it succeeded (controller-runtime's reconcile.Result).
 struct ReconcileResult {
   std::optional<std::chrono::nanoseconds> requeue_after;  // look again then (deadline, TTL)
-  // The pass's creates are still running on the write pool (or it waited for earlier ones to be
-  // observed): their outcome, not this return, decides between Forget and AddRateLimited.
+  // The pass's creates are still running on the write pool: their outcome, not this return,
+  // decides between Forget and AddRateLimited (Settle, when they end).
   bool pending = false;
+  // The pass did not run: the expectations of an earlier one are not met yet (D1). It looks
+  // again at requeue_after (their TTL's end, or a deadline or TTL of the job coming due sooner)
+  // without forgetting the key's backoff.
+  bool waiting = false;
 };
 
 // The ONE queue operation for a reconcile's outcome (controller-runtime's reconcileHandler):
 // an error -> AddRateLimited (per-key backoff; a requeue_after is not honoured); a requeue_after
 // -> Forget the backoff, then AddAfter (0 = due now: the core clamps a past due time to 0);
-// else Forget. A pending pass: nothing (the end of its creates does one of the above). Pure.
-enum class QueueAction { kAddRateLimited, kForgetAndAddAfter, kForget, kNone };
+// else Forget. A waiting pass: AddAfter alone. A pending pass: nothing (the end of its creates
+// settles it with one of the above). Pure.
+enum class QueueAction { kAddRateLimited, kForgetAndAddAfter, kForget, kAddAfter, kNone };
 QueueAction QueueActionFor(const StatusOr<ReconcileResult>& outcome);
 
 class TfJobController {
@@ -91,9 +96,12 @@ class TfJobController {
   // D30: a plan whose status changes only `active` counts within --status-count-interval of the
   // job's last status write drops that write and looks again when the interval ends.
   void HoldCountOnlyStatus(const std::string& key, const api::TfJob& job, tfjob::core::Plan& plan);
-  // The end of a pass's creates (on a write-pool thread): the queue operation its outcome asks.
-  void CreatesDone(const std::string& key, const Status& outcome,
-                   std::optional<std::chrono::nanoseconds> requeue_after);
+  // D1: a pass waits while the expectations of the last one are not met; nullopt: it runs (none
+  // pending, or the job's deadline or TTL is due now).
+  std::optional<ReconcileResult> WaitForExpectations(const std::string& key, const api::TfJob& job);
+  // The one place a pass's outcome becomes its metrics and its queue operation: called by the
+  // worker, and by the end of a pass's creates (on a write-pool thread) for a pending pass.
+  void Settle(const std::string& key, const StatusOr<ReconcileResult>& outcome);
   void Worker(std::stop_token stop);
   // The job as our last write of it returned it, while the informer has not shown that version
   // yet (client-go's MutationCache): a pass woken by pod events must not run on the job as it

@@ -4,8 +4,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <memory>
+#include <optional>
 #include <thread>
 
+#include "api/time.h"
 #include "operator/resources.h"
 #include "operator/tfjob_controller.h"
 #include "testing/fake_api_server.h"
@@ -69,8 +73,29 @@ struct Cluster {
   }
   TfJobController& c() { return *controller; }
 
-  void CreateJob(const std::string& name, int workers) {
-    ASSERT_TRUE(server.Create(kTfJobs, "default", testing::WorkerJobObject(name, workers)).ok());
+  void CreateJob(const std::string& name, int workers, std::optional<int64_t> deadline_seconds = std::nullopt) {
+    json job = testing::WorkerJobObject(name, workers);
+    if (deadline_seconds) job["spec"]["runPolicy"]["activeDeadlineSeconds"] = *deadline_seconds;
+    ASSERT_TRUE(server.Create(kTfJobs, "default", job).ok());
+  }
+  // Issue 25: pod `pod` is created by the operator and deleted by someone else inside a watch
+  // gap that a relist papered over: its informer never hears of it, so the pass that created it
+  // waits for an event that will never come.
+  void LosePodInAWatchGap(const std::string& pod) {
+    auto losing = std::make_shared<std::atomic<bool>>(true);
+    server.set_watch_event_drop([losing, pod](const std::string&, const json& o) {
+      return losing->load() && o.value("kind", "") == "Pod" && o["metadata"].value("name", "") == pod;
+    });
+    ASSERT_TRUE(WaitUntil([&] { return server.Get(kube::kPods, "default", pod).has_value(); }));
+    ASSERT_TRUE(server.Delete(kube::kPods, "default", pod).ok());
+    *losing = false;
+  }
+  api::Time StatusTime(const std::string& job, const char* field) {
+    auto j = Job(job);
+    std::optional<api::Time> t;
+    if (j && j->contains("status")) t = api::ParseTime((*j)["status"].value(field, ""));
+    EXPECT_TRUE(t) << field << " of " << (j ? j->dump() : job);
+    return t.value_or(api::Time{});
   }
   std::optional<json> Job(const std::string& name) { return server.Get(kTfJobs, "default", name); }
   bool HasCondition(const std::string& name, const std::string& type) {
@@ -124,6 +149,47 @@ TEST(TfJobControllerFakeApi, JobRunsAndSucceedsFromPodStatusPatches) {
   k.SetPodPhases("Succeeded");
   EXPECT_TRUE(WaitUntil([&] { return k.HasCondition("run", "Succeeded"); })) << k.Job("run")->dump();
   EXPECT_EQ(k.server.CountRequests("create", "pods"), 2) << "a pod was created twice";
+}
+
+// Issue 25 item 1: one create's ADDED event never comes. Before, the count never cleared (each
+// pass added to it, and no pass ran once it waited: no resync, no requeue), so the job froze. Now
+// the waiting pass looks again at the expectations' TTL, that pass sets its own totals, and the
+// job goes on at once afterwards: pods running -> Running, without another 5-minute wait.
+TEST(TfJobControllerFakeApi, ALostWatchEventDoesNotFreezeTheJob) {
+  Cluster k;
+  k.c().StartWorkers();
+  k.CreateJob("lost", 2);
+  k.LosePodInAWatchGap("lost-worker-1");
+  ASSERT_TRUE(WaitUntil([&] { return k.server.CountRequests("create", "services") == 2; }));
+  ASSERT_TRUE(WaitUntil([&] { return Peer::Queue(k.c()).DelayedLenForTesting() >= 1; })) << "no pass waited";
+  EXPECT_FALSE(Peer::Satisfied(k.c(), "default/lost"));
+  k.clock.Advance(std::chrono::minutes(5) + std::chrono::seconds(1));
+  ASSERT_TRUE(WaitUntil([&] { return k.server.CountRequests("create", "pods") == 3; }))
+      << "the pass at the expectations' TTL did not run (the job is frozen)";
+  ASSERT_TRUE(WaitUntil([&] { return Peer::Satisfied(k.c(), "default/lost"); }))
+      << "the lost create is still counted after the next pass";
+  k.SetPodPhases("Running");
+  EXPECT_TRUE(WaitUntil([&] { return k.HasCondition("lost", "Running"); })) << k.Job("lost")->dump();
+  EXPECT_EQ(k.server.List(kube::kPods, "default").size(), 2u);
+}
+
+// Issue 25 item 1: while a pass waits for a lost event, the job's activeDeadlineSeconds comes due.
+// Before, the deadline's requeue was consumed by a pass that waited, and the job ran on. Now it
+// fails on time by the API's own timestamps (completionTime - startTime is the deadline, within
+// the fake clock's step).
+TEST(TfJobControllerFakeApi, ADeadlineFiresOnTimeWhileExpectationsWait) {
+  Cluster k;
+  k.c().StartWorkers();
+  k.CreateJob("late", 2, 60);
+  k.LosePodInAWatchGap("late-worker-1");
+  ASSERT_TRUE(WaitUntil([&] { return k.Job("late")->value("status", json::object()).contains("startTime"); }));
+  ASSERT_TRUE(WaitUntil([&] { return Peer::Queue(k.c()).DelayedLenForTesting() >= 1; }));
+  EXPECT_FALSE(Peer::Satisfied(k.c(), "default/late"));
+  k.clock.Advance(std::chrono::seconds(61));
+  ASSERT_TRUE(WaitUntil([&] { return k.HasCondition("late", "Failed"); })) << k.Job("late")->dump();
+  const auto took = k.StatusTime("late", "completionTime") - k.StatusTime("late", "startTime");
+  EXPECT_GE(took, std::chrono::seconds(60));
+  EXPECT_LE(took, std::chrono::seconds(62)) << "the deadline fired late";
 }
 
 // D1: while the watch lags, a second pass must not create the children of the first again; once

@@ -21,6 +21,9 @@ class TfJobControllerTestPeer {
     store.Upsert(job.metadata.ns + "/" + job.metadata.name, std::make_shared<const api::TfJob>(job));
   }
   static controller::WorkQueue& Queue(TfJobController& c) { return c.queue_; }
+  static controller::Expectations& Expectations(TfJobController& c) { return c.expectations_; }
+  // One turn of a worker: the reconcile, then its outcome settled as the Worker settles it.
+  static void RunOnce(TfJobController& c, const std::string& key) { c.Settle(key, c.ReconcileKey(key)); }
   static size_t Workers(TfJobController& c) {
     MutexLock lock(c.workers_mu_);
     return c.workers_.size();
@@ -104,6 +107,8 @@ TEST(TfJobController, QueueActionForTable) {
       {"success due now", ReconcileResult{seconds(0)}, QueueAction::kForgetAndAddAfter},
       {"creates running", ReconcileResult{.pending = true}, QueueAction::kNone},
       {"creates running, with requeue", ReconcileResult{seconds(5), true}, QueueAction::kNone},
+      {"waiting for expectations", ReconcileResult{.requeue_after = seconds(300), .waiting = true},
+       QueueAction::kAddAfter},
       {"error", UnavailableError("apiserver down"), QueueAction::kAddRateLimited},
       {"conflict", ConflictError("stale"), QueueAction::kAddRateLimited},
   };
@@ -128,6 +133,107 @@ TEST(TfJobController, SuccessfulReconcileReturnsItsRequeueAndItsCreatesQueueIt) 
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   EXPECT_EQ(q.DelayedLenForTesting(), 1u);
   EXPECT_EQ(q.NumRequeues("default/deadline"), 0) << "a success must not back off";
+}
+
+// Issue 25 item 3: each outcome is counted once, under one result, by the one mapping (Settle).
+// Before, a pass whose creates failed was counted as result="success" by the worker (it was
+// pending) and as an error by the end of its creates.
+double ReconcileTotal(controller::Registry& r, const char* result) {
+  return r.AddCounter("controller_runtime_reconcile_total", "", {"controller", "result"})
+      .With({"tfjob-controller", result})
+      .value();
+}
+double ReconcileErrors(controller::Registry& r) {
+  return r.AddCounter("controller_runtime_reconcile_errors_total", "", {"controller"}).With({"tfjob-controller"}).value();
+}
+template <typename F>
+void PollUntil(F done) {  // a hang guard (5 s), not a time assertion
+  for (int i = 0; i < 500 && !done(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+}
+void AcceptEveryWrite(kube::FakeTransport& t) {
+  t.set_handler([](const kube::HttpRequest& r) {
+    return StatusOr<kube::HttpResponse>(kube::HttpResponse{r.method == "POST" ? 201L : 200L, "{}", std::nullopt});
+  });
+}
+
+TEST(TfJobController, MetricsCountEachOutcomeOnce) {
+  const std::string key = "default/deadline";
+  {
+    SCOPED_TRACE("the pass's creates fail: one error, no success");
+    Fixture f;
+    TfJobControllerTestPeer::PutJob(*f.controller, DeadlineJob(f.clock));
+    TfJobControllerTestPeer::RunOnce(*f.controller, key);
+    controller::WorkQueue& q = TfJobControllerTestPeer::Queue(*f.controller);
+    PollUntil([&] { return q.NumRequeues(key) > 0; });
+    f.controller->Stop();
+    EXPECT_EQ(ReconcileTotal(f.registry, "error"), 1);
+    EXPECT_EQ(ReconcileTotal(f.registry, "success"), 0);
+    EXPECT_EQ(ReconcileErrors(f.registry), 1);
+    EXPECT_EQ(q.NumRequeues(key), 1);
+  }
+  {
+    SCOPED_TRACE("the pass's creates succeed: one success, counted when they end");
+    Fixture f;
+    AcceptEveryWrite(f.transport);
+    TfJobControllerTestPeer::PutJob(*f.controller, DeadlineJob(f.clock));
+    TfJobControllerTestPeer::RunOnce(*f.controller, key);
+    PollUntil([&] { return ReconcileTotal(f.registry, "success") > 0; });
+    f.controller->Stop();
+    EXPECT_EQ(ReconcileTotal(f.registry, "success"), 1);
+    EXPECT_EQ(ReconcileTotal(f.registry, "error"), 0);
+    EXPECT_EQ(ReconcileErrors(f.registry), 0);
+    EXPECT_EQ(TfJobControllerTestPeer::Queue(*f.controller).DelayedLenForTesting(), 1u) << "the deadline's requeue";
+  }
+  {
+    SCOPED_TRACE("an error of the pass itself (a suspended job's status write): one error");
+    Fixture f;
+    api::TfJob job = DeadlineJob(f.clock);
+    job.spec.run_policy.suspend = true;
+    TfJobControllerTestPeer::PutJob(*f.controller, job);
+    TfJobControllerTestPeer::RunOnce(*f.controller, key);
+    EXPECT_EQ(ReconcileTotal(f.registry, "error"), 1);
+    EXPECT_EQ(ReconcileTotal(f.registry, "success"), 0);
+    EXPECT_EQ(ReconcileErrors(f.registry), 1);
+    EXPECT_EQ(TfJobControllerTestPeer::Queue(*f.controller).NumRequeues(key), 1);
+  }
+  {
+    SCOPED_TRACE("waiting for an earlier pass's creates: a success that looks again, backoff kept");
+    Fixture f;
+    TfJobControllerTestPeer::PutJob(*f.controller, DeadlineJob(f.clock));
+    controller::WorkQueue& q = TfJobControllerTestPeer::Queue(*f.controller);
+    q.AddRateLimited(key);  // an earlier failure's backoff
+    TfJobControllerTestPeer::Expectations(*f.controller).Expect(key, 1, 0);
+    TfJobControllerTestPeer::RunOnce(*f.controller, key);
+    EXPECT_EQ(ReconcileTotal(f.registry, "success"), 1);
+    EXPECT_EQ(ReconcileTotal(f.registry, "error"), 0);
+    EXPECT_EQ(q.NumRequeues(key), 1) << "a waiting pass must not forget the backoff";
+  }
+  {
+    SCOPED_TRACE("the job is gone: one success");
+    Fixture f;
+    TfJobControllerTestPeer::RunOnce(*f.controller, key);
+    EXPECT_EQ(ReconcileTotal(f.registry, "success"), 1);
+    EXPECT_EQ(ReconcileTotal(f.registry, "error"), 0);
+  }
+}
+
+// D1 with a deadline: a pass that waits for expectations looks again at the deadline (sooner
+// than the expectations' TTL) and runs then, although they are still not met.
+TEST(TfJobController, WaitingPassLooksAgainAtTheDeadlineAndRunsThen) {
+  Fixture f;
+  AcceptEveryWrite(f.transport);
+  TfJobControllerTestPeer::PutJob(*f.controller, DeadlineJob(f.clock));  // deadline in 100 s
+  TfJobControllerTestPeer::Expectations(*f.controller).Expect("default/deadline", 1, 0);
+  auto waiting = f.controller->ReconcileKey("default/deadline");
+  ASSERT_TRUE(waiting.ok());
+  EXPECT_TRUE(waiting->waiting);
+  ASSERT_TRUE(waiting->requeue_after);
+  EXPECT_EQ(*waiting->requeue_after, std::chrono::seconds(100));
+  f.clock.Advance(std::chrono::seconds(100));
+  auto due = f.controller->ReconcileKey("default/deadline");
+  ASSERT_TRUE(due.ok()) << due.status().message();
+  EXPECT_FALSE(due->waiting) << "the deadline's pass must run while expectations wait";
+  f.controller->Stop();
 }
 
 // Issue 12 item 1: the elector's thread may call StartWorkers while the main thread runs Stop.

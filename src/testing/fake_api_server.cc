@@ -338,6 +338,11 @@ void FakeApiServer::ResumeWatches() {
   changed_.notify_all();
 }
 
+void FakeApiServer::set_watch_event_drop(std::function<bool(const std::string&, const json&)> drop) {
+  MutexLock lock(mu_);
+  drop_event_ = std::move(drop);
+}
+
 void FakeApiServer::CloseWatches() {
   MutexLock lock(mu_);
   ++watch_epoch_;
@@ -502,7 +507,8 @@ json FakeApiServer::Commit(const std::string& resource_key, const std::string& k
     store.erase(key);
   else
     store[key] = object;
-  history_.push_back({rv_, resource_key, type, object, type == "DELETED" ? std::nullopt : old});
+  if (!drop_event_ || !drop_event_(type, object))
+    history_.push_back({rv_, resource_key, type, object, type == "DELETED" ? std::nullopt : old});
   while (history_.size() > history_limit_) {
     compacted_rv_ = history_.front().rv;
     history_.pop_front();

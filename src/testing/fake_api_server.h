@@ -25,7 +25,7 @@
 //   bounded (set_history_limit): an N older than what it holds gets an ERROR event (Status
 //   reason Expired, code 410) as the watch cache sends. A watch ends on the client's stop or
 //   abort, on CloseWatches(), never on timeoutSeconds (time is the test's); PauseWatches holds
-//   the events back (a lagging watch);
+//   the events back (a lagging watch), set_watch_event_drop loses some (a gap);
 // - errors as metav1.Status bodies (kind Status, status Failure, reason, code, message,
 //   details), so kube::StatusFromHttp classifies them as the real server's.
 // Not modelled: admission, validation beyond names, namespaces' existence, garbage collection
@@ -106,6 +106,11 @@ class FakeApiServer final : public kube::HttpTransport {
   // caches go stale while writes succeed). Events are kept, not lost.
   void PauseWatches() TFJOB_EXCLUDES(mu_);
   void ResumeWatches() TFJOB_EXCLUDES(mu_);
+  // Changes for which `drop(type, object)` is true reach no watch, ever: what a watch gap that a
+  // relist papered over loses (a pod created and deleted inside it). The store has them; a list
+  // shows them. Called with the server's lock held: it must not call the server. nullptr: none.
+  void set_watch_event_drop(std::function<bool(const std::string& type, const nlohmann::json& object)> drop)
+      TFJOB_EXCLUDES(mu_);
 
   // --- Assertions --------------------------------------------------------------------------
   std::vector<FakeRequest> requests() const TFJOB_EXCLUDES(mu_);
@@ -178,6 +183,7 @@ class FakeApiServer final : public kube::HttpTransport {
   uint64_t watch_epoch_ TFJOB_GUARDED_BY(mu_) = 0;   // bumped by CloseWatches
   int open_watches_ TFJOB_GUARDED_BY(mu_) = 0;
   bool watches_paused_ TFJOB_GUARDED_BY(mu_) = false;
+  std::function<bool(const std::string&, const nlohmann::json&)> drop_event_ TFJOB_GUARDED_BY(mu_);
   std::vector<Fault> faults_ TFJOB_GUARDED_BY(mu_);
   std::function<void(const FakeRequest&)> latency_hook_ TFJOB_GUARDED_BY(mu_);
   std::vector<FakeRequest> log_ TFJOB_GUARDED_BY(mu_);

@@ -263,6 +263,27 @@ TEST(FakeApiServer, WatchFromZeroStartsWithTheCurrentObjects) {
   EXPECT_THAT(w.Seen(), ::testing::ElementsAre(std::pair{T::kAdded, "a"}, std::pair{T::kAdded, "b"}));
 }
 
+// A dropped change reaches no watch (a gap), but the store and a list have it.
+TEST(FakeApiServer, DroppedWatchEventsReachNoWatch) {
+  using T = kube::WatchEventType;
+  Fixture f;
+  f.server.set_watch_event_drop(
+      [](const std::string&, const json& o) { return o["metadata"].value("name", "") == "lost"; });
+  (void)f.client.Create(kube::kPods, "other", Pod("before"));  // a version to watch from ("0" lists)
+  auto list = f.client.List(kube::kPods, "ns", {});
+  Watcher w(f.client, (*list)["metadata"]["resourceVersion"]);
+  (void)f.client.Create(kube::kPods, "ns", Pod("lost"));
+  (void)f.client.Create(kube::kPods, "ns", Pod("kept"));
+  w.WaitFor(1);
+  EXPECT_THAT(w.Seen(), ::testing::ElementsAre(std::pair{T::kAdded, "kept"}));
+  EXPECT_TRUE(f.server.Get(kube::kPods, "ns", "lost"));
+  EXPECT_EQ(f.client.List(kube::kPods, "ns", {})->at("items").size(), 2u);
+  f.server.set_watch_event_drop(nullptr);
+  (void)f.client.Delete(kube::kPods, "ns", "lost");
+  w.WaitFor(2);
+  EXPECT_THAT(w.Seen(), ::testing::ElementsAre(std::pair{T::kAdded, "kept"}, std::pair{T::kDeleted, "lost"}));
+}
+
 // A label-filtered watch sees an object leave the selection as DELETED and enter it as ADDED.
 TEST(FakeApiServer, WatchFollowsTheSelector) {
   using T = kube::WatchEventType;

@@ -130,6 +130,13 @@ struct Plan {
 
 Plan Reconcile(const ObservedState& observed, const ReconcileOptions& options);
 
+// When the clock alone next asks for a pass of `job` (as cached): its activeDeadlineSeconds while
+// it runs (D3), its ttlSecondsAfterFinished once finished; zero when one is due now, nullopt when
+// neither applies (suspended, no start or completion time, no limit, or beyond year 2262). While
+// expectations hold a job's passes back (D1), the controller looks again at this time and lets a
+// due pass run: a deadline or a TTL that falls in the wait is not lost.
+std::optional<std::chrono::nanoseconds> TimeUntilDue(const api::TfJob& job, api::Time now);
+
 // Message constants (exact strings, docs/semantics.md 1.6).
 std::string RunningMessage(const api::TfJob& job);
 std::string SucceededMessage(const api::TfJob& job);

@@ -429,6 +429,19 @@ TtlDecision DecideTtl(const api::TfJob& job, const api::JobStatus& status, api::
   return out;
 }
 
+std::optional<std::chrono::nanoseconds> TimeUntilDue(const api::TfJob& job, api::Time now) {
+  if (ShouldSkip(job)) return std::nullopt;
+  if (IsFinished(job.status)) {
+    TtlDecision ttl = DecideTtl(job, job.status, now);
+    return ttl.delete_job ? std::chrono::nanoseconds(0) : ttl.requeue_after;
+  }
+  const auto& deadline = job.spec.run_policy.active_deadline_seconds;
+  if (IsJobSuspended(job) || !deadline || !job.status.start_time) return std::nullopt;
+  std::optional<api::Time> due = AddSecondsOrNever(*job.status.start_time, *deadline);
+  if (!due) return std::nullopt;
+  return std::max(std::chrono::duration_cast<std::chrono::nanoseconds>(*due - now), std::chrono::nanoseconds(0));
+}
+
 api::JobStatus WithCountersAnnotation(const api::TfJob& job) {
   api::JobStatus st = job.status;
   auto it = job.metadata.annotations.find(std::string(kCountersAnnotation));

@@ -301,6 +301,53 @@ TEST(Reconcile, ActiveDeadlineBeyondTheTimeRangeNeverPasses) {
   EXPECT_FALSE(ttl.requeue_after);
 }
 
+// TimeUntilDue (issue 25): when the clock alone asks for the next pass, as the passes themselves
+// ask (the same requeue_after, zero once due), so a pass that waits for expectations can look again.
+TEST(Reconcile, TimeUntilDueTable) {
+  using std::chrono::seconds;
+  using Due = std::optional<std::chrono::nanoseconds>;
+  api::TfJob running = WithStatus(testing::NewTfJob(1, 0), "Running");
+  running.status.start_time = kNow;
+  running.spec.run_policy.active_deadline_seconds = 100;
+  api::TfJob suspended = running;
+  suspended.spec.run_policy.suspend = true;
+  api::TfJob no_start = running;
+  no_start.status.start_time.reset();
+  api::TfJob far = running;
+  far.spec.run_policy.active_deadline_seconds = std::numeric_limits<int64_t>::max();
+  api::TfJob done = WithStatus(testing::NewTfJob(1, 0), "Succeeded");
+  done.status.completion_time = kNow;
+  done.spec.run_policy.ttl_seconds_after_finished = 30;
+  done.spec.run_policy.active_deadline_seconds = 5;  // a finished job's deadline no longer counts
+  api::TfJob done_no_ttl = done;
+  done_no_ttl.spec.run_policy.ttl_seconds_after_finished.reset();
+  api::TfJob other = running;
+  other.spec.run_policy.managed_by = "kueue.x-k8s.io/multikueue";
+  struct Case {
+    const char* id;
+    const api::TfJob& job;
+    api::Time now;
+    Due want;
+  };
+  const Case cases[] = {
+      {"deadline ahead", running, kNow + seconds(40), seconds(60)},
+      {"deadline due", running, kNow + seconds(100), seconds(0)},
+      {"deadline past", running, kNow + seconds(500), seconds(0)},
+      {"suspended", suspended, kNow + seconds(500), std::nullopt},
+      {"not started", no_start, kNow, std::nullopt},
+      {"beyond 2262", far, kNow, std::nullopt},
+      {"ttl ahead", done, kNow + seconds(10), seconds(20)},
+      {"ttl due", done, kNow + seconds(30), seconds(0)},
+      {"finished without ttl", done_no_ttl, kNow + seconds(10), std::nullopt},
+      {"another controller's job", other, kNow + seconds(500), std::nullopt},
+  };
+  for (const auto& c : cases) EXPECT_EQ(TimeUntilDue(c.job, c.now), c.want) << c.id;
+  // The same due time as the pass's own requeue.
+  Plan plan = Decide(running, {MakePod("test-tfjob", "worker", 0, PodPhase::kRunning)}, {}, kNow + seconds(40));
+  ASSERT_TRUE(plan.requeue_after);
+  EXPECT_EQ(*plan.requeue_after, *TimeUntilDue(running, kNow + seconds(40)));
+}
+
 // BO1 and BO3: in-place restarts of running pods reach the limit.
 TEST(Reconcile, BackoffLimitCountsInPlaceRestarts) {
   api::TfJob job = WithStatus(testing::NewTfJob(4, 2), "Running");
