@@ -1,6 +1,7 @@
 #include "cli/log_follower.h"
 
 #include <chrono>
+#include <condition_variable>
 #include <map>
 #include <mutex>
 #include <string>
@@ -303,6 +304,43 @@ TEST(LogFollower, ForgetsTheContainersOfPodsGone) {
   EXPECT_EQ(f->TrackedContainersForTesting(), 0u);
   f->StopAll();
   EXPECT_EQ(fx.Streams(), 2);
+}
+
+// A pod replaced while its log is still streaming: the old stream (draining) keeps its slot,
+// so the new pod's stream waits for it and no more than max_requests are ever open at once.
+TEST(LogFollower, ADrainingStreamHoldsItsSlot) {
+  Fixture fx;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool release = false;
+  fx.transport.set_stream_handler([&](const kube::HttpRequest& r, const kube::ByteSink& sink) {
+    if (r.path.find("j-worker-0-old") != std::string::npos) {
+      sink(Served(r.path, {"2026-01-01T00:00:01Z old"}));
+      std::unique_lock lock(mu);
+      cv.wait(lock, [&] { return release; });
+      return OkStatus();
+    }
+    sink(Served(r.path, {"2026-01-01T00:00:02Z new"}));
+    return OkStatus();
+  });
+  auto f = fx.Follower(1);
+  ASSERT_TRUE(f->Update({Pod("j-worker-0-old", "running")}).ok());
+  fx.WaitForStreams(1);
+  PodView replaced = Pod("j-worker-0-new", "terminated");
+  ASSERT_TRUE(f->Update({replaced}).ok());          // the old pod is gone: one container to follow
+  EXPECT_EQ(f->TrackedContainersForTesting(), 2u);  // the old one still draining
+  {
+    std::lock_guard lock(mu);
+    release = true;
+  }
+  cv.notify_all();
+  f->WaitIdle(milliseconds(10000));
+  ASSERT_TRUE(f->Idle());
+  EXPECT_EQ(f->PeakOpenStreamsForTesting(), 1);
+  ASSERT_TRUE(f->Update({replaced}).ok());
+  EXPECT_EQ(f->TrackedContainersForTesting(), 1u);
+  f->StopAll();
+  EXPECT_THAT(fx.printed.Get(), ElementsAre("[worker-0-old] old", "[worker-0-new] new"));
 }
 
 // A stream that keeps failing is given up after max_failures attempts, saying why.
