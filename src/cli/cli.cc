@@ -318,6 +318,7 @@ class JobWait {
       LogFollowOptions lo;
       lo.max_requests = options_.max_log_requests;
       lo.color = io_.out_is_terminal;
+      lo.queue_excess = true;  // the wait goes on; the excess containers wait for a slot
       logs_ = std::make_unique<LogFollower>(
           *s_.client, ns_, name_, [this](const std::string& line) { out_.Line(line); }, lo);
     }
@@ -421,7 +422,13 @@ class JobWait {
   // Ends the streams and the watches, prints the final table and `outcome`, returns `rc`.
   int Finish(int rc, const std::string& outcome) {
     if (logs_) {
-      if (rc == 0 || rc == 1) logs_->WaitIdle(Ms(5000));
+      // The last lines: at most 5 s for the streams to end (and those that waited for a slot).
+      auto until = std::chrono::steady_clock::now() + Ms(5000);
+      while ((rc == 0 || rc == 1) && std::chrono::steady_clock::now() < until) {
+        logs_->WaitIdle(Ms(200));
+        if (logs_->Idle()) break;
+        (void)logs_->Update(pods_);
+      }
       logs_->StopAll();
     }
     job_tracker_.Stop();

@@ -122,11 +122,14 @@ Status LogFollower::Update(const std::vector<PodView>& pods) {
   }
   std::map<std::string, const ContainerView*> listed;
   std::map<std::string, const PodView*> pod_of;
+  std::vector<std::string> order;  // the pods' order (by name), then their containers'
   for (const auto& p : pods) {
     if (p.deleting) continue;
     for (const auto& c : p.containers) {
-      listed[p.uid + "/" + c.name] = &c;
-      pod_of[p.uid + "/" + c.name] = &p;
+      std::string key = p.uid + "/" + c.name;
+      if (!listed.emplace(key, &c).second) continue;
+      pod_of[key] = &p;
+      order.push_back(key);
     }
   }
   MutexLock lock(mu_);
@@ -145,23 +148,38 @@ Status LogFollower::Update(const std::vector<PodView>& pods) {
   changed_.notify_all();
   // The containers to follow now: those streamed, and those with an instance not yet read.
   std::vector<std::string> start;
-  int wanted = 0;
-  for (const auto& [key, c] : listed) {
+  int wanted = 0, streaming = 0;
+  for (const auto& key : order) {
+    const ContainerView& c = *listed[key];
     auto it = follows_.find(key);
     bool running = it != follows_.end() && it->second->thread_running;
     int done = it == follows_.end() ? -1 : it->second->done_restarts;
     if (running) {
       ++wanted;
-    } else if (Followable(*c) && c->restarts > done) {
+      ++streaming;
+    } else if (Followable(c) && c.restarts > done) {
       ++wanted;
       start.push_back(key);
     }
   }
-  if (wanted > options_.max_requests)
-    return InvalidArgumentError("there are " + std::to_string(wanted) +
-                                " containers to follow, more than --max-log-requests " +
-                                std::to_string(options_.max_requests) + " allows: raise it (--max-log-requests " +
-                                std::to_string(wanted) + ") or follow fewer replicas (--replica, --type)");
+  int pending = 0;
+  if (wanted > options_.max_requests) {
+    if (!options_.queue_excess)
+      return InvalidArgumentError("there are " + std::to_string(wanted) +
+                                  " containers to follow, more than --max-log-requests " +
+                                  std::to_string(options_.max_requests) + " allows: raise it (--max-log-requests " +
+                                  std::to_string(wanted) + ") or follow fewer replicas (--replica, --type)");
+    size_t room = static_cast<size_t>(std::max(0, options_.max_requests - streaming));
+    if (start.size() > room) {
+      pending = static_cast<int>(start.size() - room);
+      start.resize(room);
+    }
+  }
+  if (pending > 0 && pending != pending_)
+    sink_("tfjob: following the logs of " + std::to_string(wanted - pending) + " of " + std::to_string(wanted) +
+          " containers (--max-log-requests " + std::to_string(options_.max_requests) +
+          "); the others as those streams end");
+  pending_ = pending;
   for (const auto& [key, c] : listed) {
     auto it = follows_.find(key);
     if (it == follows_.end()) continue;
@@ -253,6 +271,7 @@ void LogFollower::Run(Follow& f, std::stop_token stop) {
 
 bool LogFollower::Idle() const {
   MutexLock lock(mu_);
+  if (pending_ > 0) return false;
   for (const auto& [key, f] : follows_)
     if (f->thread_running) return false;
   return true;

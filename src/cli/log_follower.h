@@ -14,7 +14,8 @@
 // instance's lines come after the old one's and nothing is printed twice. When the pods have
 // more containers to follow at once than `max_requests`, Update refuses (as kubectl does) and
 // starts none of the new ones; the caller stops. State is kept only for the containers of the
-// pods of the last Update (and streams still draining): bounded by the job's size.
+// pods of the last Update (and streams still draining): bounded by the job's size. With
+// `queue_excess` (submit --follow) the excess containers wait for a slot instead.
 
 #include <chrono>
 #include <condition_variable>
@@ -82,6 +83,10 @@ struct LogFollowOptions {
   // Consecutive failed connections of a container before giving up on it (its error printed);
   // a non-retryable error (a 4xx) gives up at once.
   int max_failures = 3;
+  // More containers to follow at once than max_requests: false (`logs -f`, as kubectl) refuses;
+  // true (`submit --follow`, whose point is the wait) follows the first ones in the pods' order,
+  // says so once, and starts the others on later Updates as streams end.
+  bool queue_excess = false;
 };
 
 class LogFollower {
@@ -97,11 +102,12 @@ class LogFollower {
   // The job's pods now (deleting ones included: their streams are not reconnected). Starts the
   // streams of containers that are running or ended and not read to their end yet.
   // kInvalidArgument, naming --max-log-requests, when more containers would be followed at
-  // once than `max_requests` (none of the new ones is started).
+  // once than `max_requests` (none of the new ones is started), unless `queue_excess`.
   Status Update(const std::vector<PodView>& pods);
-  // No stream is open or about to be (re)opened.
+  // No stream is open or about to be (re)opened, and none waits for a slot.
   bool Idle() const;
-  // Waits (at most `limit`) until Idle: the server closes a followed log when its container ends.
+  // Waits (at most `limit`) until no stream is open: the server closes a followed log when its
+  // container ends. (Containers waiting for a slot start only on an Update.)
   void WaitIdle(std::chrono::milliseconds limit);
   void StopAll();
 
@@ -122,6 +128,7 @@ class LogFollower {
   std::condition_variable_any changed_;  // a container's status changed, or a stream closed
   int open_ TFJOB_GUARDED_BY(mu_) = 0;   // log requests open
   int peak_open_ TFJOB_GUARDED_BY(mu_) = 0;
+  int pending_ TFJOB_GUARDED_BY(mu_) = 0;  // containers waiting for a slot (queue_excess)
   // "pod uid/container" -> its state; the map itself is touched only by the caller's thread.
   std::map<std::string, std::unique_ptr<Follow>> follows_;
 };

@@ -268,6 +268,38 @@ TEST(LogFollower, RefusesMoreContainersThanMaxLogRequests) {
   g->StopAll();
 }
 
+// submit --follow (queue_excess): the first containers in the pods' order are followed, the
+// others when a slot frees; never more than max_requests open.
+TEST(LogFollower, QueueExcessFollowsTheFirstThenTheRest) {
+  Fixture fx;
+  fx.transport.set_stream_handler([&](const kube::HttpRequest& r, const kube::ByteSink& sink) {
+    sink(Served(r.path, {"2026-01-01T00:00:01Z hello"}));
+    return OkStatus();
+  });
+  LogFollowOptions o;
+  o.max_requests = 2;
+  o.queue_excess = true;
+  LogFollower f(
+      fx.client, "ns", "j", [&](const std::string& l) { fx.printed.Add(l); }, o);
+  std::vector<PodView> pods = {Pod("j-worker-0", "terminated"), Pod("j-worker-1", "terminated"),
+                               Pod("j-worker-2", "terminated")};
+  ASSERT_TRUE(f.Update(pods).ok());
+  EXPECT_FALSE(f.Idle());  // worker-2 waits
+  f.WaitIdle(milliseconds(10000));
+  ASSERT_TRUE(f.Update(pods).ok());
+  f.WaitIdle(milliseconds(10000));
+  EXPECT_TRUE(f.Idle());
+  EXPECT_LE(f.PeakOpenStreamsForTesting(), 2);
+  f.StopAll();
+  auto printed = fx.printed.Get();
+  ASSERT_EQ(printed.size(), 4u);
+  EXPECT_EQ(printed[0],
+            "tfjob: following the logs of 2 of 3 containers (--max-log-requests 2); the others as those streams end");
+  EXPECT_THAT(std::vector<std::string>(printed.begin() + 1, printed.begin() + 3),
+              ::testing::UnorderedElementsAre("[worker-0] hello", "[worker-1] hello"));
+  EXPECT_EQ(printed[3], "[worker-2] hello");
+}
+
 // A finished container (its log read to the end) does not count: the limit is on streams open.
 TEST(LogFollower, EndedContainersDoNotCountAgainstTheLimit) {
   Fixture fx;
