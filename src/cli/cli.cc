@@ -8,7 +8,6 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <set>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -21,6 +20,7 @@
 #include "api/time.h"
 #include "cli/cli_args.h"
 #include "cli/job_view.h"
+#include "cli/log_follower.h"
 #include "common/clock.h"
 #include "common/file_reader.h"
 #include "common/logging.h"
@@ -47,8 +47,6 @@ constexpr size_t kMaxLogBytes = 16 * 1024 * 1024;
 // A watch that fails this many times in a row for a reason other than an unreachable server
 // (junk, a line over the limit, an error status) is given up on with exit 2 (docs/cli.md).
 constexpr int kMaxStreamFailures = 3;
-// A streamed log line longer than this is printed in pieces.
-constexpr size_t kMaxLogLine = 64 * 1024;
 
 std::string Esc(std::string_view s) {
   return api::EscapeNonPrintable(s);
@@ -277,121 +275,10 @@ std::vector<PodView> JobPods(const std::vector<json>& pods, const std::string& j
   return out;
 }
 
-// Splits a byte stream into lines, printing each with a prefix; a partial line longer than
-// kMaxLogLine is printed as it is.
-class LinePrinter {
- public:
-  LinePrinter(Output& out, std::string prefix, const char* color)
-      : out_(out), prefix_(std::move(prefix)), color_(color) {}
-  void Feed(std::string_view bytes) {
-    partial_.append(bytes);
-    size_t start = 0, nl;
-    while ((nl = partial_.find('\n', start)) != std::string::npos) {
-      Print(partial_.substr(start, nl - start));
-      start = nl + 1;
-    }
-    partial_.erase(0, start);
-    if (partial_.size() > kMaxLogLine) {
-      Print(partial_);
-      partial_.clear();
-    }
-  }
-  void Flush() {
-    if (!partial_.empty()) Print(partial_);
-    partial_.clear();
-  }
-  void Print(std::string line) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    out_.Line(local::PrefixedLine(prefix_, color_, Esc(line)));
-  }
-
- private:
-  Output& out_;
-  std::string prefix_;
-  const char* color_;
-  std::string partial_;
-};
-
 std::string LogPath(const std::string& ns, const std::string& pod, const std::string& container,
                     const std::string& extra) {
   return kube::ResourcePath(kube::kPods, ns, pod, "log") + "?container=" + kube::UrlEncode(container) + extra;
 }
-
-// Streams (follow=true) the logs of every container instance of the job's pods as they appear:
-// a new pod, or a container restarted in place, gets a new stream.
-class LogFollower {
- public:
-  LogFollower(kube::RestClient& client, std::string ns, std::string job, Output& out, bool color)
-      : client_(client), ns_(std::move(ns)), job_(std::move(job)), out_(out), color_(color) {}
-  ~LogFollower() { StopAll(); }
-
-  void Update(const std::vector<PodView>& pods) {
-    for (const auto& p : pods) {
-      if (p.deleting) continue;
-      for (const auto& c : p.containers) {
-        if (c.state != "running" && c.state != "terminated") continue;
-        std::string key = p.uid + "/" + c.name + "/" + std::to_string(c.restarts);
-        if (!started_.insert(key).second) continue;
-        if (started_.size() > 100000) started_.clear();
-        bool main = c.name == p.main.name;
-        std::string prefix = LogPrefix(job_, p.name, c.name, main);
-        std::string path = LogPath(ns_, p.name, c.name, "&follow=true");
-        const char* color = color_ ? local::PrefixColor(p.name) : "";
-        auto done = std::make_shared<std::atomic<bool>>(false);
-        streams_.push_back({std::jthread([this, prefix, path, color, done](std::stop_token stop) {
-                              LinePrinter printer(out_, prefix, color);
-                              Status s = client_.StreamText(
-                                  path,
-                                  [&](std::string_view bytes) {
-                                    printer.Feed(bytes);
-                                    return true;
-                                  },
-                                  stop);
-                              printer.Flush();
-                              if (!s.ok() && s.code() != StatusCode::kCancelled)
-                                out_.Line(
-                                    local::PrefixedLine(prefix, color, "tfjob: logs unavailable: " + Esc(s.message())));
-                              done->store(true);
-                            }),
-                            done});
-      }
-    }
-  }
-  // Waits (at most `limit`) until every stream has ended: the server closes a followed log
-  // when its container ends.
-  void WaitIdle(Ms limit) {
-    auto until = std::chrono::steady_clock::now() + limit;
-    for (;;) {
-      bool idle = true;
-      for (auto& s : streams_) idle = idle && s.done->load();
-      if (idle || std::chrono::steady_clock::now() >= until) return;
-      std::this_thread::sleep_for(Ms(50));
-    }
-  }
-  bool Idle() const {
-    for (const auto& s : streams_)
-      if (!s.done->load()) return false;
-    return true;
-  }
-  void StopAll() {
-    for (auto& s : streams_) s.thread.request_stop();
-    for (auto& s : streams_)
-      if (s.thread.joinable()) s.thread.join();
-    streams_.clear();
-  }
-
- private:
-  struct Stream {
-    std::jthread thread;
-    std::shared_ptr<std::atomic<bool>> done;
-  };
-  kube::RestClient& client_;
-  const std::string ns_, job_;
-  Output& out_;
-  const bool color_;
-  std::set<std::string> started_;
-  std::list<Stream> streams_;
-};
 
 std::string FormatMs(Ms d) {
   char buf[32];
@@ -404,6 +291,7 @@ std::string FormatMs(Ms d) {
 struct WaitOptions {
   bool table = true;    // the live table (terminal) or change lines
   bool follow = false;  // stream logs
+  int max_log_requests = kDefaultMaxLogRequests;
   std::optional<Ms> timeout;
   bool delete_on_interrupt = false;
 };
@@ -426,7 +314,14 @@ class JobWait {
   int Run(std::stop_token stop) {
     job_tracker_.Start();
     pod_tracker_.Start();
-    if (options_.follow) logs_ = std::make_unique<LogFollower>(*s_.client, ns_, name_, out_, io_.out_is_terminal);
+    if (options_.follow) {
+      LogFollowOptions lo;
+      lo.max_requests = options_.max_log_requests;
+      lo.color = io_.out_is_terminal;
+      lo.queue_excess = true;  // the wait goes on; the excess containers wait for a slot
+      logs_ = std::make_unique<LogFollower>(
+          *s_.client, ns_, name_, [this](const std::string& line) { out_.Line(line); }, lo);
+    }
     const auto started = std::chrono::steady_clock::now();
     for (;;) {
       signal_.Wait(Ms(500));
@@ -442,6 +337,10 @@ class JobWait {
       if (seen_) {
         if (JobFinished(job_)) CatchUpPods();
         Show();
+        if (!logs_refused_.empty()) {
+          *io_.err << "tfjob: " << JobRef(ns_, name_) << ": " << logs_refused_ << "\n";
+          return Finish(2, "tfjob: stopped watching " + JobRef(ns_, name_) + " (it keeps running)");
+        }
         if (JobFinished(job_)) return Finish(JobSucceeded(job_) ? 0 : 1, Outcome());
       }
       if (stop.stop_requested()) return Interrupted();
@@ -495,7 +394,8 @@ class JobWait {
     if (conditions != last_conditions_ && !conditions.empty())
       out_.Line("tfjob: " + JobRef(ns_, name_) + " conditions: " + conditions);
     last_conditions_ = conditions;
-    if (logs_) logs_->Update(pods_);
+    if (logs_)
+      if (Status st = logs_->Update(pods_); !st.ok()) logs_refused_ = Esc(st.message());
   }
 
   // The last line of a finished job: its terminal condition.
@@ -522,7 +422,13 @@ class JobWait {
   // Ends the streams and the watches, prints the final table and `outcome`, returns `rc`.
   int Finish(int rc, const std::string& outcome) {
     if (logs_) {
-      if (rc == 0 || rc == 1) logs_->WaitIdle(Ms(5000));
+      // The last lines: at most 5 s for the streams to end (and those that waited for a slot).
+      auto until = std::chrono::steady_clock::now() + Ms(5000);
+      while ((rc == 0 || rc == 1) && std::chrono::steady_clock::now() < until) {
+        logs_->WaitIdle(Ms(200));
+        if (logs_->Idle()) break;
+        (void)logs_->Update(pods_);
+      }
       logs_->StopAll();
     }
     job_tracker_.Stop();
@@ -549,6 +455,7 @@ class JobWait {
   Tracker job_tracker_;
   Tracker pod_tracker_;
   std::unique_ptr<LogFollower> logs_;
+  std::string logs_refused_;  // more containers to follow than --max-log-requests
   bool live_ = false, seen_ = false;
   std::vector<local::ReplicaRow> last_rows_;
   std::string last_conditions_;
@@ -658,6 +565,7 @@ int Submit(const CliArgs& a, const CliIo& io) {
   if (!a.wait) return 0;
   WaitOptions w;
   w.follow = a.follow;
+  w.max_log_requests = a.max_log_requests;
   w.timeout = a.timeout;
   w.delete_on_interrupt = a.delete_on_interrupt;
   return WithStops(io, [&](std::stop_token stop, std::stop_token) { return WaitForJob(s, ns, name, w, io, stop); });
@@ -907,7 +815,8 @@ int PrintLogs(Session& s, const CliArgs& a, const CliIo& io, const JobView& job,
 
 // -f: every current and future container instance, until Ctrl-C or the job has ended and
 // every stream with it.
-int FollowLogs(Session& s, const CliArgs& a, const CliIo& io, JobView job, Output& out, bool color) {
+int FollowLogs(Session& s, const CliArgs& a, const CliIo& io, JobView job, Output& out, bool color,
+               const std::string& extra) {
   return WithStops(io, [&](std::stop_token stop, std::stop_token) {
     Signal signal;
     Tracker job_tracker(*s.client, {kTfJobs, s.ns, "", "metadata.name=" + a.name}, [&] { signal.Notify(); });
@@ -915,7 +824,12 @@ int FollowLogs(Session& s, const CliArgs& a, const CliIo& io, JobView job, Outpu
                         [&] { signal.Notify(); });
     job_tracker.Start();
     pod_tracker.Start();
-    LogFollower follower(*s.client, s.ns, a.name, out, color);
+    LogFollowOptions lo;
+    lo.max_requests = a.max_log_requests;
+    lo.first_query = extra;
+    lo.color = color;
+    LogFollower follower(
+        *s.client, s.ns, a.name, [&out](const std::string& line) { out.Line(line); }, lo);
     while (!stop.stop_requested()) {
       signal.Wait(Ms(500));
       for (const Tracker* t : {&job_tracker, &pod_tracker})
@@ -930,7 +844,11 @@ int FollowLogs(Session& s, const CliArgs& a, const CliIo& io, JobView job, Outpu
       if (!jobs.empty()) job = DecodeJobView(jobs.front());
       auto pods = JobPods(pod_tracker.Snapshot(), job.uid);
       std::erase_if(pods, [&](const PodView& p) { return !MatchesReplica(p, a.name, a); });
-      follower.Update(pods);
+      if (Status st = follower.Update(pods); !st.ok()) {
+        follower.StopAll();
+        *io.err << "tfjob: " << JobRef(s.ns, a.name) << ": " << Esc(st.message()) << "\n";
+        return 2;
+      }
       if (pod_tracker.synced() && JobFinished(job) && follower.Idle()) break;
     }
     follower.StopAll();
@@ -951,7 +869,7 @@ int Logs(const CliArgs& a, const CliIo& io) {
   if (a.previous) extra += "&previous=true";
   if (a.since) extra += "&sinceSeconds=" + std::to_string(a.since->count());
   if (!a.follow) return PrintLogs(s, a, io, job, out, color, extra);
-  return FollowLogs(s, a, io, std::move(job), out, color);
+  return FollowLogs(s, a, io, std::move(job), out, color, extra);
 }
 
 // ---- suspend, resume, delete ----

@@ -71,6 +71,11 @@ StatusOr<CliArgs> ParseCliArgs(const std::vector<std::string>& args, const std::
   app.add_option("-n,--namespace", a.conn.ns, "Namespace (default: the context's, else \"default\")");
   app.add_option("--request-timeout", request_timeout, "Bound on each API request (default 30s)");
   const std::string& cmd = a.command;
+  auto add_max_log_requests = [&](const std::string& over) {
+    app.add_option("--max-log-requests", a.max_log_requests,
+                   "With --follow: the most log streams open at once (default 5, as kubectl); " + over)
+        ->check(CLI::Range(1, 1000));
+  };
   if (cmd == "get") {
     app.add_option("NAME", a.name, "A TFJob (default: all of the namespace)");
     app.add_flag("-A,--all-namespaces", a.conn.all_namespaces, "TFJobs of every namespace");
@@ -90,6 +95,7 @@ StatusOr<CliArgs> ParseCliArgs(const std::vector<std::string>& args, const std::
     app.add_option("--timeout", timeout, "With --wait: stop waiting after this long (exit 124; the job keeps running)");
     app.add_flag("--delete-on-interrupt", a.delete_on_interrupt,
                  "With --wait: Ctrl-C deletes the job (default: Ctrl-C stops watching only)");
+    add_max_log_requests("more containers wait for a slot");
   } else if (cmd == "logs") {
     app.add_option("NAME", a.name, "The TFJob")->required();
     auto* replica = app.add_option("--replica", a.replica, "One replica: worker-0 (or the pod's name)");
@@ -97,6 +103,7 @@ StatusOr<CliArgs> ParseCliArgs(const std::vector<std::string>& args, const std::
     app.add_flag("-f,--follow", a.follow, "Follow the logs, and the new pods after restarts (Ctrl-C ends)");
     app.add_flag("-p,--previous", a.previous, "The logs of the previous (restarted) container");
     app.add_option("--since", since, "Only lines newer than this (5s, 2m, 3h)");
+    add_max_log_requests("a job with more containers to follow at once is refused (exit 2)");
   }
   std::vector<std::string> rest(args.rbegin(), args.rend() - 1);
   try {

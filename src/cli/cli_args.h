@@ -35,6 +35,7 @@ struct CliArgs {
   std::string type;                           // logs --type Worker
   bool previous = false;                      // logs --previous
   std::optional<std::chrono::seconds> since;  // logs --since
+  int max_log_requests = 5;                   // logs -f, submit --follow: log streams open at once
   bool help = false;
   std::string help_text;
 };

@@ -34,6 +34,21 @@ TEST(CliArgs, ConnectionFlagsOfEveryCommand) {
   EXPECT_TRUE(a->watch);
 }
 
+TEST(CliArgs, MaxLogRequests) {
+  auto a = ParseCliArgs({"logs", "j", "-f"});
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(a->max_log_requests, 5);  // kubectl's default
+  a = ParseCliArgs({"logs", "j", "-f", "--max-log-requests", "12"});
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  EXPECT_EQ(a->max_log_requests, 12);
+  a = ParseCliArgs({"submit", "f.yaml", "--follow", "--max-log-requests", "8"});
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  EXPECT_EQ(a->max_log_requests, 8);
+  for (const char* bad : {"0", "-1", "x", "1001"})
+    EXPECT_FALSE(ParseCliArgs({"logs", "j", "-f", "--max-log-requests", bad}).ok()) << bad;
+  EXPECT_FALSE(ParseCliArgs({"get", "--max-log-requests", "3"}).ok());
+}
+
 TEST(CliArgs, UsageErrors) {
   EXPECT_FALSE(ParseCliArgs({"get", "-A", "-n", "x"}).ok());
   EXPECT_FALSE(ParseCliArgs({"get", "-A", "name"}).ok());

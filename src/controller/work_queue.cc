@@ -59,7 +59,13 @@ void WorkQueue::AddAfter(const std::string& key, std::chrono::nanoseconds delay)
   }
   auto due = clock_.SteadyNow() + delay;
   auto [it, inserted] = delayed_.emplace(key, due);
-  if (!inserted && due < it->second) it->second = due;  // keep the earliest
+  if (inserted) {
+    due_order_.emplace(due, key);
+  } else if (due < it->second) {  // keep the earliest
+    due_order_.erase({it->second, key});
+    it->second = due;
+    due_order_.emplace(due, key);
+  }
   ++delay_generation_;
   delay_cv_.notify_all();
 }
@@ -131,17 +137,13 @@ size_t WorkQueue::DelayedLenForTesting() const {
 
 std::optional<Clock::SteadyTime> WorkQueue::ProcessDue(Clock::SteadyTime now) {
   std::lock_guard lock(mu_);
-  std::optional<Clock::SteadyTime> next;
-  for (auto it = delayed_.begin(); it != delayed_.end();) {
-    if (it->second <= now) {
-      AddLocked(it->first);
-      it = delayed_.erase(it);
-    } else {
-      if (!next || it->second < *next) next = it->second;
-      ++it;
-    }
+  while (!due_order_.empty() && due_order_.begin()->first <= now) {
+    auto node = due_order_.extract(due_order_.begin());
+    delayed_.erase(node.value().second);
+    AddLocked(node.value().second);
   }
-  return next;
+  if (due_order_.empty()) return std::nullopt;
+  return due_order_.begin()->first;
 }
 
 void WorkQueue::StartDelayDriver() {

@@ -4,7 +4,10 @@
 //  - stingy: a key is queued at most once, and never handed to two workers at once: an Add
 //    while the key is being processed marks it dirty and it is queued again after Done;
 //  - delaying: AddAfter(key, d) queues it when d has passed (ProcessDue drives this; a
-//    background thread calls it unless the test drives time itself);
+//    background thread calls it unless the test drives time itself). As client-go's delaying
+//    queue: a key waits at most once, with the earliest due time asked for; the waiting keys are
+//    ordered by due time (then key), so an add costs O(log n) and ProcessDue O(k log n) for the
+//    k keys due, and keys due together are queued in the order of their due times;
 //  - rate limited: AddRateLimited uses the RateLimiter's per-key backoff;
 //  - ShutDown stops new adds; Get drains what is queued, then returns nullopt.
 // Thread-safe. Metrics (workqueue_*) are recorded when a Registry is given.
@@ -18,6 +21,7 @@
 #include <stop_token>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "common/clock.h"
 #include "controller/metrics.h"
@@ -66,7 +70,9 @@ class WorkQueue {
   std::set<std::string> processing_;
   std::map<std::string, Clock::SteadyTime> added_at_;    // for queue-duration metrics
   std::map<std::string, Clock::SteadyTime> started_at_;  // for work-duration metrics
-  std::map<std::string, Clock::SteadyTime> delayed_;     // key -> earliest due time
+  // The delayed keys: key -> earliest due time, and the same entries ordered by due time.
+  std::map<std::string, Clock::SteadyTime> delayed_;
+  std::set<std::pair<Clock::SteadyTime, std::string>> due_order_;
   bool shutting_down_ = false;
   uint64_t delay_generation_ = 0;  // bumped when delayed_ changes, wakes the driver
   std::jthread driver_;

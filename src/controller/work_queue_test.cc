@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <set>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -57,6 +58,55 @@ TEST(WorkQueue, AddAfterWaitsForItsTimeAndKeepsTheEarliest) {
   clock.Advance(milliseconds(200));
   q.ProcessDue(clock.SteadyNow());
   EXPECT_EQ(*q.Get(), "b");
+  EXPECT_EQ(q.DelayedLenForTesting(), 0u);
+}
+
+// Keys that become due together are queued in the order of their due times (as client-go's
+// heap pops them), not in the order of their names; a later AddAfter with an earlier due time
+// moves the key forward, one with a later due time leaves it where it was.
+TEST(WorkQueue, DelayedKeysAreQueuedInDueOrderAndKeepTheEarliest) {
+  FakeClock clock;
+  WorkQueue q(clock, "t");
+  q.AddAfter("a", milliseconds(30));
+  q.AddAfter("b", milliseconds(20));
+  q.AddAfter("c", milliseconds(10));
+  q.AddAfter("d", milliseconds(40));
+  q.AddAfter("d", milliseconds(5));   // earlier: moves d to the front
+  q.AddAfter("c", milliseconds(50));  // later: ignored
+  EXPECT_EQ(q.DelayedLenForTesting(), 4u);
+  clock.Advance(milliseconds(100));
+  EXPECT_FALSE(q.ProcessDue(clock.SteadyNow()));
+  std::vector<std::string> order;
+  while (q.Len() > 0) order.push_back(*q.Get());
+  EXPECT_THAT(order, ::testing::ElementsAre("d", "c", "b", "a"));
+  EXPECT_EQ(q.DelayedLenForTesting(), 0u);
+}
+
+// Many delayed keys with due times in a scrambled order, the clock stepped through them: each
+// ProcessDue queues exactly the keys due (in due order) and names the next due time.
+TEST(WorkQueue, ManyDelayedKeysComeDueInOrder) {
+  FakeClock clock;
+  WorkQueue q(clock, "t");
+  constexpr int kKeys = 20000;
+  auto delay_of = [](int i) { return milliseconds(1 + (static_cast<long long>(i) * 7919) % kKeys); };
+  for (int i = 0; i < kKeys; ++i) q.AddAfter("k" + std::to_string(i), delay_of(i));
+  for (int i = 0; i < kKeys; i += 3) q.AddAfter("k" + std::to_string(i), delay_of(i) + milliseconds(5));  // ignored
+  ASSERT_EQ(q.DelayedLenForTesting(), static_cast<size_t>(kKeys));
+  std::vector<int> by_due(kKeys);  // the delays are a permutation of 1..kKeys ms
+  for (int i = 0; i < kKeys; ++i) by_due[delay_of(i).count() - 1] = i;
+  auto start = clock.SteadyNow();
+  for (int ms = 1; ms <= kKeys; ++ms) {
+    clock.Advance(milliseconds(1));
+    auto next = q.ProcessDue(clock.SteadyNow());
+    ASSERT_EQ(q.Len(), 1u) << ms;
+    EXPECT_EQ(*q.Get(), "k" + std::to_string(by_due[ms - 1]));
+    if (ms < kKeys) {
+      ASSERT_TRUE(next);
+      EXPECT_EQ(*next - start, milliseconds(ms + 1));
+    } else {
+      EXPECT_FALSE(next);
+    }
+  }
   EXPECT_EQ(q.DelayedLenForTesting(), 0u);
 }
 

@@ -252,6 +252,85 @@ def test_logs_endless_stream_without_newlines(tfjob, tmp_path, follow):
         server.stop()
 
 
+def test_logs_follow_refuses_more_streams_than_max_log_requests(tfjob, tmp_path):
+    """kubectl's --max-log-requests (default 5): a job with more containers to follow at once is
+    refused with exit 2, naming the flag, before any log stream is opened."""
+    import copy
+    pods = []
+    for i in range(6):
+        p = copy.deepcopy(POD)
+        p["metadata"]["name"] = f"j-worker-{i}"
+        p["metadata"]["uid"] = f"p{i}"
+        pods.append(p)
+    log_requests = []
+
+    def behaviour(kind, path, h):
+        if "/log" in path:
+            log_requests.append(path)
+            h.start_stream()
+            h.hold(60)
+        elif "/pods" in path:
+            if kind == "watch":
+                h.start_stream()
+                h.hold(60)
+            else:
+                h.respond(200, listing(pods))
+        else:
+            watch_junk(lambda h: h.hold(60))(kind, path, h)
+    out = served(tmp_path, behaviour, [tfjob, "logs", "j", "-f", "--request-timeout", "5s"],
+                 "logs -f: 6 containers, --max-log-requests 5", timeout=30)
+    assert out.returncode == 2, out.output
+    assert "6 containers to follow, more than --max-log-requests 5" in out.output, out.output
+    assert log_requests == []
+
+
+def test_submit_follow_with_more_containers_than_max_log_requests_keeps_waiting(tfjob, tmp_path):
+    """submit --follow (the wait is the point): the first 5 containers are followed, the others
+    wait for a slot, and it says so; never more than 5 log streams open."""
+    import copy
+    import threading
+    pods = []
+    for i in range(6):
+        p = copy.deepcopy(POD)
+        p["metadata"]["name"] = f"j-worker-{i}"
+        p["metadata"]["uid"] = f"p{i}"
+        pods.append(p)
+    lock, open_streams, peak, log_requests = threading.Lock(), [0], [0], []
+
+    def behaviour(kind, path, h):
+        if kind == "other" and "/tfjobs" in path and "watch" not in path and "fieldValidation" in path:
+            h.respond(201, json.dumps(JOB))
+        elif "/log" in path:
+            with lock:
+                log_requests.append(path)
+                open_streams[0] += 1
+                peak[0] = max(peak[0], open_streams[0])
+            try:
+                h.start_stream()
+                h.send(b"2026-01-01T00:00:01Z hello\n")
+                h.hold(60)
+            finally:
+                with lock:
+                    open_streams[0] -= 1
+        elif "/pods" in path:
+            if kind == "watch":
+                h.start_stream()
+                h.hold(60)
+            else:
+                h.respond(200, listing(pods))
+        else:
+            watch_junk(lambda h: h.hold(60))(kind, path, h)
+    f = tmp_path / "job.json"
+    f.write_text(json.dumps({k: v for k, v in JOB.items() if k != "status"}))
+    out = served(tmp_path, behaviour, [tfjob, "submit", str(f), "--follow", "--timeout", "3s",
+                                       "--request-timeout", "5s"], "submit --follow: 6 containers, 5 streams",
+                 timeout=30)
+    assert out.returncode == 124, out.output
+    assert "tfjob: following the logs of 5 of 6 containers (--max-log-requests 5)" in out.output, out.output
+    assert len(log_requests) == 5 and peak[0] == 5, log_requests
+    assert out.output.count("] hello") == 5, out.output
+
+
 def test_submit_wait_final_table_does_not_trust_a_lagging_pod_watch(tfjob, tmp_path):
     """The job's Failed condition can come before its pod's change on the pod watch (two watches,
     each in its own order; seen in the e2e suite under load: the final table showed the failed

@@ -1,0 +1,309 @@
+#include "cli/log_follower.h"
+
+#include <algorithm>
+
+#include "api/field_error.h"
+#include "kube/resource_path.h"
+#include "local/replica_view.h"
+
+namespace tfjob::cli {
+
+// ---- LogCursor ----
+
+void LogCursor::BeginConnection() {
+  partial_.clear();
+  in_line_ = false;
+  printing_ = false;
+  caught_up_ = !last_.has_value();
+  resent_at_last_ = 0;
+}
+
+void LogCursor::Feed(std::string_view bytes, const Print& print) {
+  partial_.append(bytes);
+  size_t start = 0, nl;
+  while ((nl = partial_.find('\n', start)) != std::string::npos) {
+    Piece(std::string_view(partial_).substr(start, nl - start), true, print);
+    start = nl + 1;
+  }
+  partial_.erase(0, start);
+  if (partial_.size() > kMaxLogLine) {
+    Piece(partial_, false, print);
+    partial_.clear();
+  }
+}
+
+void LogCursor::EndConnection(bool complete, const Print& print) {
+  if (complete && !partial_.empty()) Piece(partial_, true, print);
+  partial_.clear();
+  in_line_ = false;
+}
+
+std::optional<api::Time> LogCursor::ResumeTime() const {
+  if (!last_) return std::nullopt;
+  return api::TruncateToSeconds(*last_);
+}
+
+void LogCursor::Piece(std::string_view text, bool ends_line, const Print& print) {
+  if (!in_line_) printing_ = Admit(text);
+  if (printing_) {
+    if (ends_line && !text.empty() && text.back() == '\r') text.remove_suffix(1);
+    print(text);
+  }
+  in_line_ = !ends_line;
+}
+
+bool LogCursor::Admit(std::string_view& text) {
+  size_t sp = text.find(' ');
+  std::optional<api::Time> t;
+  if (sp != std::string_view::npos && sp <= 40) t = api::ParseTime(text.substr(0, sp));
+  if (!t) return true;  // no timestamp: nothing to compare; printed
+  text.remove_prefix(sp + 1);
+  if (!caught_up_) {
+    // The server sends again from the second of the last printed line: skip up to that line.
+    if (*t < *last_) return false;
+    if (*t == *last_ && resent_at_last_ < printed_at_last_) {
+      ++resent_at_last_;
+      return false;
+    }
+    caught_up_ = true;
+  }
+  if (last_ && *t == *last_) {
+    ++printed_at_last_;
+  } else {
+    last_ = *t;
+    printed_at_last_ = 1;
+  }
+  return true;
+}
+
+// ---- LogFollower ----
+
+// One container of one pod. The status fields are written by Update and read by the thread
+// (under mu_); the cursor and `failures` belong to the thread while it runs.
+struct LogFollower::Follow {
+  std::string pod, container, prefix;
+  const char* color = "";
+  int restarts = 0;
+  bool terminated = false;
+  bool gone = false;       // the pod is deleting or no longer listed: no new connection
+  int done_restarts = -1;  // instances up to this one were read to their end (or given up)
+  bool thread_running = false;
+  LogCursor cursor;
+  std::jthread thread;
+};
+
+namespace {
+
+std::string LogPath(const std::string& ns, const std::string& pod, const std::string& container,
+                    const std::string& extra) {
+  return kube::ResourcePath(kube::kPods, ns, pod, "log") + "?container=" + kube::UrlEncode(container) + extra;
+}
+
+bool Followable(const ContainerView& c) {
+  return c.state == "running" || c.state == "terminated";
+}
+
+}  // namespace
+
+LogFollower::LogFollower(kube::RestClient& client, std::string ns, std::string job, LineSink sink,
+                         LogFollowOptions options)
+    : client_(client), ns_(std::move(ns)), job_(std::move(job)), sink_(std::move(sink)), options_(std::move(options)) {}
+
+LogFollower::~LogFollower() {
+  StopAll();
+}
+
+Status LogFollower::Update(const std::vector<PodView>& pods) {
+  // Reap the threads that ended (their instance read to its end, given up, or the pod gone).
+  {
+    MutexLock lock(mu_);
+    for (auto& [key, f] : follows_)
+      if (!f->thread_running && f->thread.joinable()) f->thread.join();
+  }
+  std::map<std::string, const ContainerView*> listed;
+  std::map<std::string, const PodView*> pod_of;
+  std::vector<std::string> order;  // the pods' order (by name), then their containers'
+  for (const auto& p : pods) {
+    if (p.deleting) continue;
+    for (const auto& c : p.containers) {
+      std::string key = p.uid + "/" + c.name;
+      if (!listed.emplace(key, &c).second) continue;
+      pod_of[key] = &p;
+      order.push_back(key);
+    }
+  }
+  MutexLock lock(mu_);
+  // Forget the containers of pods gone once their streams ended; the others no longer reconnect.
+  for (auto it = follows_.begin(); it != follows_.end();) {
+    Follow& f = *it->second;
+    if (!listed.contains(it->first)) {
+      f.gone = true;
+      if (!f.thread_running) {
+        it = follows_.erase(it);
+        continue;
+      }
+    }
+    ++it;
+  }
+  changed_.notify_all();
+  // The containers to follow now: those streamed, and those with an instance not yet read.
+  std::vector<std::string> start;
+  int wanted = 0, streaming = 0;
+  for (const auto& key : order) {
+    const ContainerView& c = *listed[key];
+    auto it = follows_.find(key);
+    bool running = it != follows_.end() && it->second->thread_running;
+    int done = it == follows_.end() ? -1 : it->second->done_restarts;
+    if (running) {
+      ++wanted;
+      ++streaming;
+    } else if (Followable(c) && c.restarts > done) {
+      ++wanted;
+      start.push_back(key);
+    }
+  }
+  int pending = 0;
+  if (wanted > options_.max_requests) {
+    if (!options_.queue_excess)
+      return InvalidArgumentError("there are " + std::to_string(wanted) +
+                                  " containers to follow, more than --max-log-requests " +
+                                  std::to_string(options_.max_requests) + " allows: raise it (--max-log-requests " +
+                                  std::to_string(wanted) + ") or follow fewer replicas (--replica, --type)");
+    size_t room = static_cast<size_t>(std::max(0, options_.max_requests - streaming));
+    if (start.size() > room) {
+      pending = static_cast<int>(start.size() - room);
+      start.resize(room);
+    }
+  }
+  if (pending > 0 && pending != pending_)
+    sink_("tfjob: following the logs of " + std::to_string(wanted - pending) + " of " + std::to_string(wanted) +
+          " containers (--max-log-requests " + std::to_string(options_.max_requests) +
+          "); the others as those streams end");
+  pending_ = pending;
+  for (const auto& [key, c] : listed) {
+    auto it = follows_.find(key);
+    if (it == follows_.end()) continue;
+    it->second->restarts = c->restarts;
+    it->second->terminated = c->state == "terminated";
+  }
+  for (const auto& key : start) {
+    auto& slot = follows_[key];
+    if (!slot) {
+      slot = std::make_unique<Follow>();
+      const PodView& p = *pod_of[key];
+      slot->pod = p.name;
+      slot->container = listed[key]->name;
+      slot->prefix = LogPrefix(job_, p.name, slot->container, slot->container == p.main.name);
+      slot->color = options_.color ? local::PrefixColor(p.name) : "";
+    }
+    Follow& f = *slot;
+    f.restarts = listed[key]->restarts;
+    f.terminated = listed[key]->state == "terminated";
+    f.thread_running = true;
+    f.thread = std::jthread([this, &f](std::stop_token stop) { Run(f, std::move(stop)); });
+  }
+  return OkStatus();
+}
+
+void LogFollower::Run(Follow& f, std::stop_token stop) {
+  auto print = [&](std::string_view text) {
+    sink_(local::PrefixedLine(f.prefix, f.color, api::EscapeNonPrintable(text)));
+  };
+  int failures = 0;
+  for (;;) {
+    int restarts = 0;
+    bool terminated = false;
+    {
+      MutexLock lock(mu_);
+      if (f.gone || f.restarts <= f.done_restarts) break;
+      // A slot among the max_requests log requests (one held by a draining stream frees soon).
+      if (!changed_.wait(mu_, stop, [&] { return open_ < options_.max_requests || f.gone; }) || f.gone) break;
+      ++open_;
+      peak_open_ = std::max(peak_open_, open_);
+      restarts = f.restarts;
+      terminated = f.terminated;
+    }
+    std::string query = "&follow=true&timestamps=true";
+    if (auto since = f.cursor.ResumeTime())
+      query += "&sinceTime=" + kube::UrlEncode(api::FormatTime(*since));
+    else
+      query += options_.first_query;
+    f.cursor.BeginConnection();
+    Status s = client_.StreamText(
+        LogPath(ns_, f.pod, f.container, query),
+        [&](std::string_view bytes) {
+          f.cursor.Feed(bytes, print);
+          return true;
+        },
+        stop);
+    f.cursor.EndConnection(s.ok(), print);
+    std::optional<std::string> give_up;
+    {
+      MutexLock lock(mu_);
+      --open_;
+      changed_.notify_all();
+      if (s.code() == StatusCode::kCancelled || stop.stop_requested()) break;
+      if (s.ok()) {
+        failures = 0;
+        // A log asked for when its container had ended is read to its end; a running one that
+        // ended may have ended with its container (the status tells soon) or with the connection.
+        if (terminated) {
+          f.done_restarts = std::max(f.done_restarts, restarts);
+          continue;
+        }
+      } else if (!IsRetryable(s) || ++failures >= options_.max_failures) {
+        f.done_restarts = std::max(f.done_restarts, restarts);  // until a new instance
+        give_up = s.message();
+      }
+      if (!give_up)
+        changed_.wait_for(mu_, stop, options_.reconnect_delay,
+                          [&] { return f.gone || f.restarts != restarts || f.terminated != terminated; });
+    }
+    if (give_up) {
+      print("tfjob: logs unavailable: " + *give_up);
+      break;
+    }
+  }
+  MutexLock lock(mu_);
+  f.thread_running = false;
+  changed_.notify_all();
+}
+
+bool LogFollower::Idle() const {
+  MutexLock lock(mu_);
+  if (pending_ > 0) return false;
+  for (const auto& [key, f] : follows_)
+    if (f->thread_running) return false;
+  return true;
+}
+
+void LogFollower::WaitIdle(std::chrono::milliseconds limit) {
+  MutexLock lock(mu_);
+  changed_.wait_for(mu_, limit, [&] {
+    for (const auto& [key, f] : follows_)
+      if (f->thread_running) return false;
+    return true;
+  });
+}
+
+void LogFollower::StopAll() {
+  for (auto& [key, f] : follows_) f->thread.request_stop();
+  {
+    MutexLock lock(mu_);
+    changed_.notify_all();
+  }
+  for (auto& [key, f] : follows_)
+    if (f->thread.joinable()) f->thread.join();
+  follows_.clear();
+}
+
+size_t LogFollower::TrackedContainersForTesting() const {
+  return follows_.size();
+}
+
+int LogFollower::PeakOpenStreamsForTesting() const {
+  MutexLock lock(mu_);
+  return peak_open_;
+}
+
+}  // namespace tfjob::cli

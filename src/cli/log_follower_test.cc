@@ -1,0 +1,394 @@
+#include "cli/log_follower.h"
+
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "api/time.h"
+#include "common/clock.h"
+#include "testing/fake_transport.h"
+
+namespace tfjob::cli {
+namespace {
+
+using std::chrono::milliseconds;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+// A container's log as the kubelet sends it with timestamps=true. Lines 2 and 3 share one
+// timestamp, as lines of one write do; 4 and 5 too.
+const std::vector<std::string> kLog = {
+    "2026-01-01T00:00:01.1Z one",  "2026-01-01T00:00:01.2Z two",  "2026-01-01T00:00:01.2Z three",
+    "2026-01-01T00:00:02.5Z four", "2026-01-01T00:00:02.5Z five", "2026-01-01T00:00:03Z six",
+};
+const std::vector<std::string> kTexts = {"one", "two", "three", "four", "five", "six"};
+
+api::Time TimeOf(const std::string& line) {
+  return *api::ParseTime(line.substr(0, line.find(' ')));
+}
+
+// What the server sends for `sinceTime` (whole seconds, inclusive), as one body.
+std::string BodySince(const std::vector<std::string>& log, std::optional<api::Time> since) {
+  std::string body;
+  for (const auto& l : log)
+    if (!since || TimeOf(l) >= *since) body += l + "\n";
+  return body;
+}
+
+void FeedInChunks(LogCursor& c, std::string_view bytes, size_t chunk, const LogCursor::Print& print) {
+  for (size_t i = 0; i < bytes.size(); i += chunk) c.Feed(bytes.substr(i, chunk), print);
+}
+
+// A connection broken after any number of bytes, resumed with the cursor's sinceTime (the
+// server sends the whole second again), then once more after the end: every line once.
+TEST(LogCursor, ResumedConnectionsPrintEveryLineOnce) {
+  const std::string full = BodySince(kLog, std::nullopt);
+  for (size_t cut = 0; cut <= full.size(); ++cut) {
+    for (size_t chunk : {1, 3, 64}) {
+      LogCursor c;
+      std::vector<std::string> printed;
+      auto print = [&](std::string_view t) { printed.emplace_back(t); };
+      c.BeginConnection();
+      FeedInChunks(c, std::string_view(full).substr(0, cut), chunk, print);
+      c.EndConnection(false, print);  // broken
+      c.BeginConnection();
+      FeedInChunks(c, BodySince(kLog, c.ResumeTime()), chunk, print);
+      c.EndConnection(true, print);
+      c.BeginConnection();  // a reconnect that gets nothing new
+      FeedInChunks(c, BodySince(kLog, c.ResumeTime()), chunk, print);
+      c.EndConnection(true, print);
+      ASSERT_EQ(printed, kTexts) << "cut " << cut << " chunk " << chunk;
+    }
+  }
+}
+
+TEST(LogCursor, ResumeTimeIsTheSecondOfTheLastPrintedLine) {
+  LogCursor c;
+  EXPECT_FALSE(c.ResumeTime());
+  c.BeginConnection();
+  c.Feed("2026-01-01T00:00:02.5Z four\n2026-01-01T00:00:02.9Z fi", [](std::string_view) {});
+  EXPECT_EQ(api::FormatTime(*c.ResumeTime()), "2026-01-01T00:00:02Z");
+}
+
+// Within one connection nothing is filtered: lines whose timestamps go back are printed.
+TEST(LogCursor, FirstConnectionPrintsEverythingInOrder) {
+  LogCursor c;
+  std::vector<std::string> printed;
+  auto print = [&](std::string_view t) { printed.emplace_back(t); };
+  c.BeginConnection();
+  c.Feed("2026-01-01T00:00:05Z a\n2026-01-01T00:00:04Z b\r\nno timestamp here\nlast", print);
+  c.EndConnection(true, print);
+  EXPECT_THAT(printed, ElementsAre("a", "b", "no timestamp here", "last"));
+}
+
+// A line longer than kMaxLogLine is printed in pieces (memory stays bounded); when the line is
+// sent again after a reconnect, none of its pieces is printed again.
+TEST(LogCursor, LongLineInPiecesIsNotRepeated) {
+  LogCursor c;
+  std::vector<std::string> printed;
+  auto print = [&](std::string_view t) { printed.emplace_back(t); };
+  std::string long_line = "2026-01-01T00:00:01Z " + std::string(2 * kMaxLogLine, 'x') + "\n";
+  std::string next = "2026-01-01T00:00:02Z next\n";
+  c.BeginConnection();
+  FeedInChunks(c, long_line + next, 4096, print);
+  c.EndConnection(false, print);
+  size_t pieces = printed.size();
+  EXPECT_GE(pieces, 3u);  // two pieces of the long line and "next"
+  EXPECT_EQ(printed.back(), "next");
+  c.BeginConnection();
+  FeedInChunks(c, long_line + next + "2026-01-01T00:00:03Z new\n", 4096, print);
+  c.EndConnection(true, print);
+  ASSERT_EQ(printed.size(), pieces + 1);
+  EXPECT_EQ(printed.back(), "new");
+}
+
+// ---- LogFollower against a fake server ----
+
+PodView Pod(const std::string& name, const std::string& state, int restarts = 0) {
+  PodView p;
+  p.name = name;
+  p.uid = "uid-" + name;
+  p.phase = "Running";
+  ContainerView c;
+  c.name = "tensorflow";
+  c.state = state;
+  c.restarts = restarts;
+  p.main = c;
+  p.containers = {c};
+  return p;
+}
+
+std::optional<api::Time> SinceOf(const std::string& path) {
+  auto at = path.find("sinceTime=");
+  if (at == std::string::npos) return std::nullopt;
+  std::string v = path.substr(at + 10, path.find('&', at) - at - 10);
+  for (size_t i; (i = v.find("%3A")) != std::string::npos;) v.replace(i, 3, ":");
+  return api::ParseTime(v);
+}
+
+// The body of a log request as the kubelet sends it: from sinceTime on, with the timestamps
+// only when asked for.
+std::string Served(const std::string& path, const std::vector<std::string>& log) {
+  std::string body = BodySince(log, SinceOf(path));
+  if (path.find("timestamps=true") != std::string::npos) return body;
+  std::string plain;
+  for (size_t start = 0, nl; (nl = body.find('\n', start)) != std::string::npos; start = nl + 1) {
+    std::string line = body.substr(start, nl - start);
+    plain += line.substr(line.find(' ') + 1) + "\n";
+  }
+  return plain;
+}
+
+struct Printed {
+  std::mutex mu;
+  std::vector<std::string> lines;
+  void Add(const std::string& l) {
+    std::lock_guard lock(mu);
+    lines.push_back(l);
+  }
+  std::vector<std::string> Get() {
+    std::lock_guard lock(mu);
+    return lines;
+  }
+};
+
+struct Fixture {
+  kube::FakeTransport transport;
+  RealClock clock;
+  kube::RestClient client{transport, clock, {.qps = 1e6, .burst = 1000000, .max_retries = 0}};
+  Printed printed;
+
+  std::unique_ptr<LogFollower> Follower(int max_requests = kDefaultMaxLogRequests) {
+    LogFollowOptions o;
+    o.max_requests = max_requests;
+    o.reconnect_delay = milliseconds(2);
+    return std::make_unique<LogFollower>(
+        client, "ns", "j", [this](const std::string& l) { printed.Add(l); }, o);
+  }
+  int Streams() { return static_cast<int>(transport.requests().size()); }
+  void WaitForStreams(int n) {
+    for (int i = 0; i < 5000 && Streams() < n; ++i) std::this_thread::sleep_for(milliseconds(2));
+  }
+};
+
+// The first connection breaks in the middle of a line; the follower reconnects with sinceTime
+// and prints the rest; reconnects after the stream ended (the container ran on, then ended)
+// print nothing again. Before: the stream was given up after the break ("logs unavailable"),
+// and the lines after it were lost.
+TEST(LogFollower, ResumesABrokenStreamWithoutRepeatingOrLosingLines) {
+  Fixture fx;
+  std::mutex mu;
+  int connections = 0;
+  fx.transport.set_stream_handler([&](const kube::HttpRequest& r, const kube::ByteSink& sink) -> Status {
+    int n;
+    {
+      std::lock_guard lock(mu);
+      n = ++connections;
+    }
+    std::string body = Served(r.path, kLog);
+    if (n == 1) {  // lines one..three and half of four, then the connection breaks
+      sink(std::string_view(body).substr(0, body.find("four") + 2));
+      return UnavailableError("GET " + r.path + ": connection reset");
+    }
+    sink(body);
+    return OkStatus();
+  });
+  auto f = fx.Follower();
+  ASSERT_TRUE(f->Update({Pod("j-worker-0", "running")}).ok());
+  fx.WaitForStreams(3);
+  ASSERT_TRUE(f->Update({Pod("j-worker-0", "terminated")}).ok());
+  f->WaitIdle(milliseconds(10000));
+  EXPECT_TRUE(f->Idle());
+  f->StopAll();
+  std::vector<std::string> want;
+  for (const auto& t : kTexts) want.push_back("[worker-0] " + t);
+  EXPECT_EQ(fx.printed.Get(), want);
+  auto requests = fx.transport.requests();
+  ASSERT_GE(requests.size(), 3u);
+  EXPECT_THAT(requests[0].path, HasSubstr("follow=true&timestamps=true"));
+  EXPECT_THAT(requests[0].path, ::testing::Not(HasSubstr("sinceTime")));
+  EXPECT_THAT(requests[1].path, HasSubstr("sinceTime=2026-01-01T00"));
+}
+
+// A container restarted in place: the new instance is followed from the old one's last line,
+// and the old instance's lines (the kubelet serves the last ended one while the container
+// waits) are not printed again.
+TEST(LogFollower, RestartedContainerContinuesWithoutRepeating) {
+  Fixture fx;
+  std::mutex mu;
+  std::vector<std::string> current(kLog.begin(), kLog.begin() + 3);
+  fx.transport.set_stream_handler([&](const kube::HttpRequest& r, const kube::ByteSink& sink) -> Status {
+    std::lock_guard lock(mu);
+    sink(Served(r.path, current));
+    return OkStatus();
+  });
+  auto f = fx.Follower();
+  ASSERT_TRUE(f->Update({Pod("j-worker-0", "terminated", 0)}).ok());
+  f->WaitIdle(milliseconds(10000));
+  ASSERT_TRUE(f->Idle());
+  {
+    std::lock_guard lock(mu);
+    current.assign(kLog.begin() + 3, kLog.end());
+  }
+  ASSERT_TRUE(f->Update({Pod("j-worker-0", "terminated", 1)}).ok());
+  f->WaitIdle(milliseconds(10000));
+  ASSERT_TRUE(f->Idle());
+  ASSERT_TRUE(f->Update({Pod("j-worker-0", "terminated", 1)}).ok());  // nothing new to read
+  f->WaitIdle(milliseconds(10000));
+  f->StopAll();
+  std::vector<std::string> want;
+  for (const auto& t : kTexts) want.push_back("[worker-0] " + t);
+  EXPECT_EQ(fx.printed.Get(), want);
+  EXPECT_EQ(fx.Streams(), 2);
+}
+
+// More containers to follow than --max-log-requests: refused, naming the flag, and no stream
+// is opened (kubectl's behaviour). Before: a thread and a stream per container, unbounded.
+TEST(LogFollower, RefusesMoreContainersThanMaxLogRequests) {
+  Fixture fx;
+  fx.transport.set_stream_handler([&](const kube::HttpRequest&, const kube::ByteSink&) { return OkStatus(); });
+  std::vector<PodView> pods;
+  for (int i = 0; i < 6; ++i) pods.push_back(Pod("j-worker-" + std::to_string(i), "running"));
+  auto f = fx.Follower(5);
+  Status s = f->Update(pods);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("6 containers to follow, more than --max-log-requests 5"));
+  f->StopAll();
+  EXPECT_EQ(fx.Streams(), 0);
+
+  auto g = fx.Follower(6);
+  EXPECT_TRUE(g->Update(pods).ok());
+  g->StopAll();
+}
+
+// submit --follow (queue_excess): the first containers in the pods' order are followed, the
+// others when a slot frees; never more than max_requests open.
+TEST(LogFollower, QueueExcessFollowsTheFirstThenTheRest) {
+  Fixture fx;
+  fx.transport.set_stream_handler([&](const kube::HttpRequest& r, const kube::ByteSink& sink) {
+    sink(Served(r.path, {"2026-01-01T00:00:01Z hello"}));
+    return OkStatus();
+  });
+  LogFollowOptions o;
+  o.max_requests = 2;
+  o.queue_excess = true;
+  LogFollower f(
+      fx.client, "ns", "j", [&](const std::string& l) { fx.printed.Add(l); }, o);
+  std::vector<PodView> pods = {Pod("j-worker-0", "terminated"), Pod("j-worker-1", "terminated"),
+                               Pod("j-worker-2", "terminated")};
+  ASSERT_TRUE(f.Update(pods).ok());
+  EXPECT_FALSE(f.Idle());  // worker-2 waits
+  f.WaitIdle(milliseconds(10000));
+  ASSERT_TRUE(f.Update(pods).ok());
+  f.WaitIdle(milliseconds(10000));
+  EXPECT_TRUE(f.Idle());
+  EXPECT_LE(f.PeakOpenStreamsForTesting(), 2);
+  f.StopAll();
+  auto printed = fx.printed.Get();
+  ASSERT_EQ(printed.size(), 4u);
+  EXPECT_EQ(printed[0],
+            "tfjob: following the logs of 2 of 3 containers (--max-log-requests 2); the others as those streams end");
+  EXPECT_THAT(std::vector<std::string>(printed.begin() + 1, printed.begin() + 3),
+              ::testing::UnorderedElementsAre("[worker-0] hello", "[worker-1] hello"));
+  EXPECT_EQ(printed[3], "[worker-2] hello");
+}
+
+// A finished container (its log read to the end) does not count: the limit is on streams open.
+TEST(LogFollower, EndedContainersDoNotCountAgainstTheLimit) {
+  Fixture fx;
+  fx.transport.set_stream_handler([&](const kube::HttpRequest& r, const kube::ByteSink& sink) {
+    sink(Served(r.path, {"2026-01-01T00:00:01Z done"}));
+    return OkStatus();
+  });
+  auto f = fx.Follower(2);
+  ASSERT_TRUE(f->Update({Pod("j-worker-0", "terminated"), Pod("j-worker-1", "terminated")}).ok());
+  f->WaitIdle(milliseconds(10000));
+  ASSERT_TRUE(f->Idle());
+  std::vector<PodView> pods = {Pod("j-worker-0", "terminated"), Pod("j-worker-1", "terminated"),
+                               Pod("j-worker-2", "terminated"), Pod("j-worker-3", "terminated")};
+  EXPECT_TRUE(f->Update(pods).ok());
+  f->WaitIdle(milliseconds(10000));
+  EXPECT_LE(f->PeakOpenStreamsForTesting(), 2);
+  f->StopAll();
+  EXPECT_EQ(fx.printed.Get().size(), 4u);
+}
+
+// State is kept only for the pods listed: the containers of pods gone are forgotten. Before:
+// a set of every container instance ever seen, cleared at 100,000 entries (and then every
+// running container's log was printed again from its start).
+TEST(LogFollower, ForgetsTheContainersOfPodsGone) {
+  Fixture fx;
+  fx.transport.set_stream_handler([&](const kube::HttpRequest&, const kube::ByteSink&) { return OkStatus(); });
+  auto f = fx.Follower();
+  ASSERT_TRUE(f->Update({Pod("j-worker-0", "terminated"), Pod("j-worker-1", "terminated")}).ok());
+  f->WaitIdle(milliseconds(10000));
+  EXPECT_EQ(f->TrackedContainersForTesting(), 2u);
+  ASSERT_TRUE(f->Update({Pod("j-worker-1", "terminated")}).ok());
+  EXPECT_EQ(f->TrackedContainersForTesting(), 1u);
+  ASSERT_TRUE(f->Update({}).ok());
+  EXPECT_EQ(f->TrackedContainersForTesting(), 0u);
+  f->StopAll();
+  EXPECT_EQ(fx.Streams(), 2);
+}
+
+// A pod replaced while its log is still streaming: the old stream (draining) keeps its slot,
+// so the new pod's stream waits for it and no more than max_requests are ever open at once.
+TEST(LogFollower, ADrainingStreamHoldsItsSlot) {
+  Fixture fx;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool release = false;
+  fx.transport.set_stream_handler([&](const kube::HttpRequest& r, const kube::ByteSink& sink) {
+    if (r.path.find("j-worker-0-old") != std::string::npos) {
+      sink(Served(r.path, {"2026-01-01T00:00:01Z old"}));
+      std::unique_lock lock(mu);
+      cv.wait(lock, [&] { return release; });
+      return OkStatus();
+    }
+    sink(Served(r.path, {"2026-01-01T00:00:02Z new"}));
+    return OkStatus();
+  });
+  auto f = fx.Follower(1);
+  ASSERT_TRUE(f->Update({Pod("j-worker-0-old", "running")}).ok());
+  fx.WaitForStreams(1);
+  PodView replaced = Pod("j-worker-0-new", "terminated");
+  ASSERT_TRUE(f->Update({replaced}).ok());          // the old pod is gone: one container to follow
+  EXPECT_EQ(f->TrackedContainersForTesting(), 2u);  // the old one still draining
+  {
+    std::lock_guard lock(mu);
+    release = true;
+  }
+  cv.notify_all();
+  f->WaitIdle(milliseconds(10000));
+  ASSERT_TRUE(f->Idle());
+  EXPECT_EQ(f->PeakOpenStreamsForTesting(), 1);
+  ASSERT_TRUE(f->Update({replaced}).ok());
+  EXPECT_EQ(f->TrackedContainersForTesting(), 1u);
+  f->StopAll();
+  EXPECT_THAT(fx.printed.Get(), ElementsAre("[worker-0-old] old", "[worker-0-new] new"));
+}
+
+// A stream that keeps failing is given up after max_failures attempts, saying why.
+TEST(LogFollower, GivesUpAfterRepeatedFailures) {
+  Fixture fx;
+  fx.transport.set_stream_handler(
+      [&](const kube::HttpRequest&, const kube::ByteSink&) { return UnavailableError("connection refused"); });
+  auto f = fx.Follower();
+  ASSERT_TRUE(f->Update({Pod("j-worker-0", "running")}).ok());
+  f->WaitIdle(milliseconds(10000));
+  EXPECT_TRUE(f->Idle());
+  ASSERT_TRUE(f->Update({Pod("j-worker-0", "running")}).ok());  // not again for the same instance
+  f->StopAll();
+  EXPECT_EQ(fx.Streams(), 3);
+  EXPECT_THAT(fx.printed.Get(), ElementsAre("[worker-0] tfjob: logs unavailable: connection refused"));
+}
+
+}  // namespace
+}  // namespace tfjob::cli
