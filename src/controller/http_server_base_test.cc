@@ -238,6 +238,34 @@ TEST_F(HttpServerBaseTest, TheListenBacklogIsRaised) {
   EXPECT_THAT(out, HasSubstr(" 1024 ")) << out;
 }
 
+TEST_F(HttpServerBaseTest, ConnectionsBeyondTheQueueAreRefusedWhileTheThreadsAreBusy) {
+  // Two threads, each held by an idle connection (the idle time-out is far away), and room for
+  // two more in the queue: the fifth connection must be closed at once, not queued unbounded.
+  Serve({.idle_timeout = std::chrono::seconds(60), .max_threads = 2, .max_queued_connections = 2});
+  std::vector<int> held;
+  for (int i = 0; i < 4; ++i) {
+    int fd = Connect(server_->port());
+    ASSERT_GE(fd, 0);
+    held.push_back(fd);
+  }
+  int extra = Connect(server_->port());
+  ASSERT_GE(extra, 0);
+  ASSERT_TRUE(SendAll(extra, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"));
+  std::string answer = ReadAnswer(extra);  // 5 s without a byte or the close: a hang
+  ::close(extra);
+  EXPECT_THAT(answer, StartsWith("HTTP/1.1 503")) << "the connection beyond the queue was not refused";
+  EXPECT_EQ(server_->refused_connections(), 1u);
+  EXPECT_EQ(server_->open_connections(), 4u);
+
+  // Once the held connections end, the server takes new ones again.
+  for (int fd : held) ::close(fd);
+  for (int i = 0; i < 500 && server_->open_connections() > 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_EQ(server_->open_connections(), 0u);
+  EXPECT_TRUE(Healthy());
+  EXPECT_EQ(server_->refused_connections(), 1u);
+}
+
 TEST(HttpEndpoint, ProbeBodiesAreCapped) {
   HttpEndpoint ep;
   ep.AddLivenessCheck("ping", [] { return OkStatus(); });
