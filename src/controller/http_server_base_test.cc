@@ -8,7 +8,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <string>
 #include <thread>
 #include <vector>
@@ -64,6 +66,34 @@ long PeakRssKiB() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
   return u.ru_maxrss;
+}
+
+// A connection's bytes in memory: what the client sent, and what the server wrote back.
+class MemoryConnection : public HttpServerBase::Connection {
+ public:
+  explicit MemoryConnection(std::string in) : in_(std::move(in)) {}
+  bool WaitReadable(Clock::time_point) override { return true; }
+  long Read(char* buf, std::size_t n, Clock::time_point) override {
+    std::size_t k = std::min(n, in_.size() - pos_);
+    std::memcpy(buf, in_.data() + pos_, k);
+    pos_ += k;
+    return static_cast<long>(k);
+  }
+  bool Write(const char* buf, std::size_t n, Clock::time_point) override {
+    out_.append(buf, n);
+    return true;
+  }
+  const std::string& out() const { return out_; }
+
+ private:
+  std::string in_, out_;
+  std::size_t pos_ = 0;
+};
+
+std::size_t Count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
 }
 
 class HttpServerBaseTest : public ::testing::Test {
@@ -264,6 +294,56 @@ TEST_F(HttpServerBaseTest, ConnectionsBeyondTheQueueAreRefusedWhileTheThreadsAre
   EXPECT_EQ(server_->open_connections(), 0u);
   EXPECT_TRUE(Healthy());
   EXPECT_EQ(server_->refused_connections(), 1u);
+}
+
+TEST(HttpServerBaseServe, ParsesRoutesAndFramesTheAnswers) {
+  HttpServerBase server({.max_body_bytes = 16});
+  server.routes().Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content("ok\n", "text/plain");
+  });
+  server.routes().Post("/review", [](const httplib::Request& req, httplib::Response& res) {
+    res.set_content("got " + req.body, "text/plain");
+  });
+  struct Case {
+    std::string in;
+    std::vector<std::string> want;  // substrings of what the server wrote
+    std::size_t answers;            // final answers (each has a Content-Length)
+  } cases[] = {
+      {"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n", {"HTTP/1.1 200 OK\r\n", "Content-Length: 3\r\n", "\r\n\r\nok\n"}, 1},
+      {"HEAD /healthz HTTP/1.1\r\n\r\n", {"HTTP/1.1 200 OK\r\n", "Content-Length: 3\r\n"}, 1},
+      {"GET /healthz?verbose=1 HTTP/1.1\r\n\r\n", {"HTTP/1.1 200 OK\r\n"}, 1},
+      {"GET /nope HTTP/1.1\r\n\r\n", {"HTTP/1.1 404 Not Found\r\n"}, 1},
+      {"PUT /healthz HTTP/1.1\r\nContent-Length: 0\r\n\r\n", {"HTTP/1.1 405 Method Not Allowed\r\n", "Allow: GET, HEAD\r\n"}, 1},
+      {"GET /healthz\r\n\r\n", {"HTTP/1.1 400 Bad Request\r\n", "Connection: close\r\n"}, 1},
+      {"GET /healthz HTTP/2.0\r\n\r\n", {"HTTP/1.1 505 "}, 1},
+      {"GET /healthz HTTP/1.1\r\nA: b\r\n folded\r\n\r\n", {"HTTP/1.1 400 "}, 1},
+      {"GET /healthz HTTP/1.1\r\nBad Name: x\r\n\r\n", {"HTTP/1.1 400 "}, 1},
+      {"GET /" + std::string(9000, 'a') + " HTTP/1.1\r\n\r\n", {"HTTP/1.1 414 "}, 1},
+      {"POST /review HTTP/1.1\r\nContent-Length: 4\r\nContent-Length: 5\r\n\r\nabcd", {"HTTP/1.1 400 "}, 1},
+      {"POST /review HTTP/1.1\r\nContent-Length: -4\r\n\r\n", {"HTTP/1.1 400 "}, 1},
+      {"POST /review HTTP/1.1\r\nContent-Length: 4\r\n\r\nabcd", {"HTTP/1.1 200 OK\r\n", "\r\n\r\ngot abcd"}, 1},
+      {"POST /review HTTP/1.1\r\nContent-Length: 17\r\n\r\n" + std::string(17, 'x'), {"HTTP/1.1 413 "}, 1},
+      {"POST /review HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\nhi",
+       {"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\n", "got hi"}, 1},
+      // Keep-alive: two HTTP/1.1 requests in one write, both answered; HTTP/1.0 closes after one.
+      {"GET /healthz HTTP/1.1\r\n\r\nPOST /review HTTP/1.1\r\nContent-Length: 1\r\n\r\nz",
+       {"Keep-Alive: timeout=5, max=99\r\n", "got z"}, 2},
+      {"GET /healthz HTTP/1.0\r\n\r\nGET /healthz HTTP/1.0\r\n\r\n", {"Connection: close\r\n"}, 1},
+      {"GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\nGET /healthz HTTP/1.1\r\n\r\n", {"Connection: close\r\n"}, 1},
+      // Empty lines before a request are skipped; bare LF line ends are read.
+      {"\r\n\r\nGET /healthz HTTP/1.1\n\n", {"HTTP/1.1 200 OK\r\n"}, 1},
+      {"", {}, 0},
+      {"GET /healthz HTTP/1.1\r\nHost: x\r\n", {}, 0},  // cut off before the end of the head
+  };
+  for (const auto& c : cases) {
+    MemoryConnection connection(c.in);
+    server.Serve(connection);
+    for (const auto& w : c.want) EXPECT_THAT(connection.out(), HasSubstr(w)) << c.in.substr(0, 80);
+    EXPECT_EQ(Count(connection.out(), "Content-Length: "), c.answers) << c.in.substr(0, 80) << "\n" << connection.out();
+  }
+  MemoryConnection head("HEAD /healthz HTTP/1.1\r\n\r\n");
+  server.Serve(head);
+  EXPECT_THAT(head.out(), ::testing::EndsWith("\r\n\r\n")) << "HEAD got a body";
 }
 
 TEST(HttpEndpoint, ProbeBodiesAreCapped) {
