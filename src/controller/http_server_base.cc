@@ -455,7 +455,9 @@ Counter& RefusedConnectionsCounter(Registry& registry, const std::string& server
 }
 
 HttpServerBase::HttpServerBase(HttpServerLimits limits, SSL_CTX* tls)
-    : limits_(limits), tls_(tls), pool_(std::make_unique<Pool>(this, limits.max_threads, limits.max_queued_connections)) {}
+    : limits_(limits),
+      tls_(tls),
+      pool_(std::make_unique<Pool>(this, limits.max_threads, limits.max_queued_connections)) {}
 
 HttpServerBase::~HttpServerBase() {
   Stop();
@@ -620,17 +622,15 @@ void HttpServerBase::Serve(Connection& connection) {
     const auto deadline = Clock::now() + limits_.request_timeout;
     std::string_view head;
     switch (reader.ReadHead(limits_.max_header_bytes, deadline, &head)) {
-      case Reader::Head::kClosed:
-        return;
+      case Reader::Head::kClosed: return;
       case Reader::Head::kCut:
         if (reader.timed_out() && !stopping_) ++cut_;
         return;
       case Reader::Head::kTooLarge:
         ++cut_;
-        return refuse(431, "the request line and headers are over " + std::to_string(limits_.max_header_bytes) +
-                               " bytes\n");
-      case Reader::Head::kOk:
-        break;
+        return refuse(431,
+                      "the request line and headers are over " + std::to_string(limits_.max_header_bytes) + " bytes\n");
+      case Reader::Head::kOk: break;
     }
     httplib::Request req;
     int status = ParseHead(head, req);
@@ -700,9 +700,7 @@ void HttpServerBase::Serve(Connection& connection) {
     if (reserved > 0) ReleaseBody(reserved);
     const bool head_only = req.method == "HEAD";
     req = httplib::Request();  // the body goes before the answer is written
-    if (!write(res, head_only, close || stopping_, limits_.max_requests_per_connection - served - 1) ||
-        close)
-      return;
+    if (!write(res, head_only, close || stopping_, limits_.max_requests_per_connection - served - 1) || close) return;
   }
 }
 

@@ -298,9 +298,8 @@ TEST_F(HttpServerBaseTest, ConnectionsBeyondTheQueueAreRefusedWhileTheThreadsAre
 
 TEST(HttpServerBaseServe, ParsesRoutesAndFramesTheAnswers) {
   HttpServerBase server({.max_body_bytes = 16});
-  server.routes().Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
-    res.set_content("ok\n", "text/plain");
-  });
+  server.routes().Get("/healthz",
+                      [](const httplib::Request&, httplib::Response& res) { res.set_content("ok\n", "text/plain"); });
   server.routes().Post("/review", [](const httplib::Request& req, httplib::Response& res) {
     res.set_content("got " + req.body, "text/plain");
   });
@@ -313,7 +312,9 @@ TEST(HttpServerBaseServe, ParsesRoutesAndFramesTheAnswers) {
       {"HEAD /healthz HTTP/1.1\r\n\r\n", {"HTTP/1.1 200 OK\r\n", "Content-Length: 3\r\n"}, 1},
       {"GET /healthz?verbose=1 HTTP/1.1\r\n\r\n", {"HTTP/1.1 200 OK\r\n"}, 1},
       {"GET /nope HTTP/1.1\r\n\r\n", {"HTTP/1.1 404 Not Found\r\n"}, 1},
-      {"PUT /healthz HTTP/1.1\r\nContent-Length: 0\r\n\r\n", {"HTTP/1.1 405 Method Not Allowed\r\n", "Allow: GET, HEAD\r\n"}, 1},
+      {"PUT /healthz HTTP/1.1\r\nContent-Length: 0\r\n\r\n",
+       {"HTTP/1.1 405 Method Not Allowed\r\n", "Allow: GET, HEAD\r\n"},
+       1},
       {"GET /healthz\r\n\r\n", {"HTTP/1.1 400 Bad Request\r\n", "Connection: close\r\n"}, 1},
       {"GET /healthz HTTP/2.0\r\n\r\n", {"HTTP/1.1 505 "}, 1},
       {"GET /healthz HTTP/1.1\r\nA: b\r\n folded\r\n\r\n", {"HTTP/1.1 400 "}, 1},
@@ -324,10 +325,12 @@ TEST(HttpServerBaseServe, ParsesRoutesAndFramesTheAnswers) {
       {"POST /review HTTP/1.1\r\nContent-Length: 4\r\n\r\nabcd", {"HTTP/1.1 200 OK\r\n", "\r\n\r\ngot abcd"}, 1},
       {"POST /review HTTP/1.1\r\nContent-Length: 17\r\n\r\n" + std::string(17, 'x'), {"HTTP/1.1 413 "}, 1},
       {"POST /review HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\nhi",
-       {"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\n", "got hi"}, 1},
+       {"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\n", "got hi"},
+       1},
       // Keep-alive: two HTTP/1.1 requests in one write, both answered; HTTP/1.0 closes after one.
       {"GET /healthz HTTP/1.1\r\n\r\nPOST /review HTTP/1.1\r\nContent-Length: 1\r\n\r\nz",
-       {"Keep-Alive: timeout=5, max=99\r\n", "got z"}, 2},
+       {"Keep-Alive: timeout=5, max=99\r\n", "got z"},
+       2},
       {"GET /healthz HTTP/1.0\r\n\r\nGET /healthz HTTP/1.0\r\n\r\n", {"Connection: close\r\n"}, 1},
       {"GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\nGET /healthz HTTP/1.1\r\n\r\n", {"Connection: close\r\n"}, 1},
       // Empty lines before a request are skipped; bare LF line ends are read.
