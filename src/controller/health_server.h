@@ -27,6 +27,8 @@ class HttpEndpoint {
   ~HttpEndpoint();
 
   void ServeMetrics(const Registry* registry) { registry_ = registry; }
+  // REQUIRES: before Start (see HttpServerBase::CountRefusedIn).
+  void CountRefusedIn(Counter* counter) { server_.CountRefusedIn(counter); }
   void AddLivenessCheck(const std::string& name, HealthCheck check);
   void AddReadinessCheck(const std::string& name, HealthCheck check);
 

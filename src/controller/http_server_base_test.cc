@@ -8,7 +8,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <string>
 #include <thread>
 #include <vector>
@@ -64,6 +66,34 @@ long PeakRssKiB() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
   return u.ru_maxrss;
+}
+
+// A connection's bytes in memory: what the client sent, and what the server wrote back.
+class MemoryConnection : public HttpServerBase::Connection {
+ public:
+  explicit MemoryConnection(std::string in) : in_(std::move(in)) {}
+  bool WaitReadable(Clock::time_point) override { return true; }
+  long Read(char* buf, std::size_t n, Clock::time_point) override {
+    std::size_t k = std::min(n, in_.size() - pos_);
+    std::memcpy(buf, in_.data() + pos_, k);
+    pos_ += k;
+    return static_cast<long>(k);
+  }
+  bool Write(const char* buf, std::size_t n, Clock::time_point) override {
+    out_.append(buf, n);
+    return true;
+  }
+  const std::string& out() const { return out_; }
+
+ private:
+  std::string in_, out_;
+  std::size_t pos_ = 0;
+};
+
+std::size_t Count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
 }
 
 class HttpServerBaseTest : public ::testing::Test {
@@ -236,6 +266,87 @@ TEST_F(HttpServerBaseTest, TheListenBacklogIsRaised) {
   pclose(p);
   if (out.empty()) GTEST_SKIP() << "no ss(8)";
   EXPECT_THAT(out, HasSubstr(" 1024 ")) << out;
+}
+
+TEST_F(HttpServerBaseTest, ConnectionsBeyondTheQueueAreRefusedWhileTheThreadsAreBusy) {
+  // Two threads, each held by an idle connection (the idle time-out is far away), and room for
+  // two more in the queue: the fifth connection must be closed at once, not queued unbounded.
+  Serve({.idle_timeout = std::chrono::seconds(60), .max_threads = 2, .max_queued_connections = 2});
+  std::vector<int> held;
+  for (int i = 0; i < 4; ++i) {
+    int fd = Connect(server_->port());
+    ASSERT_GE(fd, 0);
+    held.push_back(fd);
+  }
+  int extra = Connect(server_->port());
+  ASSERT_GE(extra, 0);
+  ASSERT_TRUE(SendAll(extra, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"));
+  std::string answer = ReadAnswer(extra);  // 5 s without a byte or the close: a hang
+  ::close(extra);
+  EXPECT_THAT(answer, StartsWith("HTTP/1.1 503")) << "the connection beyond the queue was not refused";
+  EXPECT_EQ(server_->refused_connections(), 1u);
+  EXPECT_EQ(server_->open_connections(), 4u);
+
+  // Once the held connections end, the server takes new ones again.
+  for (int fd : held) ::close(fd);
+  for (int i = 0; i < 500 && server_->open_connections() > 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_EQ(server_->open_connections(), 0u);
+  EXPECT_TRUE(Healthy());
+  EXPECT_EQ(server_->refused_connections(), 1u);
+}
+
+TEST(HttpServerBaseServe, ParsesRoutesAndFramesTheAnswers) {
+  HttpServerBase server({.max_body_bytes = 16});
+  server.routes().Get("/healthz",
+                      [](const httplib::Request&, httplib::Response& res) { res.set_content("ok\n", "text/plain"); });
+  server.routes().Post("/review", [](const httplib::Request& req, httplib::Response& res) {
+    res.set_content("got " + req.body, "text/plain");
+  });
+  struct Case {
+    std::string in;
+    std::vector<std::string> want;  // substrings of what the server wrote
+    std::size_t answers;            // final answers (each has a Content-Length)
+  } cases[] = {
+      {"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n", {"HTTP/1.1 200 OK\r\n", "Content-Length: 3\r\n", "\r\n\r\nok\n"}, 1},
+      {"HEAD /healthz HTTP/1.1\r\n\r\n", {"HTTP/1.1 200 OK\r\n", "Content-Length: 3\r\n"}, 1},
+      {"GET /healthz?verbose=1 HTTP/1.1\r\n\r\n", {"HTTP/1.1 200 OK\r\n"}, 1},
+      {"GET /nope HTTP/1.1\r\n\r\n", {"HTTP/1.1 404 Not Found\r\n"}, 1},
+      {"PUT /healthz HTTP/1.1\r\nContent-Length: 0\r\n\r\n",
+       {"HTTP/1.1 405 Method Not Allowed\r\n", "Allow: GET, HEAD\r\n"},
+       1},
+      {"GET /healthz\r\n\r\n", {"HTTP/1.1 400 Bad Request\r\n", "Connection: close\r\n"}, 1},
+      {"GET /healthz HTTP/2.0\r\n\r\n", {"HTTP/1.1 505 "}, 1},
+      {"GET /healthz HTTP/1.1\r\nA: b\r\n folded\r\n\r\n", {"HTTP/1.1 400 "}, 1},
+      {"GET /healthz HTTP/1.1\r\nBad Name: x\r\n\r\n", {"HTTP/1.1 400 "}, 1},
+      {"GET /" + std::string(9000, 'a') + " HTTP/1.1\r\n\r\n", {"HTTP/1.1 414 "}, 1},
+      {"POST /review HTTP/1.1\r\nContent-Length: 4\r\nContent-Length: 5\r\n\r\nabcd", {"HTTP/1.1 400 "}, 1},
+      {"POST /review HTTP/1.1\r\nContent-Length: -4\r\n\r\n", {"HTTP/1.1 400 "}, 1},
+      {"POST /review HTTP/1.1\r\nContent-Length: 4\r\n\r\nabcd", {"HTTP/1.1 200 OK\r\n", "\r\n\r\ngot abcd"}, 1},
+      {"POST /review HTTP/1.1\r\nContent-Length: 17\r\n\r\n" + std::string(17, 'x'), {"HTTP/1.1 413 "}, 1},
+      {"POST /review HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\nhi",
+       {"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\n", "got hi"},
+       1},
+      // Keep-alive: two HTTP/1.1 requests in one write, both answered; HTTP/1.0 closes after one.
+      {"GET /healthz HTTP/1.1\r\n\r\nPOST /review HTTP/1.1\r\nContent-Length: 1\r\n\r\nz",
+       {"Keep-Alive: timeout=5, max=99\r\n", "got z"},
+       2},
+      {"GET /healthz HTTP/1.0\r\n\r\nGET /healthz HTTP/1.0\r\n\r\n", {"Connection: close\r\n"}, 1},
+      {"GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\nGET /healthz HTTP/1.1\r\n\r\n", {"Connection: close\r\n"}, 1},
+      // Empty lines before a request are skipped; bare LF line ends are read.
+      {"\r\n\r\nGET /healthz HTTP/1.1\n\n", {"HTTP/1.1 200 OK\r\n"}, 1},
+      {"", {}, 0},
+      {"GET /healthz HTTP/1.1\r\nHost: x\r\n", {}, 0},  // cut off before the end of the head
+  };
+  for (const auto& c : cases) {
+    MemoryConnection connection(c.in);
+    server.Serve(connection);
+    for (const auto& w : c.want) EXPECT_THAT(connection.out(), HasSubstr(w)) << c.in.substr(0, 80);
+    EXPECT_EQ(Count(connection.out(), "Content-Length: "), c.answers) << c.in.substr(0, 80) << "\n" << connection.out();
+  }
+  MemoryConnection head("HEAD /healthz HTTP/1.1\r\n\r\n");
+  server.Serve(head);
+  EXPECT_THAT(head.out(), ::testing::EndsWith("\r\n\r\n")) << "HEAD got a body";
 }
 
 TEST(HttpEndpoint, ProbeBodiesAreCapped) {

@@ -202,6 +202,7 @@ WebhookServer::WebhookServer(std::string cert_dir, Logger log, Registry* registr
         ctx_, [](SSL* ssl, void* arg) { return static_cast<ServingCertificate*>(arg)->Install(ssl); }, cert_.get());
   }
   server_ = std::make_unique<HttpServerBase>(limits, ctx_);
+  if (registry_ != nullptr) server_->CountRefusedIn(&RefusedConnectionsCounter(*registry_, "webhook"));
 }
 
 WebhookServer::~WebhookServer() {

@@ -78,6 +78,7 @@ int Manager::StartServers() {
   // Probes and metrics first, so a slow cache sync is visible as not-ready rather than dead.
   if (options_.metrics_bind_address != "0") {
     metrics_.ServeMetrics(&registry_);
+    metrics_.CountRefusedIn(&controller::RefusedConnectionsCounter(registry_, "metrics"));
     if (Status s = metrics_.Start(options_.metrics_bind_address); !s.ok()) {
       log_.Error("cannot serve metrics", {{"address", options_.metrics_bind_address}, {"error", s.message()}});
       return 2;
@@ -90,6 +91,7 @@ int Manager::StartServers() {
       "informers", [this] { return controller_.HasSynced() ? OkStatus() : UnavailableError("caches not synced"); });
   if (config_.leader_elect) health_.AddReadinessCheck("leader-election", [this] { return LeaderElectionReady(); });
   if (options_.health_probe_bind_address != "0") {
+    health_.CountRefusedIn(&controller::RefusedConnectionsCounter(registry_, "health"));
     if (Status s = health_.Start(options_.health_probe_bind_address); !s.ok()) {
       log_.Error("cannot serve health probes",
                  {{"address", options_.health_probe_bind_address}, {"error", s.message()}});
