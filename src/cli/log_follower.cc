@@ -113,30 +113,61 @@ LogFollower::~LogFollower() {
   StopAll();
 }
 
-Status LogFollower::Update(const std::vector<PodView>& pods) {
-  // Reap the threads that ended (their instance read to its end, given up, or the pod gone).
-  {
-    MutexLock lock(mu_);
-    for (auto& [key, f] : follows_)
-      if (!f->thread_running && f->thread.joinable()) f->thread.join();
-  }
-  std::map<std::string, const ContainerView*> listed;
+// The containers of the pods not deleting, each once, keyed "pod uid/container".
+struct LogFollower::Listing {
+  std::map<std::string, const ContainerView*> containers;
   std::map<std::string, const PodView*> pod_of;
   std::vector<std::string> order;  // the pods' order (by name), then their containers'
+};
+
+// The containers to follow now: those streamed, and those with an instance not yet read.
+struct LogFollower::Plan {
+  std::vector<std::string> start;  // the streams to start, in the pods' order
+  int wanted = 0;                  // containers to follow at once
+  int streaming = 0;               // of them, those streamed already
+  int pending = 0;                 // of them, those left waiting for a slot (queue_excess)
+};
+
+Status LogFollower::Update(const std::vector<PodView>& pods) {
+  ReapEnded();
+  const Listing listing = ListContainers(pods);
+  MutexLock lock(mu_);
+  ForgetGone(listing);
+  changed_.notify_all();
+  Plan plan = PlanStarts(listing);
+  if (Status s = FitSlots(plan); !s.ok()) return s;
+  SetPending(plan);
+  RefreshStatus(listing);
+  for (const auto& key : plan.start) Start(key, listing);
+  return OkStatus();
+}
+
+// Joins the threads that ended (their instance read to its end, given up, or the pod gone).
+void LogFollower::ReapEnded() {
+  MutexLock lock(mu_);
+  for (auto& [key, f] : follows_)
+    if (!f->thread_running && f->thread.joinable()) f->thread.join();
+}
+
+LogFollower::Listing LogFollower::ListContainers(const std::vector<PodView>& pods) {
+  Listing listing;
   for (const auto& p : pods) {
     if (p.deleting) continue;
     for (const auto& c : p.containers) {
       std::string key = p.uid + "/" + c.name;
-      if (!listed.emplace(key, &c).second) continue;
-      pod_of[key] = &p;
-      order.push_back(key);
+      if (!listing.containers.emplace(key, &c).second) continue;
+      listing.pod_of[key] = &p;
+      listing.order.push_back(key);
     }
   }
-  MutexLock lock(mu_);
-  // Forget the containers of pods gone once their streams ended; the others no longer reconnect.
+  return listing;
+}
+
+// Forgets the containers of pods gone once their streams ended; the others no longer reconnect.
+void LogFollower::ForgetGone(const Listing& listing) {
   for (auto it = follows_.begin(); it != follows_.end();) {
     Follow& f = *it->second;
-    if (!listed.contains(it->first)) {
+    if (!listing.containers.contains(it->first)) {
       f.gone = true;
       if (!f.thread_running) {
         it = follows_.erase(it);
@@ -145,128 +176,152 @@ Status LogFollower::Update(const std::vector<PodView>& pods) {
     }
     ++it;
   }
-  changed_.notify_all();
-  // The containers to follow now: those streamed, and those with an instance not yet read.
-  std::vector<std::string> start;
-  int wanted = 0, streaming = 0;
-  for (const auto& key : order) {
-    const ContainerView& c = *listed[key];
+}
+
+LogFollower::Plan LogFollower::PlanStarts(const Listing& listing) const {
+  Plan plan;
+  for (const auto& key : listing.order) {
+    const ContainerView& c = *listing.containers.at(key);
     auto it = follows_.find(key);
     bool running = it != follows_.end() && it->second->thread_running;
     int done = it == follows_.end() ? -1 : it->second->done_restarts;
     if (running) {
-      ++wanted;
-      ++streaming;
+      ++plan.wanted;
+      ++plan.streaming;
     } else if (Followable(c) && c.restarts > done) {
-      ++wanted;
-      start.push_back(key);
+      ++plan.wanted;
+      plan.start.push_back(key);
     }
   }
-  int pending = 0;
-  if (wanted > options_.max_requests) {
-    if (!options_.queue_excess)
-      return InvalidArgumentError("there are " + std::to_string(wanted) +
-                                  " containers to follow, more than --max-log-requests " +
-                                  std::to_string(options_.max_requests) + " allows: raise it (--max-log-requests " +
-                                  std::to_string(wanted) + ") or follow fewer replicas (--replica, --type)");
-    size_t room = static_cast<size_t>(std::max(0, options_.max_requests - streaming));
-    if (start.size() > room) {
-      pending = static_cast<int>(start.size() - room);
-      start.resize(room);
-    }
+  return plan;
+}
+
+// More containers than max_requests: refused, or (queue_excess) the ones over the free slots
+// left pending.
+Status LogFollower::FitSlots(Plan& plan) const {
+  if (plan.wanted <= options_.max_requests) return OkStatus();
+  if (!options_.queue_excess)
+    return InvalidArgumentError("there are " + std::to_string(plan.wanted) +
+                                " containers to follow, more than --max-log-requests " +
+                                std::to_string(options_.max_requests) + " allows: raise it (--max-log-requests " +
+                                std::to_string(plan.wanted) + ") or follow fewer replicas (--replica, --type)");
+  size_t room = static_cast<size_t>(std::max(0, options_.max_requests - plan.streaming));
+  if (plan.start.size() > room) {
+    plan.pending = static_cast<int>(plan.start.size() - room);
+    plan.start.resize(room);
   }
-  if (pending > 0 && pending != pending_)
-    sink_("tfjob: following the logs of " + std::to_string(wanted - pending) + " of " + std::to_string(wanted) +
-          " containers (--max-log-requests " + std::to_string(options_.max_requests) +
+  return OkStatus();
+}
+
+// Says once (per number pending) that some containers wait for a slot.
+void LogFollower::SetPending(const Plan& plan) {
+  if (plan.pending > 0 && plan.pending != pending_)
+    sink_("tfjob: following the logs of " + std::to_string(plan.wanted - plan.pending) + " of " +
+          std::to_string(plan.wanted) + " containers (--max-log-requests " + std::to_string(options_.max_requests) +
           "); the others as those streams end");
-  pending_ = pending;
-  for (const auto& [key, c] : listed) {
+  pending_ = plan.pending;
+}
+
+// The status the streams' threads read: the listed containers' restarts and state.
+void LogFollower::RefreshStatus(const Listing& listing) {
+  for (const auto& [key, c] : listing.containers) {
     auto it = follows_.find(key);
     if (it == follows_.end()) continue;
     it->second->restarts = c->restarts;
     it->second->terminated = c->state == "terminated";
   }
-  for (const auto& key : start) {
-    auto& slot = follows_[key];
-    if (!slot) {
-      slot = std::make_unique<Follow>();
-      const PodView& p = *pod_of[key];
-      slot->pod = p.name;
-      slot->container = listed[key]->name;
-      slot->prefix = LogPrefix(job_, p.name, slot->container, slot->container == p.main.name);
-      slot->color = options_.color ? local::PrefixColor(p.name) : "";
-    }
-    Follow& f = *slot;
-    f.restarts = listed[key]->restarts;
-    f.terminated = listed[key]->state == "terminated";
-    f.thread_running = true;
-    f.thread = std::jthread([this, &f](std::stop_token stop) { Run(f, std::move(stop)); });
+}
+
+// Starts the thread of a listed container (its state made on its first stream).
+void LogFollower::Start(const std::string& key, const Listing& listing) {
+  const ContainerView& c = *listing.containers.at(key);
+  auto& slot = follows_[key];
+  if (!slot) {
+    slot = std::make_unique<Follow>();
+    const PodView& p = *listing.pod_of.at(key);
+    slot->pod = p.name;
+    slot->container = c.name;
+    slot->prefix = LogPrefix(job_, p.name, slot->container, slot->container == p.main.name);
+    slot->color = options_.color ? local::PrefixColor(p.name) : "";
   }
-  return OkStatus();
+  Follow& f = *slot;
+  f.restarts = c.restarts;
+  f.terminated = c.state == "terminated";
+  f.thread_running = true;
+  f.thread = std::jthread([this, &f](std::stop_token stop) { Run(f, std::move(stop)); });
 }
 
 void LogFollower::Run(Follow& f, std::stop_token stop) {
-  auto print = [&](std::string_view text) {
+  const LogCursor::Print print = [&](std::string_view text) {
     sink_(local::PrefixedLine(f.prefix, f.color, api::EscapeNonPrintable(text)));
   };
   int failures = 0;
-  for (;;) {
-    int restarts = 0;
-    bool terminated = false;
-    {
-      MutexLock lock(mu_);
-      if (f.gone || f.restarts <= f.done_restarts) break;
-      // A slot among the max_requests log requests (one held by a draining stream frees soon).
-      if (!changed_.wait(mu_, stop, [&] { return open_ < options_.max_requests || f.gone; }) || f.gone) break;
-      ++open_;
-      peak_open_ = std::max(peak_open_, open_);
-      restarts = f.restarts;
-      terminated = f.terminated;
-    }
-    std::string query = "&follow=true&timestamps=true";
-    if (auto since = f.cursor.ResumeTime())
-      query += "&sinceTime=" + kube::UrlEncode(api::FormatTime(*since));
-    else
-      query += options_.first_query;
-    f.cursor.BeginConnection();
-    Status s = client_.StreamText(
-        LogPath(ns_, f.pod, f.container, query),
-        [&](std::string_view bytes) {
-          f.cursor.Feed(bytes, print);
-          return true;
-        },
-        stop);
-    f.cursor.EndConnection(s.ok(), print);
-    std::optional<std::string> give_up;
-    {
-      MutexLock lock(mu_);
-      --open_;
-      changed_.notify_all();
-      if (s.code() == StatusCode::kCancelled || stop.stop_requested()) break;
-      if (s.ok()) {
-        failures = 0;
-        // A log asked for when its container had ended is read to its end; a running one that
-        // ended may have ended with its container (the status tells soon) or with the connection.
-        if (terminated) {
-          f.done_restarts = std::max(f.done_restarts, restarts);
-          continue;
-        }
-      } else if (!IsRetryable(s) || ++failures >= options_.max_failures) {
-        f.done_restarts = std::max(f.done_restarts, restarts);  // until a new instance
-        give_up = s.message();
-      }
-      if (!give_up)
-        changed_.wait_for(mu_, stop, options_.reconnect_delay,
-                          [&] { return f.gone || f.restarts != restarts || f.terminated != terminated; });
-    }
-    if (give_up) {
-      print("tfjob: logs unavailable: " + *give_up);
-      break;
-    }
+  while (std::optional<Instance> instance = TakeSlot(f, stop)) {
+    Status s = Connect(f, print, stop);
+    After next = CloseConnection(f, *instance, s, failures, stop);
+    if (next == After::kGiveUp) print("tfjob: logs unavailable: " + s.message());
+    if (next != After::kReconnect) break;
   }
   MutexLock lock(mu_);
   f.thread_running = false;
   changed_.notify_all();
+}
+
+// Waits for a slot among the max_requests log requests (one held by a draining stream frees
+// soon) and takes it; nullopt when the container has no instance left to read, or is gone.
+std::optional<LogFollower::Instance> LogFollower::TakeSlot(Follow& f, std::stop_token stop) {
+  MutexLock lock(mu_);
+  if (f.gone || f.restarts <= f.done_restarts) return std::nullopt;
+  if (!changed_.wait(mu_, stop, [&]() TFJOB_REQUIRES(mu_) { return open_ < options_.max_requests || f.gone; }) ||
+      f.gone)
+    return std::nullopt;
+  ++open_;
+  peak_open_ = std::max(peak_open_, open_);
+  return Instance{f.restarts, f.terminated};
+}
+
+// One connection to the container's log, resumed after the last printed line; its lines printed.
+Status LogFollower::Connect(Follow& f, const LogCursor::Print& print, std::stop_token stop) {
+  std::string query = "&follow=true&timestamps=true";
+  if (auto since = f.cursor.ResumeTime())
+    query += "&sinceTime=" + kube::UrlEncode(api::FormatTime(*since));
+  else
+    query += options_.first_query;
+  f.cursor.BeginConnection();
+  Status s = client_.StreamText(
+      LogPath(ns_, f.pod, f.container, query),
+      [&](std::string_view bytes) {
+        f.cursor.Feed(bytes, print);
+        return true;
+      },
+      stop);
+  f.cursor.EndConnection(s.ok(), print);
+  return s;
+}
+
+// Frees the connection's slot and decides what follows it; before a reconnection, waits
+// reconnect_delay or until the container's status changes.
+LogFollower::After LogFollower::CloseConnection(Follow& f, const Instance& instance, const Status& s, int& failures,
+                                                std::stop_token stop) {
+  MutexLock lock(mu_);
+  --open_;
+  changed_.notify_all();
+  if (s.code() == StatusCode::kCancelled || stop.stop_requested()) return After::kStop;
+  if (s.ok()) {
+    failures = 0;
+    // A log asked for when its container had ended is read to its end; a running one that
+    // ended may have ended with its container (the status tells soon) or with the connection.
+    if (instance.terminated) {
+      f.done_restarts = std::max(f.done_restarts, instance.restarts);
+      return After::kReconnect;
+    }
+  } else if (!IsRetryable(s) || ++failures >= options_.max_failures) {
+    f.done_restarts = std::max(f.done_restarts, instance.restarts);  // until a new instance
+    return After::kGiveUp;
+  }
+  changed_.wait_for(mu_, stop, options_.reconnect_delay,
+                    [&] { return f.gone || f.restarts != instance.restarts || f.terminated != instance.terminated; });
+  return After::kReconnect;
 }
 
 bool LogFollower::Idle() const {

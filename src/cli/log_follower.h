@@ -118,7 +118,31 @@ class LogFollower {
 
  private:
   struct Follow;
+  struct Listing;  // the containers of an Update's pods
+  struct Plan;     // the streams an Update starts
+  // The status of the instance a connection reads.
+  struct Instance {
+    int restarts = 0;
+    bool terminated = false;
+  };
+  // What a stream's thread does after a connection ended.
+  enum class After { kReconnect, kStop, kGiveUp };
+
+  // Update's steps.
+  void ReapEnded();
+  static Listing ListContainers(const std::vector<PodView>& pods);
+  void ForgetGone(const Listing& listing) TFJOB_REQUIRES(mu_);
+  Plan PlanStarts(const Listing& listing) const TFJOB_REQUIRES(mu_);
+  Status FitSlots(Plan& plan) const;
+  void SetPending(const Plan& plan) TFJOB_REQUIRES(mu_);
+  void RefreshStatus(const Listing& listing) TFJOB_REQUIRES(mu_);
+  void Start(const std::string& key, const Listing& listing) TFJOB_REQUIRES(mu_);
+
+  // A stream's thread and its steps.
   void Run(Follow& f, std::stop_token stop);
+  std::optional<Instance> TakeSlot(Follow& f, std::stop_token stop);
+  Status Connect(Follow& f, const LogCursor::Print& print, std::stop_token stop);
+  After CloseConnection(Follow& f, const Instance& instance, const Status& s, int& failures, std::stop_token stop);
 
   kube::RestClient& client_;
   const std::string ns_, job_;

@@ -46,12 +46,12 @@ void WorkQueue::AddLocked(const std::string& key) {
 }
 
 void WorkQueue::Add(const std::string& key) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   AddLocked(key);
 }
 
 void WorkQueue::AddAfter(const std::string& key, std::chrono::nanoseconds delay) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (shutting_down_) return;
   if (delay <= std::chrono::nanoseconds(0)) {
     AddLocked(key);
@@ -80,8 +80,8 @@ void WorkQueue::Forget(const std::string& key) {
 }
 
 std::optional<std::string> WorkQueue::Get(std::stop_token stop) {
-  std::unique_lock lock(mu_);
-  cv_.wait(lock, stop, [this] { return !queue_.empty() || shutting_down_; });
+  MutexLock lock(mu_);
+  cv_.wait(mu_, stop, [this]() TFJOB_REQUIRES(mu_) { return !queue_.empty() || shutting_down_; });
   if (queue_.empty()) return std::nullopt;  // shut down and drained, or stopped
   std::string key = std::move(queue_.front());
   queue_.pop_front();
@@ -98,7 +98,7 @@ std::optional<std::string> WorkQueue::Get(std::stop_token stop) {
 }
 
 void WorkQueue::Done(const std::string& key) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   processing_.erase(key);
   if (auto it = started_at_.find(key); it != started_at_.end()) {
     if (work_duration_) work_duration_->Observe(std::chrono::duration<double>(clock_.SteadyNow() - it->second).count());
@@ -113,7 +113,7 @@ void WorkQueue::Done(const std::string& key) {
 }
 
 void WorkQueue::ShutDown() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   shutting_down_ = true;
   ++delay_generation_;
   cv_.notify_all();
@@ -121,22 +121,22 @@ void WorkQueue::ShutDown() {
 }
 
 bool WorkQueue::shutting_down() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return shutting_down_;
 }
 
 size_t WorkQueue::Len() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return queue_.size();
 }
 
 size_t WorkQueue::DelayedLenForTesting() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return delayed_.size();
 }
 
 std::optional<Clock::SteadyTime> WorkQueue::ProcessDue(Clock::SteadyTime now) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   while (!due_order_.empty() && due_order_.begin()->first <= now) {
     auto node = due_order_.extract(due_order_.begin());
     delayed_.erase(node.value().second);
@@ -150,13 +150,14 @@ void WorkQueue::StartDelayDriver() {
   driver_ = std::jthread([this](std::stop_token stop) {
     while (!stop.stop_requested()) {
       auto next = ProcessDue(clock_.SteadyNow());
-      std::unique_lock lock(mu_);
+      MutexLock lock(mu_);
       if (shutting_down_) return;
       auto wait = next ? std::min<std::chrono::nanoseconds>(*next - clock_.SteadyNow(), std::chrono::seconds(1))
                        : std::chrono::nanoseconds(std::chrono::seconds(1));
       uint64_t seen = delay_generation_;
       if (wait > std::chrono::nanoseconds(0))
-        delay_cv_.wait_for(lock, stop, wait, [&] { return delay_generation_ != seen || shutting_down_; });
+        delay_cv_.wait_for(mu_, stop, wait,
+                           [&]() TFJOB_REQUIRES(mu_) { return delay_generation_ != seen || shutting_down_; });
     }
   });
 }

@@ -24,6 +24,7 @@
 #include <utility>
 
 #include "common/clock.h"
+#include "common/thread_annotations.h"
 #include "controller/metrics.h"
 #include "controller/rate_limiter.h"
 
@@ -58,23 +59,23 @@ class WorkQueue {
   void StartDelayDriver();
 
  private:
-  void AddLocked(const std::string& key);
+  void AddLocked(const std::string& key) TFJOB_REQUIRES(mu_);
 
   Clock& clock_;
   RateLimiter limiter_;
-  mutable std::mutex mu_;                 // guards everything below
+  mutable Mutex mu_;
   std::condition_variable_any cv_;        // a key became ready, or shutdown
   std::condition_variable_any delay_cv_;  // a new delayed key, or shutdown
-  std::deque<std::string> queue_;
-  std::set<std::string> dirty_;
-  std::set<std::string> processing_;
-  std::map<std::string, Clock::SteadyTime> added_at_;    // for queue-duration metrics
-  std::map<std::string, Clock::SteadyTime> started_at_;  // for work-duration metrics
+  std::deque<std::string> queue_ TFJOB_GUARDED_BY(mu_);
+  std::set<std::string> dirty_ TFJOB_GUARDED_BY(mu_);
+  std::set<std::string> processing_ TFJOB_GUARDED_BY(mu_);
+  std::map<std::string, Clock::SteadyTime> added_at_ TFJOB_GUARDED_BY(mu_);    // for queue-duration metrics
+  std::map<std::string, Clock::SteadyTime> started_at_ TFJOB_GUARDED_BY(mu_);  // for work-duration metrics
   // The delayed keys: key -> earliest due time, and the same entries ordered by due time.
-  std::map<std::string, Clock::SteadyTime> delayed_;
-  std::set<std::pair<Clock::SteadyTime, std::string>> due_order_;
-  bool shutting_down_ = false;
-  uint64_t delay_generation_ = 0;  // bumped when delayed_ changes, wakes the driver
+  std::map<std::string, Clock::SteadyTime> delayed_ TFJOB_GUARDED_BY(mu_);
+  std::set<std::pair<Clock::SteadyTime, std::string>> due_order_ TFJOB_GUARDED_BY(mu_);
+  bool shutting_down_ TFJOB_GUARDED_BY(mu_) = false;
+  uint64_t delay_generation_ TFJOB_GUARDED_BY(mu_) = 0;  // bumped when delayed_ changes, wakes the driver
   std::jthread driver_;
 
   Gauge* depth_ = nullptr;
