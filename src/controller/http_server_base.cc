@@ -165,19 +165,8 @@ class Reader {
     pos_ = 0;
     std::size_t scanned = 0;
     for (;;) {
-      // Empty lines before a request line are ignored (RFC 9112 section 2.2).
-      while (pos_ < buf_.size() && (buf_[pos_] == '\r' || buf_[pos_] == '\n')) ++pos_;
-      if (pos_ > 0) {
-        buf_.erase(0, pos_);
-        pos_ = 0;
-        scanned = 0;
-      }
-      for (std::size_t i = scanned; i < buf_.size(); ++i) {
-        if (buf_[i] != '\n') continue;
-        std::size_t end = 0;
-        if (i + 1 < buf_.size() && buf_[i + 1] == '\n') end = i + 2;
-        if (i + 2 < buf_.size() && buf_[i + 1] == '\r' && buf_[i + 2] == '\n') end = i + 3;
-        if (end == 0) continue;
+      if (DropEmptyLines()) scanned = 0;
+      if (std::size_t end = FindHeadEnd(scanned); end != 0) {
         if (end > max_bytes) return Head::kTooLarge;
         *head = std::string_view(buf_).substr(0, end);
         pos_ = end;
@@ -207,6 +196,26 @@ class Reader {
   }
 
  private:
+  // Drops the empty lines before a request line (RFC 9112 section 2.2); whether there were any.
+  bool DropEmptyLines() {
+    while (pos_ < buf_.size() && (buf_[pos_] == '\r' || buf_[pos_] == '\n')) ++pos_;
+    if (pos_ == 0) return false;
+    buf_.erase(0, pos_);
+    pos_ = 0;
+    return true;
+  }
+
+  // Just past the blank line that ends the head, looking for it from buf_[from]; 0 when it has
+  // not arrived yet.
+  std::size_t FindHeadEnd(std::size_t from) const {
+    for (std::size_t i = from; i < buf_.size(); ++i) {
+      if (buf_[i] != '\n') continue;
+      if (i + 1 < buf_.size() && buf_[i + 1] == '\n') return i + 2;
+      if (i + 2 < buf_.size() && buf_[i + 1] == '\r' && buf_[i + 2] == '\n') return i + 3;
+    }
+    return 0;
+  }
+
   bool Fill(Clock::time_point deadline) {
     char chunk[16 * 1024];
     long n = c_.Read(chunk, sizeof chunk, deadline);
@@ -260,38 +269,57 @@ bool ListsToken(std::string_view value, std::string_view token) {
   return false;
 }
 
-// Parses a request head into req; 0 when it is well formed, else the status to refuse it with.
-int ParseHead(std::string_view head, httplib::Request& req) {
-  auto next_line = [&head]() {
-    auto nl = head.find('\n');
-    std::string_view line = head.substr(0, nl);
-    head.remove_prefix(nl == std::string_view::npos ? head.size() : nl + 1);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    return line;
-  };
-  std::string_view line = next_line();
+// The next line of `head` (without its CR LF), taken off it.
+std::string_view NextLine(std::string_view& head) {
+  auto nl = head.find('\n');
+  std::string_view line = head.substr(0, nl);
+  head.remove_prefix(nl == std::string_view::npos ? head.size() : nl + 1);
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  return line;
+}
+
+// A byte a request target may hold: no space, no control character.
+bool IsTargetChar(char c) {
+  return static_cast<unsigned char>(c) > 0x20 && c != 0x7f;
+}
+
+// A byte a header value may hold: no control character but tab.
+bool IsFieldValueChar(char c) {
+  return (static_cast<unsigned char>(c) >= 0x20 || c == '\t') && c != 0x7f;
+}
+
+// Parses "METHOD TARGET VERSION" into req; 0, or the status to refuse it with.
+int ParseRequestLine(std::string_view line, httplib::Request& req) {
   auto sp1 = line.find(' ');
   auto sp2 = sp1 == std::string_view::npos ? sp1 : line.find(' ', sp1 + 1);
   if (sp2 == std::string_view::npos || line.find(' ', sp2 + 1) != std::string_view::npos) return 400;
   std::string_view method = line.substr(0, sp1), target = line.substr(sp1 + 1, sp2 - sp1 - 1),
                    version = line.substr(sp2 + 1);
-  if (!IsToken(method) || target.empty()) return 400;
-  for (char c : target)
-    if (static_cast<unsigned char>(c) <= 0x20 || c == 0x7f) return 400;
+  if (!IsToken(method) || target.empty() || !std::all_of(target.begin(), target.end(), IsTargetChar)) return 400;
   if (target.size() > kMaxTargetBytes) return 414;
   if (version != "HTTP/1.1" && version != "HTTP/1.0") return version.starts_with("HTTP/") ? 505 : 400;
   req.method = std::string(method);
   req.target = std::string(target);
   req.path = std::string(target.substr(0, target.find('?')));
   req.version = std::string(version);
-  for (line = next_line(); !line.empty(); line = next_line()) {
-    auto colon = line.find(':');
-    if (colon == std::string_view::npos || !IsToken(line.substr(0, colon))) return 400;  // obs-fold too
-    std::string_view value = Trim(line.substr(colon + 1));
-    for (char c : value)
-      if ((static_cast<unsigned char>(c) < 0x20 && c != '\t') || c == 0x7f) return 400;
-    req.headers.emplace(std::string(line.substr(0, colon)), std::string(value));
-  }
+  return 0;
+}
+
+// Parses "Name: value" into req's headers; 0, or 400.
+int ParseHeaderLine(std::string_view line, httplib::Request& req) {
+  auto colon = line.find(':');
+  if (colon == std::string_view::npos || !IsToken(line.substr(0, colon))) return 400;  // obs-fold too
+  std::string_view value = Trim(line.substr(colon + 1));
+  if (!std::all_of(value.begin(), value.end(), IsFieldValueChar)) return 400;
+  req.headers.emplace(std::string(line.substr(0, colon)), std::string(value));
+  return 0;
+}
+
+// Parses a request head into req; 0 when it is well formed, else the status to refuse it with.
+int ParseHead(std::string_view head, httplib::Request& req) {
+  if (int status = ParseRequestLine(NextLine(head), req); status != 0) return status;
+  for (std::string_view line = NextLine(head); !line.empty(); line = NextLine(head))
+    if (int status = ParseHeaderLine(line, req); status != 0) return status;
   return 0;
 }
 
@@ -311,31 +339,116 @@ bool ExpectsBody(const std::string& method) {
   return method == "POST" || method == "PUT" || method == "PATCH" || method == "DELETE" || method == "PRI";
 }
 
+struct ReasonPhrase {
+  int status;
+  const char* text;
+};
+// The statuses the servers answer with (handlers' included).
+constexpr ReasonPhrase kReasonPhrases[] = {
+    {100, "Continue"},
+    {200, "OK"},
+    {201, "Created"},
+    {204, "No Content"},
+    {400, "Bad Request"},
+    {403, "Forbidden"},
+    {404, "Not Found"},
+    {405, "Method Not Allowed"},
+    {411, "Length Required"},
+    {413, "Payload Too Large"},
+    {414, "URI Too Long"},
+    {415, "Unsupported Media Type"},
+    {431, "Request Header Fields Too Large"},
+    {500, "Internal Server Error"},
+    {503, "Service Unavailable"},
+    {505, "HTTP Version Not Supported"},
+};
+
+// The reason phrase of `status`, or "" for one not in the table.
 const char* Reason(int status) {
-  switch (status) {
-    case 100: return "Continue";
-    case 200: return "OK";
-    case 201: return "Created";
-    case 204: return "No Content";
-    case 400: return "Bad Request";
-    case 403: return "Forbidden";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 411: return "Length Required";
-    case 413: return "Payload Too Large";
-    case 414: return "URI Too Long";
-    case 415: return "Unsupported Media Type";
-    case 431: return "Request Header Fields Too Large";
-    case 500: return "Internal Server Error";
-    case 503: return "Service Unavailable";
-    case 505: return "HTTP Version Not Supported";
-    default: return "";
-  }
+  for (const auto& r : kReasonPhrases)
+    if (r.status == status) return r.text;
+  return "";
 }
 
 bool IsFramingHeader(const std::string& name) {
   return EqualsIgnoreCase(name, "Content-Length") || EqualsIgnoreCase(name, "Transfer-Encoding") ||
          EqualsIgnoreCase(name, "Connection") || EqualsIgnoreCase(name, "Keep-Alive");
+}
+
+// Splits "host:port" ("[host]:port" for IPv6; no host: all interfaces) for getaddrinfo.
+Status SplitAddress(const std::string& address, std::string* host, std::string* port) {
+  auto colon = address.rfind(':');
+  if (colon == std::string::npos) return InvalidArgumentError("address \"" + address + "\" is not host:port");
+  *host = address.substr(0, colon);
+  *port = address.substr(colon + 1);
+  if (host->size() >= 2 && host->front() == '[' && host->back() == ']') *host = host->substr(1, host->size() - 2);
+  if (host->empty()) *host = "0.0.0.0";
+  if (port->empty() || port->size() > 5 || !std::all_of(port->begin(), port->end(), IsDigit) ||
+      std::stoi(*port) > 65535)
+    return InvalidArgumentError("address \"" + address + "\" has no valid port");
+  return OkStatus();
+}
+
+// A non-blocking socket bound to and listening on the first of `addresses` that takes it, or -1
+// (*error tells why the last one failed).
+int ListenOnFirst(const addrinfo* addresses, int backlog, std::string* error) {
+  for (const addrinfo* a = addresses; a != nullptr; a = a->ai_next) {
+    int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->ai_protocol);
+    if (fd < 0) continue;
+    int yes = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    if (::bind(fd, a->ai_addr, a->ai_addrlen) == 0 && ::listen(fd, backlog) == 0) return fd;
+    *error = std::strerror(errno);
+    ::close(fd);
+  }
+  return -1;
+}
+
+// The port a socket is bound to.
+int LocalPort(int fd) {
+  sockaddr_storage bound{};
+  socklen_t len = sizeof bound;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &len);
+  return ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port
+                                           : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+}
+
+// The answer of the route for req: the handler's (200 unless it sets a status; 500 when it
+// throws), else 404, or 405 with Allow when the path is served for other methods.
+httplib::Response Route(const HttpRoutes& routes, const httplib::Request& req) {
+  httplib::Response res;
+  bool path_known = false;
+  const HttpRoutes::Handler* handler = routes.Find(req.method, req.path, &path_known);
+  if (handler == nullptr) {
+    res.status = path_known ? 405 : 404;
+    if (path_known) res.set_header("Allow", routes.Allowed(req.path));
+    return res;
+  }
+  try {
+    (*handler)(req, res);
+    if (res.status == -1) res.status = 200;
+  } catch (const std::exception&) {
+    res = httplib::Response();
+    res.status = 500;
+  }
+  return res;
+}
+
+// res as bytes: status line, its headers but the framing ones, then Content-Length and
+// Connection (keep-alive: Keep-Alive with `idle_seconds` and the `left` requests), then the body
+// (not for HEAD).
+std::string FormatAnswer(const httplib::Response& res, bool head_only, bool close, long idle_seconds,
+                         std::size_t left) {
+  std::string out = "HTTP/1.1 " + std::to_string(res.status) + " " + Reason(res.status) + "\r\n";
+  for (const auto& [name, value] : res.headers)
+    if (!IsFramingHeader(name)) out += name + ": " + value + "\r\n";
+  out += "Content-Length: " + std::to_string(res.body.size()) + "\r\n";
+  out += close ? std::string("Connection: close\r\n")
+               : "Connection: keep-alive\r\nKeep-Alive: timeout=" + std::to_string(idle_seconds) +
+                     ", max=" + std::to_string(left) + "\r\n";
+  out += "\r\n";
+  if (!head_only) out += res.body;
+  return out;
 }
 
 }  // namespace
@@ -464,14 +577,8 @@ HttpServerBase::~HttpServerBase() {
 }
 
 Status HttpServerBase::Start(const std::string& address) {
-  auto colon = address.rfind(':');
-  if (colon == std::string::npos) return InvalidArgumentError("address \"" + address + "\" is not host:port");
-  std::string host = address.substr(0, colon), port_text = address.substr(colon + 1);
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
-  if (host.empty()) host = "0.0.0.0";
-  if (port_text.empty() || port_text.size() > 5 || !std::all_of(port_text.begin(), port_text.end(), IsDigit) ||
-      std::stoi(port_text) > 65535)
-    return InvalidArgumentError("address \"" + address + "\" has no valid port");
+  std::string host, port_text;
+  if (Status s = SplitAddress(address, &host, &port_text); !s.ok()) return s;
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -480,25 +587,10 @@ Status HttpServerBase::Start(const std::string& address) {
   if (int e = ::getaddrinfo(host.c_str(), port_text.c_str(), &hints, &found); e != 0)
     return InvalidArgumentError("address \"" + address + "\": " + gai_strerror(e));
   std::string error = "no address";
-  for (addrinfo* a = found; a != nullptr && listen_fd_ < 0; a = a->ai_next) {
-    int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->ai_protocol);
-    if (fd < 0) continue;
-    int yes = 1;
-    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
-    if (::bind(fd, a->ai_addr, a->ai_addrlen) == 0 && ::listen(fd, limits_.backlog) == 0) {
-      listen_fd_ = fd;
-    } else {
-      error = std::strerror(errno);
-      ::close(fd);
-    }
-  }
+  if (listen_fd_ < 0) listen_fd_ = ListenOnFirst(found, limits_.backlog, &error);
   ::freeaddrinfo(found);
   if (listen_fd_ < 0) return UnavailableError("cannot bind " + address + ": " + error);
-  sockaddr_storage bound{};
-  socklen_t len = sizeof bound;
-  ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&bound), &len);
-  port_ = ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port
-                                            : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+  port_ = LocalPort(listen_fd_);
   acceptor_ = std::jthread([this](std::stop_token stop) { Accept(stop); });
   return OkStatus();
 }
@@ -586,122 +678,173 @@ void HttpServerBase::ReleaseBody(std::size_t bytes) {
   body_cv_.notify_all();
 }
 
-void HttpServerBase::Serve(Connection& connection) {
-  Reader reader(connection);
-  std::string remote_ip, local_ip;
-  int remote_port = 0, local_port = 0;
-  connection.Addresses(remote_ip, remote_port, local_ip, local_port);
-  const long idle_seconds =
-      std::max<long>(1, std::chrono::duration_cast<std::chrono::seconds>(limits_.idle_timeout).count());
+// One connection being served (HttpServerBase::Serve): its requests one after the other, each
+// step a function; a step that returns false has ended the connection (after an answer, when the
+// request deserves one).
+class HttpServerBase::Session {
+ public:
+  Session(HttpServerBase& server, Connection& connection)
+      : server_(server),
+        limits_(server.limits_),
+        connection_(connection),
+        reader_(connection),
+        idle_seconds_(
+            std::max<long>(1, std::chrono::duration_cast<std::chrono::seconds>(limits_.idle_timeout).count())) {
+    connection.Addresses(remote_ip_, remote_port_, local_ip_, local_port_);
+  }
 
-  // Writes res (status, headers, body) with the framing headers; false when it cannot be written.
-  auto write = [&](const httplib::Response& res, bool head_only, bool close, std::size_t left) {
-    std::string out = "HTTP/1.1 " + std::to_string(res.status) + " " + Reason(res.status) + "\r\n";
-    for (const auto& [name, value] : res.headers)
-      if (!IsFramingHeader(name)) out += name + ": " + value + "\r\n";
-    out += "Content-Length: " + std::to_string(res.body.size()) + "\r\n";
-    out += close ? std::string("Connection: close\r\n")
-                 : "Connection: keep-alive\r\nKeep-Alive: timeout=" + std::to_string(idle_seconds) +
-                       ", max=" + std::to_string(left) + "\r\n";
-    out += "\r\n";
-    if (!head_only) out += res.body;
-    return connection.Write(out.data(), out.size(), Clock::now() + limits_.write_timeout);
-  };
-  auto refuse = [&](int status, const std::string& why) {
-    httplib::Response res;
-    res.status = status;
-    res.set_content(why, "text/plain");
-    write(res, false, true, 0);
-  };
-
-  for (std::size_t served = 0; served < limits_.max_requests_per_connection && !stopping_; ++served) {
-    if (!reader.Buffered() && !connection.WaitReadable(Clock::now() + limits_.idle_timeout)) {
-      if (!stopping_) ++cut_;
-      return;
-    }
+  // The request after `served` others; whether the connection goes on to the next one.
+  bool ServeOne(std::size_t served) {
+    if (!AwaitRequest()) return false;
     const auto deadline = Clock::now() + limits_.request_timeout;
+    httplib::Request req;
+    if (!ReadHead(deadline, req)) return false;
+    const bool close = ClosesAfter(req, served);
+    std::size_t body_bytes = 0;
+    if (!CheckFraming(req, &body_bytes) || !ReadBody(req, body_bytes, deadline)) return false;
+    httplib::Response res = Route(server_.routes_, req);
+    ReleaseReserved();
+    const bool head_only = req.method == "HEAD";
+    req = httplib::Request();  // the body goes before the answer is written
+    return Write(res, head_only, close || server_.stopping_, limits_.max_requests_per_connection - served - 1) &&
+           !close;
+  }
+
+ private:
+  // Waits up to idle_timeout for the first byte of a request.
+  bool AwaitRequest() {
+    if (reader_.Buffered() || connection_.WaitReadable(Clock::now() + limits_.idle_timeout)) return true;
+    if (!server_.stopping_) ++server_.cut_;
+    return false;
+  }
+
+  // Reads the request line and headers by `deadline`, within max_header_bytes, and parses them
+  // into req.
+  bool ReadHead(Clock::time_point deadline, httplib::Request& req) {
     std::string_view head;
-    switch (reader.ReadHead(limits_.max_header_bytes, deadline, &head)) {
-      case Reader::Head::kClosed: return;
-      case Reader::Head::kCut:
-        if (reader.timed_out() && !stopping_) ++cut_;
-        return;
+    switch (reader_.ReadHead(limits_.max_header_bytes, deadline, &head)) {
+      case Reader::Head::kClosed: return false;
+      case Reader::Head::kCut: CountIfTimedOut(); return false;
       case Reader::Head::kTooLarge:
-        ++cut_;
-        return refuse(431,
+        ++server_.cut_;
+        return Refuse(431,
                       "the request line and headers are over " + std::to_string(limits_.max_header_bytes) + " bytes\n");
       case Reader::Head::kOk: break;
     }
-    httplib::Request req;
-    int status = ParseHead(head, req);
-    if (status == 400) return refuse(400, "malformed request\n");
-    if (status == 414) return refuse(414, "the request target is over " + std::to_string(kMaxTargetBytes) + " bytes\n");
-    if (status != 0) return refuse(status, "only HTTP/1.0 and HTTP/1.1 are served\n");
-    req.remote_addr = remote_ip;
-    req.remote_port = remote_port;
-    req.local_addr = local_ip;
-    req.local_port = local_port;
-    const std::string connection_header = req.get_header_value("Connection");
-    const bool close = served + 1 == limits_.max_requests_per_connection || ListsToken(connection_header, "close") ||
-                       (req.version == "HTTP/1.0" && !ListsToken(connection_header, "keep-alive"));
+    return Parse(head, req);
+  }
 
-    // Bodies that cannot be bounded before they are read are refused unread.
+  bool Parse(std::string_view head, httplib::Request& req) {
+    int status = ParseHead(head, req);
+    if (status == 400) return Refuse(400, "malformed request\n");
+    if (status == 414) return Refuse(414, "the request target is over " + std::to_string(kMaxTargetBytes) + " bytes\n");
+    if (status != 0) return Refuse(status, "only HTTP/1.0 and HTTP/1.1 are served\n");
+    req.remote_addr = remote_ip_;
+    req.remote_port = remote_port_;
+    req.local_addr = local_ip_;
+    req.local_port = local_port_;
+    return true;
+  }
+
+  // Whether the connection closes after this request's answer: its last one, or the client's wish.
+  bool ClosesAfter(const httplib::Request& req, std::size_t served) const {
+    const std::string connection_header = req.get_header_value("Connection");
+    return served + 1 == limits_.max_requests_per_connection || ListsToken(connection_header, "close") ||
+           (req.version == "HTTP/1.0" && !ListsToken(connection_header, "keep-alive"));
+  }
+
+  // Bodies that cannot be bounded before they are read are refused unread; *body_bytes: the
+  // Content-Length (0 without one).
+  bool CheckFraming(const httplib::Request& req, std::size_t* body_bytes) {
+    int status = 0;
     long long length = ContentLength(req, &status);
-    if (status != 0) return refuse(400, "malformed Content-Length\n");
+    if (status != 0) return Refuse(400, "malformed Content-Length\n");
     if (req.has_header("Transfer-Encoding"))
-      return refuse(411, "a body needs a Content-Length (Transfer-Encoding is not accepted)\n");
-    if (ExpectsBody(req.method) && length < 0) return refuse(411, "a body needs a Content-Length\n");
+      return Refuse(411, "a body needs a Content-Length (Transfer-Encoding is not accepted)\n");
+    if (ExpectsBody(req.method) && length < 0) return Refuse(411, "a body needs a Content-Length\n");
     std::string encoding = req.get_header_value("Content-Encoding");
     if (!encoding.empty() && !EqualsIgnoreCase(encoding, "identity"))
-      return refuse(415, "compressed bodies are not accepted\n");
+      return Refuse(415, "compressed bodies are not accepted\n");
+    *body_bytes = length > 0 ? static_cast<std::size_t>(length) : 0;
+    return true;
+  }
+
+  // Reads the body into req.body by `deadline`: within max_body_bytes, with room in
+  // max_body_bytes_in_flight (reserved until ReleaseReserved), after a 100 Continue when the
+  // client waits for one.
+  bool ReadBody(httplib::Request& req, std::size_t body_bytes, Clock::time_point deadline) {
     const bool expects_continue =
         req.version == "HTTP/1.1" && ListsToken(req.get_header_value("Expect"), "100-continue");
-    std::size_t body_bytes = length > 0 ? static_cast<std::size_t>(length) : 0;
-    if (body_bytes > limits_.max_body_bytes) {
-      // Answered at once; the body is then read and thrown away (unless the client waits for a
-      // 100 Continue), so that closing does not reset the connection under the answer.
-      refuse(413, "the body is over " + std::to_string(limits_.max_body_bytes) + " bytes\n");
-      if (!expects_continue) reader.ReadBody(body_bytes, deadline, nullptr, false);
-      return;
-    }
-    std::size_t reserved = 0;
+    if (body_bytes > limits_.max_body_bytes) return RefuseTooLarge(body_bytes, expects_continue, deadline);
     if (ExpectsBody(req.method) && limits_.max_body_bytes_in_flight > 0) {
-      if (!ReserveBody(body_bytes)) return refuse(503, "too many requests at once; try again\n");
-      reserved = body_bytes;
+      if (!server_.ReserveBody(body_bytes)) return Refuse(503, "too many requests at once; try again\n");
+      reserved_ = body_bytes;
     }
-    if (expects_continue && body_bytes > 0) {
-      constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
-      if (!connection.Write(kContinue.data(), kContinue.size(), Clock::now() + limits_.write_timeout)) {
-        if (reserved > 0) ReleaseBody(reserved);
-        return;
-      }
+    if (expects_continue && body_bytes > 0 && !WriteContinue()) {
+      ReleaseReserved();
+      return false;
     }
-    if (body_bytes > 0 && !reader.ReadBody(body_bytes, deadline, &req.body, true)) {
-      if (reserved > 0) ReleaseBody(reserved);
-      if (reader.timed_out() && !stopping_) ++cut_;
-      return;
+    if (body_bytes > 0 && !reader_.ReadBody(body_bytes, deadline, &req.body, true)) {
+      ReleaseReserved();
+      CountIfTimedOut();
+      return false;
     }
-
-    httplib::Response res;
-    bool path_known = false;
-    const HttpRoutes::Handler* handler = routes_.Find(req.method, req.path, &path_known);
-    if (handler == nullptr) {
-      res.status = path_known ? 405 : 404;
-      if (path_known) res.set_header("Allow", routes_.Allowed(req.path));
-    } else {
-      try {
-        (*handler)(req, res);
-        if (res.status == -1) res.status = 200;
-      } catch (const std::exception&) {
-        res = httplib::Response();
-        res.status = 500;
-      }
-    }
-    if (reserved > 0) ReleaseBody(reserved);
-    const bool head_only = req.method == "HEAD";
-    req = httplib::Request();  // the body goes before the answer is written
-    if (!write(res, head_only, close || stopping_, limits_.max_requests_per_connection - served - 1) || close) return;
+    return true;
   }
+
+  // Answered at once; the body is then read and thrown away (unless the client waits for a 100
+  // Continue), so that closing does not reset the connection under the answer.
+  bool RefuseTooLarge(std::size_t body_bytes, bool expects_continue, Clock::time_point deadline) {
+    Refuse(413, "the body is over " + std::to_string(limits_.max_body_bytes) + " bytes\n");
+    if (!expects_continue) reader_.ReadBody(body_bytes, deadline, nullptr, false);
+    return false;
+  }
+
+  bool WriteContinue() {
+    constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+    return connection_.Write(kContinue.data(), kContinue.size(), Clock::now() + limits_.write_timeout);
+  }
+
+  void ReleaseReserved() {
+    if (reserved_ > 0) server_.ReleaseBody(reserved_);
+    reserved_ = 0;
+  }
+
+  // A read that ran out of time (not one the server's stop ended) cuts the connection.
+  void CountIfTimedOut() {
+    if (reader_.timed_out() && !server_.stopping_) ++server_.cut_;
+  }
+
+  // Writes res with the framing headers (Keep-Alive: `left` more requests); false when it cannot
+  // be written.
+  bool Write(const httplib::Response& res, bool head_only, bool close, std::size_t left) {
+    std::string out = FormatAnswer(res, head_only, close, idle_seconds_, left);
+    return connection_.Write(out.data(), out.size(), Clock::now() + limits_.write_timeout);
+  }
+
+  // Answers `status` with the text `why` and closes; false, to end the connection.
+  bool Refuse(int status, const std::string& why) {
+    httplib::Response res;
+    res.status = status;
+    res.set_content(why, "text/plain");
+    Write(res, false, true, 0);
+    return false;
+  }
+
+  HttpServerBase& server_;
+  const HttpServerLimits& limits_;
+  Connection& connection_;
+  Reader reader_;
+  const long idle_seconds_;
+  std::string remote_ip_, local_ip_;
+  int remote_port_ = 0, local_port_ = 0;
+  std::size_t reserved_ = 0;  // of max_body_bytes_in_flight, by the current request
+};
+
+void HttpServerBase::Serve(Connection& connection) {
+  Session session(*this, connection);
+  for (std::size_t served = 0; served < limits_.max_requests_per_connection && !stopping_; ++served)
+    if (!session.ServeOne(served)) return;
 }
 
 }  // namespace tfjob::controller

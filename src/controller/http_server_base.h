@@ -116,6 +116,7 @@ class HttpServerBase {
 
  private:
   class Pool;
+  class Session;
   void Accept(std::stop_token stop);
   void Refuse(int fd);
   void ServeSocket(int fd);
