@@ -1,6 +1,7 @@
 #include "local/local_runner.h"
 
 #include <fcntl.h>
+#include <malloc.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
@@ -292,6 +293,10 @@ Status LocalRunner::Prepare() {
   std::string image;
   for (const auto& [n, r] : replicas_) image = image.empty() ? r.image : image;
   if (!image.empty()) Print("note: images are not used locally (" + image + "); each replica runs its command here");
+  // Every supervisor is a fork of this process, and a fork copies the page table of every heap
+  // page still mapped, free or not: the rendered pods and TF_CONFIGs freed above would be
+  // copied once per replica (issue 25 item 6).
+  malloc_trim(0);
   return OkStatus();
 }
 
@@ -318,54 +323,19 @@ void LocalRunner::StartFailed(const std::string& name, const std::string& reason
   DrawTable();
 }
 
-// The file descriptors of one Spawn: the supervisor's ends of the output pipes, the spec pipe
-// (the runner writes the SupervisorSpec into it) and the report pipe (the child's errno when its
-// exec fails; O_CLOEXEC, so it closes at a successful exec).
+// The runner's copies of one Spawn's descriptors: the supervisor's ends of the output pipes,
+// closed once the supervisor has its own.
 struct LocalRunner::SpawnPipes {
-  std::vector<int> child_fds;  // what the supervisor keeps across its exec
   std::vector<int> write_ends;
-  int spec[2] = {-1, -1}, report[2] = {-1, -1};
 
   void Close() {
     for (int fd : write_ends) close(fd);
-    for (int fd : {spec[0], spec[1], report[0], report[1]})
-      if (fd >= 0) close(fd);
+    write_ends.clear();
   }
 };
 
-namespace {
-
-// The forked child's side of Spawn, between fork() and execv(): only async-signal-safe calls
-// (no allocation, no locks, no formatting). `argv`, `blocked` and `keep` are made before the fork.
-[[noreturn]] void ExecSupervisor(char* const argv[], const sigset_t& blocked, pid_t parent,
-                                 const std::vector<int>& keep, int report_fd) {
-  setpgid(0, 0);  // out of the terminal's foreground group: Ctrl-C reaches tfjob only
-  sigprocmask(SIG_BLOCK, &blocked, nullptr);
-  prctl(PR_SET_PDEATHSIG, SIGUSR1);
-  if (getppid() != parent) _exit(128 + SIGKILL);  // the runner died before prctl
-  for (int fd : keep) fcntl(fd, F_SETFD, 0);
-  execv(argv[0], argv);
-  int err = errno;
-  ssize_t ignored = write(report_fd, &err, sizeof err);
-  (void)ignored;
-  _exit(127);
-}
-
-// The child's errno when its exec failed; nullopt when the report pipe closed without one (the
-// exec succeeded).
-std::optional<int> ExecError(int report_fd) {
-  int err = 0;
-  ssize_t n;
-  do n = read(report_fd, &err, sizeof err);
-  while (n < 0 && errno == EINTR);
-  if (n == static_cast<ssize_t>(sizeof err)) return err;
-  return std::nullopt;
-}
-
-}  // namespace
-
-// An output pipe per container of `r` (a Stream of `p`, the write end in `spec`), then the spec
-// and report pipes. False with `failure` set when a pipe cannot be had.
+// An output pipe per container of `r` (a Stream of `p`, the write end in `spec`). False with
+// `failure` set when a pipe cannot be had.
 bool LocalRunner::OpenPipes(Process& p, const LocalReplica& r, SupervisorSpec& spec, SpawnPipes& pipes,
                             std::string* failure) {
   const std::string short_name = p.name.substr(job_.metadata.name.size() + 1);
@@ -386,27 +356,21 @@ bool LocalRunner::OpenPipes(Process& p, const LocalReplica& r, SupervisorSpec& s
     s.log_fd = log == logs_.end() ? -1 : log->second;
     p.streams.push_back(std::move(s));
     pipes.write_ends.push_back(fds[1]);
-    pipes.child_fds.push_back(fds[1]);
     into->push_back({c.name, c.argv, ProcessEnvironment(options_.base_env, c.env), c.working_dir, fds[1]});
   };
   for (const auto& c : r.init_containers) add(c, false, &spec.init_containers);
   for (size_t i = 0; i < r.containers.size(); ++i) add(r.containers[i], i == r.main, &spec.containers);
-  if (ok && pipe2(pipes.spec, O_CLOEXEC) != 0) ok = false, *failure = Errno("pipe");
-  if (ok && pipe2(pipes.report, O_CLOEXEC) != 0) ok = false, *failure = Errno("pipe");
   return ok;
 }
 
-// The supervisor `pid` of `p` has started: the port is handed over, the spec sent.
-void LocalRunner::Started(std::unique_ptr<Process> p, pid_t pid, const SupervisorSpec& spec, SpawnPipes& pipes) {
+// The supervisor `pid` of `p` has started with its copies of the port and the pipes.
+void LocalRunner::Started(std::unique_ptr<Process> p, pid_t pid, SpawnPipes& pipes) {
   const std::string name = p->name;
-  // The supervisor has its copies now; the port stays reserved in it until the containers start.
+  // The port stays reserved in the supervisor until the containers start.
   if (auto reserved = reserved_.find(name); reserved != reserved_.end()) {
     close(reserved->second);
     reserved_.erase(reserved);
   }
-  close(pipes.spec[0]);
-  pipes.spec[0] = -1;
-  WriteAll(pipes.spec[1], EncodeSupervisorSpec(spec));
   pipes.Close();
   p->pid = pid;
   processes_[name] = std::move(p);
@@ -440,31 +404,9 @@ void LocalRunner::Spawn(const std::string& name) {
   if (!OpenPipes(*p, r, spec, pipes, &failure)) return fail(failure);
   auto reserved = reserved_.find(name);
   spec.port_fd = reserved == reserved_.end() ? -1 : reserved->second;
-  if (spec.port_fd >= 0) pipes.child_fds.push_back(spec.port_fd);
-  pipes.child_fds.push_back(status_write_);
-  pipes.child_fds.push_back(pipes.spec[0]);
-
-  // Everything the child needs is prepared before fork: only async-signal-safe calls after it.
-  std::string supervisor = options_.supervisor;
-  std::string mode = "__pod-supervisor";
-  std::string spec_fd = std::to_string(pipes.spec[0]);
-  char* argv[] = {supervisor.data(), mode.data(), spec_fd.data(), nullptr};
-  sigset_t blocked;
-  sigemptyset(&blocked);
-  for (int s : {SIGCHLD, SIGTERM, SIGINT, SIGUSR1, SIGHUP}) sigaddset(&blocked, s);
-  const pid_t parent = getpid();
-  pid_t pid = fork();
-  if (pid == 0) ExecSupervisor(argv, blocked, parent, pipes.child_fds, pipes.report[1]);
-  if (pid < 0) return fail(Errno("fork"));
-  setpgid(pid, pid);
-  close(pipes.report[1]);
-  pipes.report[1] = -1;
-  if (std::optional<int> err = ExecError(pipes.report[0])) {
-    int status;
-    waitpid(pid, &status, 0);
-    return fail("cannot execute the pod supervisor " + supervisor + ": " + std::strerror(*err));
-  }
-  Started(std::move(p), pid, spec, pipes);
+  StatusOr<pid_t> pid = ForkPodSupervisor(spec);
+  if (!pid.ok()) return fail(pid.status().message());
+  Started(std::move(p), *pid, pipes);
 }
 
 void LocalRunner::Output(Process& p, const Stream& s, const std::string& line) {

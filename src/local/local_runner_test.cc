@@ -18,14 +18,13 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "local/pod_supervisor.h"
 #include "testing/fixtures.h"
 
-// LocalRunner (`tfjob run`) without a cluster: tiny real processes (/bin/sh) as replicas, the
-// test binary itself as their pod supervisor (main() below answers `__pod-supervisor FD`, as
-// tfjob does), so the restart, success and stop rules run exactly as in `tfjob run`. Nothing
-// here measures time: a replica that is expected to be stopped sleeps for 30 s, and a hang is
-// caught by the alarm of each test (the process dies, the test fails).
+// LocalRunner (`tfjob run`) without a cluster: tiny real processes (/bin/sh) as replicas under
+// their pod supervisors (forks of the test binary, as of tfjob), so the restart, success and
+// stop rules run exactly as in `tfjob run`. Nothing here measures time: a replica that is
+// expected to be stopped sleeps for 30 s, and a hang is caught by the alarm of each test (the
+// process dies, the test fails).
 
 namespace tfjob::local {
 namespace {
@@ -290,11 +289,7 @@ TEST_F(LocalRunnerTest, AnInterruptStopsEveryReplicaAndLeavesNoProcess) {
 }  // namespace
 }  // namespace tfjob::local
 
-// The replicas' pod supervisor is this binary (RunOptions::supervisor is /proc/self/exe), as
-// in tfjob's own main.
 int main(int argc, char** argv) {
-  if (argc == 3 && std::string_view(argv[1]) == "__pod-supervisor")
-    return tfjob::local::RunPodSupervisor(std::atoi(argv[2]));
   std::signal(SIGPIPE, SIG_IGN);  // as `tfjob run` does: a replica gone is EPIPE, not a dead runner
   ::testing::InitGoogleMock(&argc, argv);
   return RUN_ALL_TESTS();

@@ -283,3 +283,33 @@ def test_kubernetes_pod_semantics_var_expansion_init_containers_sidecars_clean_e
     r = run_measured([BIN, "run", f, "--clean-env"], "tfjob run", "pod semantics, --clean-env", timeout=20, env=env)
     assert r.returncode == 0, r.output[-2000:]
     assert "[worker-0] leak=unset\n" in r.stdout, r.stdout
+
+
+def _children_cpu(args, **kw):
+    """CPU seconds (user + sys) of `args` and every process below it (each is reaped by its
+    parent, so RUSAGE_CHILDREN counts the whole tree)."""
+    import resource
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    r = subprocess.run(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=120, **kw)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def test_issue25_300_short_replicas_cost_a_few_times_a_plain_fork_exec_not_fourteen(tmp_path):
+    # Issue 25 item 6: every replica's pod supervisor was a re-exec of the whole tfjob binary
+    # (39 shared libraries to load and relocate): 300 replicas of `true` took 13-15x the CPU of
+    # a plain fork/exec of 300 `true` (bench/run_overhead.cc; about 3x since the supervisor is a
+    # fork). A bound on the ratio of CPU (not time) of the same run, with a wide margin for a
+    # loaded machine; bench/README.md has the figures.
+    f = job_file(tmp_path, "short", {"Worker": {"replicas": 300, "restartPolicy": "Never", "template": {"spec": {
+        "containers": [container(["true"])]}}}})
+    plain_script = "i=0; while [ $i -lt 300 ]; do /bin/true & i=$((i+1)); done; wait"
+    ratios = []
+    for _ in range(3):
+        _, plain = _children_cpu(["/bin/sh", "-c", plain_script])
+        r, tfjob = _children_cpu([BIN, "run", "--quiet", f])
+        assert r.returncode == 0, r.stderr[-2000:]
+        ratios.append(tfjob / plain)
+    ratio = sorted(ratios)[1]
+    record("tfjob run", "300 x `true`: CPU over a plain fork/exec", 0, 0, f"median ratio {ratio:.1f}")
+    assert ratio < 7, f"tfjob run took {ratio:.1f}x the CPU of a plain fork/exec (rounds: {ratios})"
