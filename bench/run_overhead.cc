@@ -33,7 +33,9 @@ struct Cost {
   double cpu() const { return user + sys; }
 };
 
-double Seconds(const timeval& tv) { return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) / 1e6; }
+double Seconds(const timeval& tv) {
+  return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) / 1e6;
+}
 
 // Runs `body` in a child and returns the CPU of the child and of everything below it.
 template <typename Body>
@@ -104,16 +106,22 @@ int main(int argc, char** argv) {
     std::string a = argv[i];
     if (i + 1 >= argc) Usage();
     std::string v = argv[++i];
-    if (a == "--tfjob") tfjob = v;
-    else if (a == "--compare") compare = v;
-    else if (a == "--replicas") replicas = std::atoi(v.c_str());
-    else if (a == "--rounds") rounds = std::atoi(v.c_str());
-    else if (a == "--command") command = v;
-    else Usage();
+    if (a == "--tfjob")
+      tfjob = v;
+    else if (a == "--compare")
+      compare = v;
+    else if (a == "--replicas")
+      replicas = std::atoi(v.c_str());
+    else if (a == "--rounds")
+      rounds = std::atoi(v.c_str());
+    else if (a == "--command")
+      command = v;
+    else
+      Usage();
   }
   if (tfjob.empty() || replicas <= 0 || rounds <= 0 || (command != "true" && command != "sh")) Usage();
-  std::vector<std::string> argv_s = command == "true" ? std::vector<std::string>{"true"}
-                                                      : std::vector<std::string>{"sh", "-c", "exit 0"};
+  std::vector<std::string> argv_s =
+      command == "true" ? std::vector<std::string>{"true"} : std::vector<std::string>{"sh", "-c", "exit 0"};
   std::string json_cmd = command == "true" ? R"(["true"])" : R"(["sh", "-c", "exit 0"])";
 
   char dir_template[] = "/tmp/tfjob-run-overhead-XXXXXX";
