@@ -301,10 +301,7 @@ class LinePrinter {
     if (!partial_.empty()) Print(partial_);
     partial_.clear();
   }
-  void Print(std::string line) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    out_.Line(local::PrefixedLine(prefix_, color_, Esc(line)));
-  }
+  void Print(const std::string& line) { out_.Line(local::PrefixedLine(prefix_, color_, local::ShownOutputLine(line))); }
 
  private:
   Output& out_;

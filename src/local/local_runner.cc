@@ -412,7 +412,7 @@ void LocalRunner::Spawn(const std::string& name) {
 void LocalRunner::Output(Process& p, const Stream& s, const std::string& line) {
   if (s.log_fd >= 0) WriteAll(s.log_fd, line + "\n");
   if (options_.quiet) return;
-  out_ << PrefixedLine(s.prefix, p.color, line) << "\n";
+  out_ << PrefixedLine(s.prefix, p.color, ShownOutputLine(line)) << "\n";
   out_.flush();
 }
 

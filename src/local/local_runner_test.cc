@@ -286,6 +286,16 @@ TEST_F(LocalRunnerTest, AnInterruptStopsEveryReplicaAndLeavesNoProcess) {
   EXPECT_EQ(checked, 2);
 }
 
+// Issue 25 item 6: `tfjob run` passed a replica's escape sequences (the terminal's title, clear
+// screen) to the terminal as they were, while `tfjob logs` escaped them. Both escape now.
+TEST_F(LocalRunnerTest, Issue25AReplicasEscapeSequencesAreShownEscapedNotSentToTheTerminal) {
+  Ran ran = Run(Job("esc", {{"Worker", Replica(1, "Never", R"(printf 'a\033]0;title\007b\033[2J\r\n')")}}));
+  EXPECT_EQ(ran.code, 0) << ran.out;
+  EXPECT_THAT(ran.out, HasSubstr("[worker-0] a\\x1b]0;title\\ab\\x1b[2J\n"));
+  EXPECT_EQ(ran.out.find('\x1b'), std::string::npos) << ran.out;
+  EXPECT_EQ(ran.out.find('\a'), std::string::npos) << ran.out;
+}
+
 }  // namespace
 }  // namespace tfjob::local
 
