@@ -710,6 +710,10 @@ int LocalRunner::Run(std::stop_token stop, std::stop_token kill_now) {
     }
   } restore{this};
   core::ReconcileOptions options;
+  // Spawn starts a replica from replicas_ (made in Prepare), never from the plan's pod: rendering
+  // every pod to create (each with a TF_CONFIG naming every replica) cost O(replicas^2) per plan,
+  // and the plan held it while every supervisor was forked from this process (issue 25 item 6).
+  options.defer_pod_rendering = true;
   options.render.tf_config.endpoint = [this](api::ReplicaType t, int32_t i, int32_t) {
     return "127.0.0.1:" + std::to_string(ports_[{t, i}]);
   };
