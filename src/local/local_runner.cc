@@ -172,9 +172,11 @@ LocalRunner::~LocalRunner() {
 // pipes and log files the job needs.
 Status LocalRunner::CheckCommands(const std::vector<std::pair<api::ReplicaType, int32_t>>& all, size_t* pipes,
                                   size_t* log_files) {
+  const core::RenderOptions render = LocalRenderOptions(ports_);
+  const core::TfConfigGenerator tf_config(job_, render.tf_config);
   for (const auto& replica : all) {
     const auto type = replica.first;  // a named copy: lambdas cannot capture a binding (clang 14)
-    TFJOB_ASSIGN_OR_RETURN(LocalReplica r, LocalReplicaFor(job_, type, replica.second, ports_));
+    TFJOB_ASSIGN_OR_RETURN(LocalReplica r, LocalReplicaFor(job_, type, replica.second, render, tf_config));
     size_t n = r.init_containers.size() + r.containers.size();
     *pipes += n;
     if (!options_.logs_dir.empty()) *log_files += n;
@@ -277,8 +279,10 @@ Status LocalRunner::Prepare() {
   TFJOB_RETURN_IF_ERROR(CheckCommands(all, &pipes, &log_files));
   TFJOB_RETURN_IF_ERROR(RaiseFileLimit(16 + log_files + std::max(all.size(), pipes), all.size()));
   TFJOB_RETURN_IF_ERROR(ReservePorts(all));
+  const core::RenderOptions render = LocalRenderOptions(ports_);
+  const core::TfConfigGenerator tf_config(job_, render.tf_config);
   for (const auto& [type, index] : all) {
-    TFJOB_ASSIGN_OR_RETURN(LocalReplica r, LocalReplicaFor(job_, type, index, ports_));
+    TFJOB_ASSIGN_OR_RETURN(LocalReplica r, LocalReplicaFor(job_, type, index, render, tf_config));
     outcomes_[r.name] = ReplicaOutcome{r.name, "Pending", 0, -1, {}, {}};
     replicas_.emplace(r.name, std::move(r));
   }
@@ -334,19 +338,15 @@ struct LocalRunner::SpawnPipes {
   }
 };
 
-// An output pipe per container of `r` (a Stream of `p`, the write end in `spec`). False with
-// `failure` set when a pipe cannot be had.
-bool LocalRunner::OpenPipes(Process& p, const LocalReplica& r, SupervisorSpec& spec, SpawnPipes& pipes,
-                            std::string* failure) {
+// An output pipe per container of `r`, init containers first (a Stream of `p`, the write end in
+// `pipes`). False with `failure` set when a pipe cannot be had.
+bool LocalRunner::OpenPipes(Process& p, const LocalReplica& r, SpawnPipes& pipes, std::string* failure) {
   const std::string short_name = p.name.substr(job_.metadata.name.size() + 1);
-  bool ok = true;
-  auto add = [&](const LocalContainer& c, bool is_main, std::vector<SupervisedContainer>* into) {
+  auto add = [&](const LocalContainer& c, bool is_main) {
     int fds[2];
-    if (!ok) return;
     if (pipe2(fds, O_CLOEXEC) != 0) {
-      ok = false;
       *failure = Errno("output pipe");
-      return;
+      return false;
     }
     Stream s;
     s.prefix = is_main ? short_name : short_name + "/" + c.name;
@@ -356,11 +356,13 @@ bool LocalRunner::OpenPipes(Process& p, const LocalReplica& r, SupervisorSpec& s
     s.log_fd = log == logs_.end() ? -1 : log->second;
     p.streams.push_back(std::move(s));
     pipes.write_ends.push_back(fds[1]);
-    into->push_back({c.name, c.argv, ProcessEnvironment(options_.base_env, c.env), c.working_dir, fds[1]});
+    return true;
   };
-  for (const auto& c : r.init_containers) add(c, false, &spec.init_containers);
-  for (size_t i = 0; i < r.containers.size(); ++i) add(r.containers[i], i == r.main, &spec.containers);
-  return ok;
+  for (const auto& c : r.init_containers)
+    if (!add(c, false)) return false;
+  for (size_t i = 0; i < r.containers.size(); ++i)
+    if (!add(r.containers[i], i == r.main)) return false;
+  return true;
 }
 
 // The supervisor `pid` of `p` has started with its copies of the port and the pipes.
@@ -386,14 +388,6 @@ void LocalRunner::Spawn(const std::string& name) {
   p->uid = name + "-" + std::to_string(++spawned_);
   p->started = clock_.SteadyNow();
   p->color = options_.color ? PrefixColor(name) : "";
-
-  SupervisorSpec spec;
-  spec.uid = p->uid;
-  spec.parent = getpid();
-  spec.status_fd = status_write_;
-  spec.grace_period = options_.grace_period;
-  spec.nofile_soft = nofile_soft_;
-  spec.main = r.main;
   SpawnPipes pipes;
   std::string failure;
   auto fail = [&](const std::string& why) {
@@ -401,9 +395,23 @@ void LocalRunner::Spawn(const std::string& name) {
     p->CloseStreams();
     StartFailed(name, why);
   };
-  if (!OpenPipes(*p, r, spec, pipes, &failure)) return fail(failure);
+  if (!OpenPipes(*p, r, pipes, &failure)) return fail(failure);
   auto reserved = reserved_.find(name);
+  SupervisorSpec spec;
+  spec.uid = p->uid;
+  spec.parent = getpid();
+  spec.status_fd = status_write_;
   spec.port_fd = reserved == reserved_.end() ? -1 : reserved->second;
+  spec.grace_period = options_.grace_period;
+  spec.nofile_soft = nofile_soft_;
+  spec.main = r.main;
+  size_t pipe = 0;
+  auto add = [&](const LocalContainer& c, std::vector<SupervisedContainer>* into) {
+    into->push_back(
+        {c.name, c.argv, ProcessEnvironment(options_.base_env, c.env), c.working_dir, pipes.write_ends[pipe++]});
+  };
+  for (const auto& c : r.init_containers) add(c, &spec.init_containers);
+  for (const auto& c : r.containers) add(c, &spec.containers);
   StatusOr<pid_t> pid = ForkPodSupervisor(spec);
   if (!pid.ok()) return fail(pid.status().message());
   Started(std::move(p), *pid, pipes);

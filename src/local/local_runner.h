@@ -103,7 +103,7 @@ class LocalRunner {
   void CreatePods(const ::tfjob::tfjob::core::Plan& plan);
   // Spawn's steps: the pipes before the fork, the hand-over after it.
   void Spawn(const std::string& name);
-  bool OpenPipes(Process& p, const LocalReplica& r, SupervisorSpec& spec, SpawnPipes& pipes, std::string* failure);
+  bool OpenPipes(Process& p, const LocalReplica& r, SpawnPipes& pipes, std::string* failure);
   void Started(std::unique_ptr<Process> p, pid_t pid, SpawnPipes& pipes);
   void StartFailed(const std::string& name, const std::string& reason);
   // StopProcesses' steps.

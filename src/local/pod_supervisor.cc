@@ -27,6 +27,8 @@ using Steady = std::chrono::steady_clock;
 constexpr int kStageChdir = 1;
 constexpr int kStageExec = 2;
 constexpr int kExitCannotStart = 126;
+// What the supervisor waits for (sigtimedwait): blocked from the fork on.
+constexpr int kSupervisorSignals[] = {SIGCHLD, SIGTERM, SIGINT, SIGUSR1, SIGHUP};
 
 int ExitCodeOf(int status) {
   if (WIFEXITED(status)) return WEXITSTATUS(status);
@@ -36,16 +38,16 @@ int ExitCodeOf(int status) {
 
 class Supervisor {
  public:
-  explicit Supervisor(SupervisorSpec spec) : spec_(std::move(spec)) {
+  // `spec` is borrowed: the child runs inside ForkPodSupervisor, whose caller holds it.
+  explicit Supervisor(const SupervisorSpec& spec) : spec_(spec) {
     sigemptyset(&signals_);
-    for (int s : {SIGCHLD, SIGTERM, SIGINT, SIGUSR1, SIGHUP}) sigaddset(&signals_, s);
+    for (int s : kSupervisorSignals) sigaddset(&signals_, s);
   }
 
   int Run() {
     if (std::optional<int> code = RunInitContainers()) return Finish(*code);
     if (stopping_) return Finish(128 + SIGTERM);
     if (spec_.port_fd >= 0) close(spec_.port_fd);  // the main container binds it now
-    spec_.port_fd = -1;
     for (const auto& c : spec_.containers) {
       std::optional<pid_t> pid = Start(c);
       if (!pid) return Finish(kExitCannotStart);
@@ -61,8 +63,6 @@ class Supervisor {
       if (&c != main && exits_.contains(&c)) Report("exit", c.name, std::to_string(exits_[&c]));
     return Finish(exits_.contains(main) ? exits_[main] : 128 + SIGKILL);
   }
-
-  const sigset_t& signals() const { return signals_; }
 
  private:
   // The init containers one after the other, each to completion; the code to finish with when
@@ -225,7 +225,7 @@ class Supervisor {
     if ((sig == SIGTERM || sig == SIGINT) && !stopping_) BeginStop();
   }
 
-  SupervisorSpec spec_;
+  const SupervisorSpec& spec_;
   sigset_t signals_;
   std::map<pid_t, const SupervisedContainer*> running_;
   std::map<const SupervisedContainer*, int> exits_;
@@ -267,8 +267,9 @@ StatusOr<pid_t> ForkPodSupervisor(const SupervisorSpec& spec) {
     for (const auto& c : *list)
       if (c.out_fd > 2) keep.push_back(c.out_fd);
   std::sort(keep.begin(), keep.end());
-  keep.erase(std::unique(keep.begin(), keep.end()), keep.end());
-  Supervisor supervisor(spec);  // its copy of the spec, made here: the child only runs it
+  sigset_t signals;
+  sigemptyset(&signals);
+  for (int s : kSupervisorSignals) sigaddset(&signals, s);
   const pid_t parent = static_cast<pid_t>(spec.parent);
   pid_t pid = fork();
   if (pid < 0) return UnavailableError(std::string("fork: ") + std::strerror(errno));
@@ -276,8 +277,8 @@ StatusOr<pid_t> ForkPodSupervisor(const SupervisorSpec& spec) {
     setpgid(pid, pid);  // also in the child: whichever runs first, the group exists before a kill
     return pid;
   }
-  setpgid(0, 0);  // out of the terminal's foreground group: Ctrl-C reaches tfjob only
-  sigprocmask(SIG_BLOCK, &supervisor.signals(), nullptr);  // waited for with sigtimedwait
+  setpgid(0, 0);                              // out of the terminal's foreground group: Ctrl-C reaches tfjob only
+  sigprocmask(SIG_BLOCK, &signals, nullptr);  // waited for with sigtimedwait
   prctl(PR_SET_PDEATHSIG, SIGUSR1);
   if (getppid() != parent) _exit(128 + SIGKILL);  // the runner died before prctl
   prctl(PR_SET_CHILD_SUBREAPER, 1);
@@ -287,9 +288,12 @@ StatusOr<pid_t> ForkPodSupervisor(const SupervisorSpec& spec) {
   unsigned next = 3;
   for (int fd : keep) {
     if (static_cast<unsigned>(fd) > next) syscall(SYS_close_range, next, static_cast<unsigned>(fd) - 1, 0U);
-    next = static_cast<unsigned>(fd) + 1;
+    next = std::max(next, static_cast<unsigned>(fd) + 1);
   }
   syscall(SYS_close_range, next, ~0U, 0U);
+  // No copy of the spec: the child's memory is a copy of the caller's already (the caller holds
+  // `spec` until this returns, which in the child it never does).
+  Supervisor supervisor(spec);
   _exit(supervisor.Run());
 }
 

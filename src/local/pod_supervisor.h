@@ -63,18 +63,19 @@ std::string FormatStatusLine(const StatusLine& line);  // truncated to fit PIPE_
 bool ParseStatusLine(std::string_view line, StatusLine* out);
 
 // Forks the pod's supervisor process from the calling process and returns its pid (in a process
-// group of its own); kUnavailable with errno's text when the fork fails. The child never returns
-// into the caller's code: it closes every file descriptor but 0, 1, 2 and the spec's, runs the
-// pod and _exits with the main container's exit code (126 when a container could not start,
-// 137 when `spec.parent` is gone). The caller reaps it (waitpid) and closes its own copies of
-// the spec's descriptors.
+// group of its own); kUnavailable with errno's text when the fork fails. The child runs the pod
+// from its own copy of `spec` (no copy is made: its memory is a copy of the caller's), closes
+// every file descriptor but 0, 1, 2 and the spec's, and _exits with the main container's exit
+// code (126 when a container could not start, 137 when `spec.parent` is gone). It never returns
+// into the caller's code. The caller reaps it (waitpid) and closes its own copies of the spec's
+// descriptors.
 //
-// REQUIRES: `spec.parent` is the calling process and the calling thread lives as long as the
-// pod (PR_SET_PDEATHSIG follows the thread that forked); no other thread of the caller holds a
-// lock the child needs. The child uses the heap (glibc's fork leaves malloc usable in the
-// child) and system calls only: no stdio, iostream or logging, whose locks another thread
-// might hold. In `tfjob run` the only other thread is cmd's signal waiter, which touches
-// nothing but its stop sources.
+// REQUIRES: `spec.parent` is the calling process and the calling thread lives as long as the pod
+// (PR_SET_PDEATHSIG follows the thread that forked); at least one container; no other thread
+// of the caller holds a lock the child needs. The child uses the heap (glibc's fork leaves
+// malloc usable in the child) and system calls only: no stdio, iostream or logging, whose locks
+// another thread might hold. In `tfjob run` the only other thread is cmd's signal waiter, which
+// touches nothing but its stop sources.
 StatusOr<pid_t> ForkPodSupervisor(const SupervisorSpec& spec);
 
 // Writes all of data to fd, retrying short writes and EINTR; gives up silently on an error
