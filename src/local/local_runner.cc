@@ -1,7 +1,6 @@
 #include "local/local_runner.h"
 
 #include <fcntl.h>
-#include <malloc.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
@@ -297,10 +296,6 @@ Status LocalRunner::Prepare() {
   std::string image;
   for (const auto& [n, r] : replicas_) image = image.empty() ? r.image : image;
   if (!image.empty()) Print("note: images are not used locally (" + image + "); each replica runs its command here");
-  // Every supervisor is a fork of this process, and a fork copies the page table of every heap
-  // page still mapped, free or not: the rendered pods and TF_CONFIGs freed above would be
-  // copied once per replica (issue 25 item 6).
-  malloc_trim(0);
   return OkStatus();
 }
 
