@@ -360,15 +360,10 @@ bool LocalRunner::OpenPipes(Process& p, const LocalReplica& r, SpawnPipes& pipes
   return true;
 }
 
-// The supervisor `pid` of `p` has started with its copies of the port and the pipes.
-void LocalRunner::Started(std::unique_ptr<Process> p, pid_t pid, SpawnPipes& pipes) {
+// The supervisor `pid` of `p` has started (the runner's copies of the port and the pipes closed).
+void LocalRunner::Started(std::unique_ptr<Process> p, pid_t pid) {
   const std::string name = p->name;
-  // The port stays reserved in the supervisor until the containers start.
-  if (auto reserved = reserved_.find(name); reserved != reserved_.end()) {
-    close(reserved->second);
-    reserved_.erase(reserved);
-  }
-  pipes.Close();
+  reserved_.erase(name);
   p->pid = pid;
   processes_[name] = std::move(p);
   outcomes_[name].state = "Running";
@@ -376,24 +371,31 @@ void LocalRunner::Started(std::unique_ptr<Process> p, pid_t pid, SpawnPipes& pip
   DrawTable();
 }
 
-void LocalRunner::Spawn(const std::string& name) {
-  const LocalReplica& r = replicas_.at(name);
-  auto p = std::make_unique<Process>();
-  p->name = name;
-  p->uid = name + "-" + std::to_string(++spawned_);
-  p->started = clock_.SteadyNow();
-  p->color = options_.color ? PrefixColor(name) : "";
+// One replica between its pipes and its fork.
+struct LocalRunner::PendingSpawn {
+  std::unique_ptr<Process> process;
   SpawnPipes pipes;
-  std::string failure;
-  auto fail = [&](const std::string& why) {
-    pipes.Close();
-    p->CloseStreams();
-    StartFailed(name, why);
-  };
-  if (!OpenPipes(*p, r, pipes, &failure)) return fail(failure);
-  auto reserved = reserved_.find(name);
   SupervisorSpec spec;
-  spec.uid = p->uid;
+};
+
+bool LocalRunner::PrepareSpawn(const std::string& name, PendingSpawn& out) {
+  const LocalReplica& r = replicas_.at(name);
+  out.process = std::make_unique<Process>();
+  Process& p = *out.process;
+  p.name = name;
+  p.uid = name + "-" + std::to_string(++spawned_);
+  p.started = clock_.SteadyNow();
+  p.color = options_.color ? PrefixColor(name) : "";
+  std::string failure;
+  if (!OpenPipes(p, r, out.pipes, &failure)) {
+    out.pipes.Close();
+    p.CloseStreams();
+    StartFailed(name, failure);
+    return false;
+  }
+  SupervisorSpec& spec = out.spec;
+  auto reserved = reserved_.find(name);
+  spec.uid = p.uid;
   spec.parent = getpid();
   spec.status_fd = status_write_;
   spec.port_fd = reserved == reserved_.end() ? -1 : reserved->second;
@@ -403,13 +405,11 @@ void LocalRunner::Spawn(const std::string& name) {
   size_t pipe = 0;
   auto add = [&](const LocalContainer& c, std::vector<SupervisedContainer>* into) {
     into->push_back(
-        {c.name, c.argv, ProcessEnvironment(options_.base_env, c.env), c.working_dir, pipes.write_ends[pipe++]});
+        {c.name, c.argv, ProcessEnvironment(options_.base_env, c.env), c.working_dir, out.pipes.write_ends[pipe++]});
   };
   for (const auto& c : r.init_containers) add(c, &spec.init_containers);
   for (const auto& c : r.containers) add(c, &spec.containers);
-  StatusOr<pid_t> pid = ForkPodSupervisor(spec);
-  if (!pid.ok()) return fail(pid.status().message());
-  Started(std::move(p), *pid, pipes);
+  return true;
 }
 
 void LocalRunner::Output(Process& p, const Stream& s, const std::string& line) {
@@ -691,12 +691,37 @@ void LocalRunner::ReportPlan(const core::Plan& plan, std::vector<std::string>* l
   }
 }
 
-// The plan's pod creates, until one cannot start.
+// The plan's pod creates, until one cannot start. Between two forks this process writes as
+// little as it can: a page it writes while supervisors forked before share it is copied
+// (copy-on-write). So each replica's spec stays until every fork is done (freeing one right after
+// its fork touched tens of shared pages per replica), and the bookkeeping comes after the forks;
+// only the descriptors are closed at once (the kernel's memory, not ours), so a job needs no
+// more of them at a time than one replica's (issue 25 item 6).
 void LocalRunner::CreatePods(const core::Plan& plan) {
-  for (const auto& c : plan.create_pods) {
-    Spawn(c.name);
-    if (!start_failures_.empty()) break;
+  std::vector<PendingSpawn> pending(plan.create_pods.size());  // never reallocated while forking
+  std::vector<pid_t> pids(pending.size(), -1);
+  size_t tried = 0;
+  std::string fork_error;
+  for (; tried < pending.size(); ++tried) {
+    PendingSpawn& ps = pending[tried];
+    if (!PrepareSpawn(plan.create_pods[tried].name, ps)) break;
+    StatusOr<pid_t> pid = ForkPodSupervisor(ps.spec);
+    if (!pid.ok()) {
+      fork_error = pid.status().message();
+      ps.pipes.Close();
+      ps.process->CloseStreams();
+      break;
+    }
+    pids[tried] = *pid;
+    // The supervisor has its copies now; the port stays reserved in it until the containers start.
+    if (auto reserved = reserved_.find(ps.process->name); reserved != reserved_.end()) {
+      close(reserved->second);
+      reserved->second = -1;
+    }
+    ps.pipes.Close();
   }
+  for (size_t i = 0; i < tried; ++i) Started(std::move(pending[i].process), pids[i]);
+  if (!fork_error.empty()) StartFailed(pending[tried].process->name, fork_error);
 }
 
 int LocalRunner::Run(std::stop_token stop, std::stop_token kill_now) {

@@ -101,10 +101,12 @@ class LocalRunner {
   void DeletePods(const ::tfjob::tfjob::core::Plan& plan, std::stop_token kill_now);
   void ReportPlan(const ::tfjob::tfjob::core::Plan& plan, std::vector<std::string>* last_conditions);
   void CreatePods(const ::tfjob::tfjob::core::Plan& plan);
-  // Spawn's steps: the pipes before the fork, the hand-over after it.
-  void Spawn(const std::string& name);
+  // CreatePods' steps: the pipes and the spec before each fork, the bookkeeping after them all.
+  struct PendingSpawn;
+  // One replica's pipes and spec; false (reported) when a pipe cannot be had.
+  bool PrepareSpawn(const std::string& name, PendingSpawn& out);
   bool OpenPipes(Process& p, const LocalReplica& r, SpawnPipes& pipes, std::string* failure);
-  void Started(std::unique_ptr<Process> p, pid_t pid, SpawnPipes& pipes);
+  void Started(std::unique_ptr<Process> p, pid_t pid);
   void StartFailed(const std::string& name, const std::string& reason);
   // StopProcesses' steps.
   void StopProcesses(const std::vector<Process*>& targets, std::stop_token kill_now);
