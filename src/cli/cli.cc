@@ -113,6 +113,7 @@ StatusOr<std::unique_ptr<Session>> Connect(const ConnectionArgs& args, const Cli
   options.burst = 100;
   options.max_retries = 2;
   options.request_timeout = args.request_timeout;
+  options.call_timeout = args.request_timeout;  // --request-timeout: the whole call, retries included
   s->client = std::make_unique<kube::RestClient>(*s->transport, s->clock, options);
   s->ns = args.all_namespaces ? "" : !args.ns.empty() ? args.ns : !s->config.ns.empty() ? s->config.ns : "default";
   return s;

@@ -69,7 +69,7 @@ StatusOr<CliArgs> ParseCliArgs(const std::vector<std::string>& args, const std::
                  "Kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)");
   app.add_option("--context", a.conn.context, "Kubeconfig context (default: the current one)");
   app.add_option("-n,--namespace", a.conn.ns, "Namespace (default: the context's, else \"default\")");
-  app.add_option("--request-timeout", request_timeout, "Bound on each API request (default 30s)");
+  app.add_option("--request-timeout", request_timeout, "Bound on each API request, its retries included (default 30s)");
   const std::string& cmd = a.command;
   auto add_max_log_requests = [&](const std::string& over) {
     app.add_option("--max-log-requests", a.max_log_requests,

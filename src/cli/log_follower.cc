@@ -253,7 +253,7 @@ void LogFollower::Start(const std::string& key, const Listing& listing) {
 
 void LogFollower::Run(Follow& f, std::stop_token stop) {
   const LogCursor::Print print = [&](std::string_view text) {
-    sink_(local::PrefixedLine(f.prefix, f.color, api::EscapeNonPrintable(text)));
+    sink_(local::PrefixedLine(f.prefix, f.color, local::ShownOutputLine(text)));
   };
   int failures = 0;
   while (std::optional<Instance> instance = TakeSlot(f, stop)) {

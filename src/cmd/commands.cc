@@ -27,7 +27,6 @@
 #include "common/logging.h"
 #include "kube/curl_transport.h"
 #include "local/local_runner.h"
-#include "local/pod_supervisor.h"
 #include "operator/operator.h"
 
 namespace tfjob::cmd {
@@ -470,8 +469,6 @@ int StartRun(RunArgs& a, std::ostream& out, std::ostream& err) {
 }  // namespace
 
 int Main(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
-  // Not a command: `tfjob run` starts itself this way, one process per replica.
-  if (argc == 3 && std::string_view(argv[1]) == "__pod-supervisor") return local::RunPodSupervisor(std::atoi(argv[2]));
   // As the kubectl plugin (a `kubectl-tfjob` link to tfjob), the same commands.
   std::string program = "tfjob";
   if (argc > 0 && std::filesystem::path(argv[0]).filename() == "kubectl-tfjob") program = "kubectl tfjob";

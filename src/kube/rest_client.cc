@@ -73,10 +73,25 @@ StatusOr<json> RestClient::Do(const std::string& verb, const std::string& resour
                               bool idempotent, std::vector<std::string>* warnings, std::string* raw_body) {
   request.abort = options_.abort;
   auto backoff = options_.initial_backoff;
+  const std::chrono::milliseconds attempt_timeout = request.timeout;
+  std::optional<Clock::SteadyTime> deadline;
+  if (options_.call_timeout.count() > 0) deadline = clock_.SteadyNow() + options_.call_timeout;
+  // The last attempt's failure, when the call's time is up: the error names the bound.
+  auto out_of_time = [&](const Status& last, int attempts) {
+    return Status(last.code(), verb + " " + request.path + ": " + last.message() + " (gave up after " +
+                                   std::to_string(attempts) + (attempts == 1 ? " attempt" : " attempts") +
+                                   ": the request timeout of " + FormatDuration(options_.call_timeout) +
+                                   " covers the whole call)");
+  };
   for (int attempt = 0;; ++attempt) {
     if (!WaitOutPause() || !bucket_.Accept(options_.abort) || options_.abort.stop_requested())
       return CancelledError(verb + " " + request.path + ": stopping");
     auto start = clock_.SteadyNow();
+    if (deadline) {
+      auto left = std::chrono::ceil<std::chrono::milliseconds>(*deadline - start);
+      if (left.count() <= 0) left = std::chrono::milliseconds(1);
+      request.timeout = attempt_timeout.count() == 0 ? left : std::min(attempt_timeout, left);
+    }
     StatusOr<HttpResponse> response = transport_.Send(request);
     long code = response.ok() ? response->status : 0;
     auto elapsed = clock_.SteadyNow() - start;
@@ -112,6 +127,10 @@ StatusOr<json> RestClient::Do(const std::string& verb, const std::string& resour
     if (!retry || attempt >= options_.max_retries || options_.abort.stop_requested()) {
       LogFailure(verb, resource, request, status, code, elapsed, attempt, std::nullopt);
       return status.WithContext(verb + " " + request.path);
+    }
+    if (deadline && clock_.SteadyNow() + wait >= *deadline) {  // no time left for another attempt
+      LogFailure(verb, resource, request, status, code, elapsed, attempt, std::nullopt);
+      return out_of_time(status, attempt + 1);
     }
     LogFailure(verb, resource, request, status, code, elapsed, attempt, wait);
     if (!clock_.SleepFor(wait, options_.abort)) return CancelledError(verb + " " + request.path + ": stopping");

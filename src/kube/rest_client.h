@@ -35,6 +35,10 @@ struct RestClientOptions {
   // Each non-watch request (a list page gets twice this); for a watch, the wait for the
   // server's response headers.
   std::chrono::milliseconds request_timeout{30000};
+  // When not 0, bounds a whole call: its attempts and the waits between them end this long
+  // after the call began (each attempt's own timeout is cut to what is left, no retry starts
+  // after it), and the error says so. The CLI's --request-timeout sets both (docs/cli.md).
+  std::chrono::milliseconds call_timeout{0};
   // A watch that received no byte for this long is dropped and resumed (the server sends a
   // bookmark about once a minute).
   std::chrono::milliseconds watch_idle_timeout{120000};

@@ -207,6 +207,62 @@ TEST(RestClient, Issue17RequestsCarryTheTimeoutAndAHostileRetryAfterIsCapped) {
   EXPECT_EQ(reqs[2].timeout, std::chrono::seconds(14));  // a list page: twice
 }
 
+// Issue 25 item 6: `--request-timeout 2s` failed after about 12.6 s against a server that never
+// answers (a list page gets twice the timeout, then two retries and their backoff). With
+// call_timeout the bound covers the whole call: the attempt gets what is left, and no retry
+// starts once it is used up.
+TEST(RestClient, Issue25CallTimeoutBoundsTheAttemptsAndTheRetriesOfOneCall) {
+  FakeTransport t;
+  FakeClock clock;
+  t.set_handler([&](const HttpRequest& r) -> StatusOr<HttpResponse> {
+    clock.Advance(r.timeout);  // a server that accepts and never answers
+    return DeadlineExceededError("GET https://server/apis/kubeflow.org/v1/tfjobs: timeout");
+  });
+  RestClientOptions o;
+  o.max_retries = 2;
+  o.request_timeout = std::chrono::seconds(2);
+  o.call_timeout = std::chrono::seconds(2);
+  RestClient client(t, clock, o);
+  const auto start = clock.SteadyNow();
+  ::testing::internal::CaptureStderr();
+  auto r = client.List(kPods, "ns", {});
+  (void)::testing::internal::GetCapturedStderr();
+  ASSERT_EQ(t.requests().size(), 1u);  // a page's doubled timeout is cut to the call's
+  EXPECT_EQ(t.requests()[0].timeout, std::chrono::seconds(2));
+  EXPECT_EQ(clock.SteadyNow() - start, std::chrono::seconds(2));
+  EXPECT_EQ(r.status().code(), StatusCode::kDeadlineExceeded);
+  EXPECT_THAT(
+      r.status().message(),
+      ::testing::HasSubstr("timeout (gave up after 1 attempt: the request timeout of 2s covers the whole call)"));
+}
+
+TEST(RestClient, Issue25CallTimeoutCutsTheLaterAttemptsAndStopsBeforeABackoffPastIt) {
+  FakeTransport t;
+  FakeClock clock;
+  t.set_handler([&](const HttpRequest&) -> StatusOr<HttpResponse> {
+    clock.Advance(std::chrono::milliseconds(700));  // refused after 0.7 s each time
+    return UnavailableError("GET x: connection refused: nothing listens");
+  });
+  RestClientOptions o;
+  o.max_retries = 5;
+  o.initial_backoff = std::chrono::milliseconds(200);
+  o.request_timeout = std::chrono::seconds(30);
+  o.call_timeout = std::chrono::seconds(2);
+  RestClient client(t, clock, o);
+  ::testing::internal::CaptureStderr();
+  auto r = client.Get(kPods, "ns", "p");
+  (void)::testing::internal::GetCapturedStderr();
+  // 0.7 s, a 0.2 s wait, 0.7 s (it had 1.1 s), then a 0.4 s wait would end at the bound: done.
+  auto reqs = t.requests();
+  ASSERT_EQ(reqs.size(), 2u);
+  EXPECT_EQ(reqs[0].timeout, std::chrono::seconds(2));
+  EXPECT_EQ(reqs[1].timeout, std::chrono::milliseconds(1100));
+  EXPECT_EQ(r.status().code(), StatusCode::kUnavailable);
+  EXPECT_THAT(r.status().message(),
+              ::testing::HasSubstr("connection refused: nothing listens (gave up after 2 attempts: the request "
+                                   "timeout of 2s covers the whole call)"));
+}
+
 // Issue 17 item 16: SIGTERM must end what is in flight. A requested abort ends a retry wait and
 // refuses new requests, with kCancelled and no log line.
 TEST(RestClient, Issue17AbortEndsRetriesAndNewRequests) {

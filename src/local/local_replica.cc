@@ -66,14 +66,24 @@ std::vector<std::pair<api::ReplicaType, int32_t>> AllReplicas(const api::TfJob& 
   return out;
 }
 
-StatusOr<LocalReplica> LocalReplicaFor(const api::TfJob& job, api::ReplicaType type, int32_t index,
-                                       const PortMap& ports) {
+core::RenderOptions LocalRenderOptions(const PortMap& ports) {
   core::RenderOptions options;
   options.tf_config.endpoint = [&ports](api::ReplicaType t, int32_t i, int32_t) {
     auto it = ports.find({t, i});
     return "127.0.0.1:" + std::to_string(it == ports.end() ? 0 : it->second);
   };
-  json pod = core::RenderPod(job, type, index, options).object;
+  return options;
+}
+
+StatusOr<LocalReplica> LocalReplicaFor(const api::TfJob& job, api::ReplicaType type, int32_t index,
+                                       const PortMap& ports) {
+  const core::RenderOptions options = LocalRenderOptions(ports);
+  return LocalReplicaFor(job, type, index, options, core::TfConfigGenerator(job, options.tf_config));
+}
+
+StatusOr<LocalReplica> LocalReplicaFor(const api::TfJob& job, api::ReplicaType type, int32_t index,
+                                       const core::RenderOptions& options, const core::TfConfigGenerator& tf_config) {
+  json pod = core::RenderPod(job, type, index, options, tf_config).object;
   const json& spec = pod["spec"];
   LocalReplica r;
   r.name = core::ReplicaName(job.metadata.name, type, index);

@@ -171,9 +171,11 @@ LocalRunner::~LocalRunner() {
 // pipes and log files the job needs.
 Status LocalRunner::CheckCommands(const std::vector<std::pair<api::ReplicaType, int32_t>>& all, size_t* pipes,
                                   size_t* log_files) {
+  const core::RenderOptions render = LocalRenderOptions(ports_);
+  const core::TfConfigGenerator tf_config(job_, render.tf_config);
   for (const auto& replica : all) {
     const auto type = replica.first;  // a named copy: lambdas cannot capture a binding (clang 14)
-    TFJOB_ASSIGN_OR_RETURN(LocalReplica r, LocalReplicaFor(job_, type, replica.second, ports_));
+    TFJOB_ASSIGN_OR_RETURN(LocalReplica r, LocalReplicaFor(job_, type, replica.second, render, tf_config));
     size_t n = r.init_containers.size() + r.containers.size();
     *pipes += n;
     if (!options_.logs_dir.empty()) *log_files += n;
@@ -276,8 +278,10 @@ Status LocalRunner::Prepare() {
   TFJOB_RETURN_IF_ERROR(CheckCommands(all, &pipes, &log_files));
   TFJOB_RETURN_IF_ERROR(RaiseFileLimit(16 + log_files + std::max(all.size(), pipes), all.size()));
   TFJOB_RETURN_IF_ERROR(ReservePorts(all));
+  const core::RenderOptions render = LocalRenderOptions(ports_);
+  const core::TfConfigGenerator tf_config(job_, render.tf_config);
   for (const auto& [type, index] : all) {
-    TFJOB_ASSIGN_OR_RETURN(LocalReplica r, LocalReplicaFor(job_, type, index, ports_));
+    TFJOB_ASSIGN_OR_RETURN(LocalReplica r, LocalReplicaFor(job_, type, index, render, tf_config));
     outcomes_[r.name] = ReplicaOutcome{r.name, "Pending", 0, -1, {}, {}};
     replicas_.emplace(r.name, std::move(r));
   }
@@ -318,65 +322,26 @@ void LocalRunner::StartFailed(const std::string& name, const std::string& reason
   DrawTable();
 }
 
-// The file descriptors of one Spawn: the supervisor's ends of the output pipes, the spec pipe
-// (the runner writes the SupervisorSpec into it) and the report pipe (the child's errno when its
-// exec fails; O_CLOEXEC, so it closes at a successful exec).
+// The runner's copies of one Spawn's descriptors: the supervisor's ends of the output pipes,
+// closed once the supervisor has its own.
 struct LocalRunner::SpawnPipes {
-  std::vector<int> child_fds;  // what the supervisor keeps across its exec
   std::vector<int> write_ends;
-  int spec[2] = {-1, -1}, report[2] = {-1, -1};
 
   void Close() {
     for (int fd : write_ends) close(fd);
-    for (int fd : {spec[0], spec[1], report[0], report[1]})
-      if (fd >= 0) close(fd);
+    write_ends.clear();
   }
 };
 
-namespace {
-
-// The forked child's side of Spawn, between fork() and execv(): only async-signal-safe calls
-// (no allocation, no locks, no formatting). `argv`, `blocked` and `keep` are made before the fork.
-[[noreturn]] void ExecSupervisor(char* const argv[], const sigset_t& blocked, pid_t parent,
-                                 const std::vector<int>& keep, int report_fd) {
-  setpgid(0, 0);  // out of the terminal's foreground group: Ctrl-C reaches tfjob only
-  sigprocmask(SIG_BLOCK, &blocked, nullptr);
-  prctl(PR_SET_PDEATHSIG, SIGUSR1);
-  if (getppid() != parent) _exit(128 + SIGKILL);  // the runner died before prctl
-  for (int fd : keep) fcntl(fd, F_SETFD, 0);
-  execv(argv[0], argv);
-  int err = errno;
-  ssize_t ignored = write(report_fd, &err, sizeof err);
-  (void)ignored;
-  _exit(127);
-}
-
-// The child's errno when its exec failed; nullopt when the report pipe closed without one (the
-// exec succeeded).
-std::optional<int> ExecError(int report_fd) {
-  int err = 0;
-  ssize_t n;
-  do n = read(report_fd, &err, sizeof err);
-  while (n < 0 && errno == EINTR);
-  if (n == static_cast<ssize_t>(sizeof err)) return err;
-  return std::nullopt;
-}
-
-}  // namespace
-
-// An output pipe per container of `r` (a Stream of `p`, the write end in `spec`), then the spec
-// and report pipes. False with `failure` set when a pipe cannot be had.
-bool LocalRunner::OpenPipes(Process& p, const LocalReplica& r, SupervisorSpec& spec, SpawnPipes& pipes,
-                            std::string* failure) {
+// An output pipe per container of `r`, init containers first (a Stream of `p`, the write end in
+// `pipes`). False with `failure` set when a pipe cannot be had.
+bool LocalRunner::OpenPipes(Process& p, const LocalReplica& r, SpawnPipes& pipes, std::string* failure) {
   const std::string short_name = p.name.substr(job_.metadata.name.size() + 1);
-  bool ok = true;
-  auto add = [&](const LocalContainer& c, bool is_main, std::vector<SupervisedContainer>* into) {
+  auto add = [&](const LocalContainer& c, bool is_main) {
     int fds[2];
-    if (!ok) return;
     if (pipe2(fds, O_CLOEXEC) != 0) {
-      ok = false;
       *failure = Errno("output pipe");
-      return;
+      return false;
     }
     Stream s;
     s.prefix = is_main ? short_name : short_name + "/" + c.name;
@@ -386,28 +351,19 @@ bool LocalRunner::OpenPipes(Process& p, const LocalReplica& r, SupervisorSpec& s
     s.log_fd = log == logs_.end() ? -1 : log->second;
     p.streams.push_back(std::move(s));
     pipes.write_ends.push_back(fds[1]);
-    pipes.child_fds.push_back(fds[1]);
-    into->push_back({c.name, c.argv, ProcessEnvironment(options_.base_env, c.env), c.working_dir, fds[1]});
+    return true;
   };
-  for (const auto& c : r.init_containers) add(c, false, &spec.init_containers);
-  for (size_t i = 0; i < r.containers.size(); ++i) add(r.containers[i], i == r.main, &spec.containers);
-  if (ok && pipe2(pipes.spec, O_CLOEXEC) != 0) ok = false, *failure = Errno("pipe");
-  if (ok && pipe2(pipes.report, O_CLOEXEC) != 0) ok = false, *failure = Errno("pipe");
-  return ok;
+  for (const auto& c : r.init_containers)
+    if (!add(c, false)) return false;
+  for (size_t i = 0; i < r.containers.size(); ++i)
+    if (!add(r.containers[i], i == r.main)) return false;
+  return true;
 }
 
-// The supervisor `pid` of `p` has started: the port is handed over, the spec sent.
-void LocalRunner::Started(std::unique_ptr<Process> p, pid_t pid, const SupervisorSpec& spec, SpawnPipes& pipes) {
+// The supervisor `pid` of `p` has started (the runner's copies of the port and the pipes closed).
+void LocalRunner::Started(std::unique_ptr<Process> p, pid_t pid) {
   const std::string name = p->name;
-  // The supervisor has its copies now; the port stays reserved in it until the containers start.
-  if (auto reserved = reserved_.find(name); reserved != reserved_.end()) {
-    close(reserved->second);
-    reserved_.erase(reserved);
-  }
-  close(pipes.spec[0]);
-  pipes.spec[0] = -1;
-  WriteAll(pipes.spec[1], EncodeSupervisorSpec(spec));
-  pipes.Close();
+  reserved_.erase(name);
   p->pid = pid;
   processes_[name] = std::move(p);
   outcomes_[name].state = "Running";
@@ -415,62 +371,51 @@ void LocalRunner::Started(std::unique_ptr<Process> p, pid_t pid, const Superviso
   DrawTable();
 }
 
-void LocalRunner::Spawn(const std::string& name) {
-  const LocalReplica& r = replicas_.at(name);
-  auto p = std::make_unique<Process>();
-  p->name = name;
-  p->uid = name + "-" + std::to_string(++spawned_);
-  p->started = clock_.SteadyNow();
-  p->color = options_.color ? PrefixColor(name) : "";
-
+// One replica between its pipes and its fork.
+struct LocalRunner::PendingSpawn {
+  std::unique_ptr<Process> process;
+  SpawnPipes pipes;
   SupervisorSpec spec;
-  spec.uid = p->uid;
+};
+
+bool LocalRunner::PrepareSpawn(const std::string& name, PendingSpawn& out) {
+  const LocalReplica& r = replicas_.at(name);
+  out.process = std::make_unique<Process>();
+  Process& p = *out.process;
+  p.name = name;
+  p.uid = name + "-" + std::to_string(++spawned_);
+  p.started = clock_.SteadyNow();
+  p.color = options_.color ? PrefixColor(name) : "";
+  std::string failure;
+  if (!OpenPipes(p, r, out.pipes, &failure)) {
+    out.pipes.Close();
+    p.CloseStreams();
+    StartFailed(name, failure);
+    return false;
+  }
+  SupervisorSpec& spec = out.spec;
+  auto reserved = reserved_.find(name);
+  spec.uid = p.uid;
   spec.parent = getpid();
   spec.status_fd = status_write_;
+  spec.port_fd = reserved == reserved_.end() ? -1 : reserved->second;
   spec.grace_period = options_.grace_period;
   spec.nofile_soft = nofile_soft_;
   spec.main = r.main;
-  SpawnPipes pipes;
-  std::string failure;
-  auto fail = [&](const std::string& why) {
-    pipes.Close();
-    p->CloseStreams();
-    StartFailed(name, why);
+  size_t pipe = 0;
+  auto add = [&](const LocalContainer& c, std::vector<SupervisedContainer>* into) {
+    into->push_back(
+        {c.name, c.argv, ProcessEnvironment(options_.base_env, c.env), c.working_dir, out.pipes.write_ends[pipe++]});
   };
-  if (!OpenPipes(*p, r, spec, pipes, &failure)) return fail(failure);
-  auto reserved = reserved_.find(name);
-  spec.port_fd = reserved == reserved_.end() ? -1 : reserved->second;
-  if (spec.port_fd >= 0) pipes.child_fds.push_back(spec.port_fd);
-  pipes.child_fds.push_back(status_write_);
-  pipes.child_fds.push_back(pipes.spec[0]);
-
-  // Everything the child needs is prepared before fork: only async-signal-safe calls after it.
-  std::string supervisor = options_.supervisor;
-  std::string mode = "__pod-supervisor";
-  std::string spec_fd = std::to_string(pipes.spec[0]);
-  char* argv[] = {supervisor.data(), mode.data(), spec_fd.data(), nullptr};
-  sigset_t blocked;
-  sigemptyset(&blocked);
-  for (int s : {SIGCHLD, SIGTERM, SIGINT, SIGUSR1, SIGHUP}) sigaddset(&blocked, s);
-  const pid_t parent = getpid();
-  pid_t pid = fork();
-  if (pid == 0) ExecSupervisor(argv, blocked, parent, pipes.child_fds, pipes.report[1]);
-  if (pid < 0) return fail(Errno("fork"));
-  setpgid(pid, pid);
-  close(pipes.report[1]);
-  pipes.report[1] = -1;
-  if (std::optional<int> err = ExecError(pipes.report[0])) {
-    int status;
-    waitpid(pid, &status, 0);
-    return fail("cannot execute the pod supervisor " + supervisor + ": " + std::strerror(*err));
-  }
-  Started(std::move(p), pid, spec, pipes);
+  for (const auto& c : r.init_containers) add(c, &spec.init_containers);
+  for (const auto& c : r.containers) add(c, &spec.containers);
+  return true;
 }
 
 void LocalRunner::Output(Process& p, const Stream& s, const std::string& line) {
   if (s.log_fd >= 0) WriteAll(s.log_fd, line + "\n");
   if (options_.quiet) return;
-  out_ << PrefixedLine(s.prefix, p.color, line) << "\n";
+  out_ << PrefixedLine(s.prefix, p.color, ShownOutputLine(line)) << "\n";
   out_.flush();
 }
 
@@ -746,12 +691,37 @@ void LocalRunner::ReportPlan(const core::Plan& plan, std::vector<std::string>* l
   }
 }
 
-// The plan's pod creates, until one cannot start.
+// The plan's pod creates, until one cannot start. Between two forks this process writes as
+// little as it can: a page it writes while supervisors forked before share it is copied
+// (copy-on-write). So each replica's spec stays until every fork is done (freeing one right after
+// its fork touched tens of shared pages per replica), and the bookkeeping comes after the forks;
+// only the descriptors are closed at once (the kernel's memory, not ours), so a job needs no
+// more of them at a time than one replica's (issue 25 item 6).
 void LocalRunner::CreatePods(const core::Plan& plan) {
-  for (const auto& c : plan.create_pods) {
-    Spawn(c.name);
-    if (!start_failures_.empty()) break;
+  std::vector<PendingSpawn> pending(plan.create_pods.size());  // never reallocated while forking
+  std::vector<pid_t> pids(pending.size(), -1);
+  size_t tried = 0;
+  std::string fork_error;
+  for (; tried < pending.size(); ++tried) {
+    PendingSpawn& ps = pending[tried];
+    if (!PrepareSpawn(plan.create_pods[tried].name, ps)) break;
+    StatusOr<pid_t> pid = ForkPodSupervisor(ps.spec);
+    if (!pid.ok()) {
+      fork_error = pid.status().message();
+      ps.pipes.Close();
+      ps.process->CloseStreams();
+      break;
+    }
+    pids[tried] = *pid;
+    // The supervisor has its copies now; the port stays reserved in it until the containers start.
+    if (auto reserved = reserved_.find(ps.process->name); reserved != reserved_.end()) {
+      close(reserved->second);
+      reserved->second = -1;
+    }
+    ps.pipes.Close();
   }
+  for (size_t i = 0; i < tried; ++i) Started(std::move(pending[i].process), pids[i]);
+  if (!fork_error.empty()) StartFailed(pending[tried].process->name, fork_error);
 }
 
 int LocalRunner::Run(std::stop_token stop, std::stop_token kill_now) {
@@ -768,6 +738,10 @@ int LocalRunner::Run(std::stop_token stop, std::stop_token kill_now) {
     }
   } restore{this};
   core::ReconcileOptions options;
+  // Spawn starts a replica from replicas_ (made in Prepare), never from the plan's pod: rendering
+  // every pod to create (each with a TF_CONFIG naming every replica) cost O(replicas^2) per plan,
+  // and the plan held it while every supervisor was forked from this process (issue 25 item 6).
+  options.defer_pod_rendering = true;
   options.render.tf_config.endpoint = [this](api::ReplicaType t, int32_t i, int32_t) {
     return "127.0.0.1:" + std::to_string(ports_[{t, i}]);
   };

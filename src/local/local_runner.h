@@ -53,8 +53,6 @@ struct RunOptions {
   // The environment every container starts from (its own variables are set over it): tfjob's
   // whole environment by default, the --clean-env few otherwise. The caller reads it.
   std::vector<std::pair<std::string, std::string>> base_env;
-  // The binary started as `__pod-supervisor` (tfjob itself).
-  std::string supervisor = "/proc/self/exe";
 };
 
 struct ReplicaOutcome {
@@ -103,10 +101,12 @@ class LocalRunner {
   void DeletePods(const ::tfjob::tfjob::core::Plan& plan, std::stop_token kill_now);
   void ReportPlan(const ::tfjob::tfjob::core::Plan& plan, std::vector<std::string>* last_conditions);
   void CreatePods(const ::tfjob::tfjob::core::Plan& plan);
-  // Spawn's steps: the pipes before the fork, the hand-over after it.
-  void Spawn(const std::string& name);
-  bool OpenPipes(Process& p, const LocalReplica& r, SupervisorSpec& spec, SpawnPipes& pipes, std::string* failure);
-  void Started(std::unique_ptr<Process> p, pid_t pid, const SupervisorSpec& spec, SpawnPipes& pipes);
+  // CreatePods' steps: the pipes and the spec before each fork, the bookkeeping after them all.
+  struct PendingSpawn;
+  // One replica's pipes and spec; false (reported) when a pipe cannot be had.
+  bool PrepareSpawn(const std::string& name, PendingSpawn& out);
+  bool OpenPipes(Process& p, const LocalReplica& r, SpawnPipes& pipes, std::string* failure);
+  void Started(std::unique_ptr<Process> p, pid_t pid);
   void StartFailed(const std::string& name, const std::string& reason);
   // StopProcesses' steps.
   void StopProcesses(const std::vector<Process*>& targets, std::stop_token kill_now);

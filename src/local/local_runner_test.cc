@@ -18,14 +18,13 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "local/pod_supervisor.h"
 #include "testing/fixtures.h"
 
-// LocalRunner (`tfjob run`) without a cluster: tiny real processes (/bin/sh) as replicas, the
-// test binary itself as their pod supervisor (main() below answers `__pod-supervisor FD`, as
-// tfjob does), so the restart, success and stop rules run exactly as in `tfjob run`. Nothing
-// here measures time: a replica that is expected to be stopped sleeps for 30 s, and a hang is
-// caught by the alarm of each test (the process dies, the test fails).
+// LocalRunner (`tfjob run`) without a cluster: tiny real processes (/bin/sh) as replicas under
+// their pod supervisors (forks of the test binary, as of tfjob), so the restart, success and
+// stop rules run exactly as in `tfjob run`. Nothing here measures time: a replica that is
+// expected to be stopped sleeps for 30 s, and a hang is caught by the alarm of each test (the
+// process dies, the test fails).
 
 namespace tfjob::local {
 namespace {
@@ -287,14 +286,20 @@ TEST_F(LocalRunnerTest, AnInterruptStopsEveryReplicaAndLeavesNoProcess) {
   EXPECT_EQ(checked, 2);
 }
 
+// Issue 25 item 6: `tfjob run` passed a replica's escape sequences (the terminal's title, clear
+// screen) to the terminal as they were, while `tfjob logs` escaped them. Both escape now.
+TEST_F(LocalRunnerTest, Issue25AReplicasEscapeSequencesAreShownEscapedNotSentToTheTerminal) {
+  Ran ran = Run(Job("esc", {{"Worker", Replica(1, "Never", R"(printf 'a\033]0;title\007b\033[2J\r\n')")}}));
+  EXPECT_EQ(ran.code, 0) << ran.out;
+  EXPECT_THAT(ran.out, HasSubstr("[worker-0] a\\x1b]0;title\\ab\\x1b[2J\n"));
+  EXPECT_EQ(ran.out.find('\x1b'), std::string::npos) << ran.out;
+  EXPECT_EQ(ran.out.find('\a'), std::string::npos) << ran.out;
+}
+
 }  // namespace
 }  // namespace tfjob::local
 
-// The replicas' pod supervisor is this binary (RunOptions::supervisor is /proc/self/exe), as
-// in tfjob's own main.
 int main(int argc, char** argv) {
-  if (argc == 3 && std::string_view(argv[1]) == "__pod-supervisor")
-    return tfjob::local::RunPodSupervisor(std::atoi(argv[2]));
   std::signal(SIGPIPE, SIG_IGN);  // as `tfjob run` does: a replica gone is EPIPE, not a dead runner
   ::testing::InitGoogleMock(&argc, argv);
   return RUN_ALL_TESTS();

@@ -9,14 +9,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <map>
 #include <optional>
 
-#include <nlohmann/json.hpp>
-
-#include "common/file_reader.h"
 #include "local/process_tree.h"
 
 extern char** environ;
@@ -24,26 +22,13 @@ extern char** environ;
 namespace tfjob::local {
 namespace {
 
-using nlohmann::json;
 using Steady = std::chrono::steady_clock;
 
 constexpr int kStageChdir = 1;
 constexpr int kStageExec = 2;
 constexpr int kExitCannotStart = 126;
-
-json ContainerJson(const SupervisedContainer& c) {
-  return {{"name", c.name}, {"argv", c.argv}, {"env", c.env}, {"workingDir", c.working_dir}, {"outFd", c.out_fd}};
-}
-
-SupervisedContainer ContainerFrom(const json& j) {
-  SupervisedContainer c;
-  c.name = j.at("name").get<std::string>();
-  c.argv = j.at("argv").get<std::vector<std::string>>();
-  c.env = j.at("env").get<std::vector<std::string>>();
-  c.working_dir = j.at("workingDir").get<std::string>();
-  c.out_fd = j.at("outFd").get<int>();
-  return c;
-}
+// What the supervisor waits for (sigtimedwait): blocked from the fork on.
+constexpr int kSupervisorSignals[] = {SIGCHLD, SIGTERM, SIGINT, SIGUSR1, SIGHUP};
 
 int ExitCodeOf(int status) {
   if (WIFEXITED(status)) return WEXITSTATUS(status);
@@ -53,16 +38,16 @@ int ExitCodeOf(int status) {
 
 class Supervisor {
  public:
-  explicit Supervisor(SupervisorSpec spec) : spec_(std::move(spec)) {
+  // `spec` is borrowed: the child runs inside ForkPodSupervisor, whose caller holds it.
+  explicit Supervisor(const SupervisorSpec& spec) : spec_(spec) {
     sigemptyset(&signals_);
-    for (int s : {SIGCHLD, SIGTERM, SIGINT, SIGUSR1, SIGHUP}) sigaddset(&signals_, s);
+    for (int s : kSupervisorSignals) sigaddset(&signals_, s);
   }
 
   int Run() {
     if (std::optional<int> code = RunInitContainers()) return Finish(*code);
     if (stopping_) return Finish(128 + SIGTERM);
     if (spec_.port_fd >= 0) close(spec_.port_fd);  // the main container binds it now
-    spec_.port_fd = -1;
     for (const auto& c : spec_.containers) {
       std::optional<pid_t> pid = Start(c);
       if (!pid) return Finish(kExitCannotStart);
@@ -78,8 +63,6 @@ class Supervisor {
       if (&c != main && exits_.contains(&c)) Report("exit", c.name, std::to_string(exits_[&c]));
     return Finish(exits_.contains(main) ? exits_[main] : 128 + SIGKILL);
   }
-
-  const sigset_t& signals() const { return signals_; }
 
  private:
   // The init containers one after the other, each to completion; the code to finish with when
@@ -109,33 +92,38 @@ class Supervisor {
   }
 
   // Starts one container in its own process group; nullopt (reported) when it cannot start.
+  // vfork, not fork: the supervisor is a fork of the runner, and copying its address space once
+  // more for every container only to replace it at the exec cost as much as the container's own
+  // start (issue 25 item 6). The supervisor is single-threaded and waits while the child runs up
+  // to its exec.
   std::optional<pid_t> Start(const SupervisedContainer& c) {
-    // Everything the child needs is made before the fork (ExecContainer allocates nothing).
-    std::vector<std::string> argv_s = c.argv, env_s = c.env;
+    // Everything the child needs is made before the vfork (ExecContainer allocates nothing).
     std::vector<char*> argv, envp;
-    for (auto& s : argv_s) argv.push_back(s.data());
+    for (const auto& s : c.argv) argv.push_back(const_cast<char*>(s.c_str()));
     argv.push_back(nullptr);
-    for (auto& s : env_s) envp.push_back(s.data());
+    for (const auto& s : c.env) envp.push_back(const_cast<char*>(s.c_str()));
     envp.push_back(nullptr);
     int report[2];
     if (pipe2(report, O_CLOEXEC) != 0) {
       Report("error", c.name, std::string("pipe: ") + std::strerror(errno));
       return std::nullopt;
     }
-    pid_t pid = fork();
-    if (pid < 0) {
-      Report("error", c.name, std::string("fork: ") + std::strerror(errno));
-      close(report[0]);
-      close(report[1]);
-      return std::nullopt;
-    }
+    char** const saved_environ = environ;
+    pid_t pid = vfork();
     if (pid == 0) ExecContainer(c, argv.data(), envp.data(), spec_.nofile_soft, report[1]);
+    environ = saved_environ;  // the child pointed it at the container's environment (shared memory)
     close(report[1]);
     int failure[2] = {0, 0};
-    ssize_t n;
-    do n = read(report[0], failure, sizeof failure);
-    while (n < 0 && errno == EINTR);
+    ssize_t n = 0;
+    if (pid >= 0) {  // the child has exec'd (the pipe closed) or failed (its report is there)
+      do n = read(report[0], failure, sizeof failure);
+      while (n < 0 && errno == EINTR);
+    }
     close(report[0]);
+    if (pid < 0) {
+      Report("error", c.name, std::string("fork: ") + std::strerror(errno));
+      return std::nullopt;
+    }
     if (n == static_cast<ssize_t>(sizeof failure)) {
       int status;
       waitpid(pid, &status, 0);
@@ -145,9 +133,9 @@ class Supervisor {
     return pid;
   }
 
-  // The forked child's side of Start, between fork() and execvp(): only async-signal-safe calls
-  // (no allocation, no locks, no formatting; `argv` and `envp` are made before the fork). On a
-  // failure the stage and errno go to `report_fd`.
+  // The vforked child's side of Start, between vfork() and execvp(): it shares the supervisor's
+  // memory, so only system calls (no allocation, no locks, no formatting; `argv` and `envp` are
+  // made before the vfork). On a failure the stage and errno go to `report_fd`.
   [[noreturn]] static void ExecContainer(const SupervisedContainer& c, char* const* argv, char** envp,
                                          uint64_t nofile_soft, int report_fd) {
     setpgid(0, 0);
@@ -237,7 +225,7 @@ class Supervisor {
     if ((sig == SIGTERM || sig == SIGINT) && !stopping_) BeginStop();
   }
 
-  SupervisorSpec spec_;
+  const SupervisorSpec& spec_;
   sigset_t signals_;
   std::map<pid_t, const SupervisedContainer*> running_;
   std::map<const SupervisedContainer*, int> exits_;
@@ -246,43 +234,6 @@ class Supervisor {
 };
 
 }  // namespace
-
-std::string EncodeSupervisorSpec(const SupervisorSpec& spec) {
-  json init = json::array(), containers = json::array();
-  for (const auto& c : spec.init_containers) init.push_back(ContainerJson(c));
-  for (const auto& c : spec.containers) containers.push_back(ContainerJson(c));
-  return json{{"uid", spec.uid},
-              {"parent", spec.parent},
-              {"statusFd", spec.status_fd},
-              {"portFd", spec.port_fd},
-              {"graceMs", spec.grace_period.count()},
-              {"nofileSoft", spec.nofile_soft},
-              {"initContainers", std::move(init)},
-              {"containers", std::move(containers)},
-              {"main", spec.main}}
-      .dump();
-}
-
-StatusOr<SupervisorSpec> DecodeSupervisorSpec(std::string_view text) {
-  try {
-    json j = json::parse(text);
-    SupervisorSpec s;
-    s.uid = j.at("uid").get<std::string>();
-    s.parent = j.at("parent").get<int64_t>();
-    s.status_fd = j.at("statusFd").get<int>();
-    s.port_fd = j.at("portFd").get<int>();
-    s.grace_period = std::chrono::milliseconds(j.at("graceMs").get<int64_t>());
-    s.nofile_soft = j.at("nofileSoft").get<uint64_t>();
-    for (const auto& c : j.at("initContainers")) s.init_containers.push_back(ContainerFrom(c));
-    for (const auto& c : j.at("containers")) s.containers.push_back(ContainerFrom(c));
-    s.main = j.at("main").get<size_t>();
-    if (s.containers.empty() || s.main >= s.containers.size())
-      return DataLossError("supervisor spec: no main container");
-    return s;
-  } catch (const json::exception& e) {
-    return DataLossError(std::string("supervisor spec: ") + e.what());
-  }
-}
 
 std::string FormatStatusLine(const StatusLine& line) {
   std::string text = line.text;
@@ -306,29 +257,44 @@ bool ParseStatusLine(std::string_view line, StatusLine* out) {
   return true;
 }
 
-int RunPodSupervisor(int spec_fd) {
-  sigset_t blocked;
-  sigemptyset(&blocked);
-  for (int s : {SIGCHLD, SIGTERM, SIGINT, SIGUSR1, SIGHUP}) sigaddset(&blocked, s);
-  sigprocmask(SIG_BLOCK, &blocked, nullptr);  // already blocked since the fork; waited for below
-  prctl(PR_SET_CHILD_SUBREAPER, 1);
-  // The runner writes the spec and closes the pipe; it is made from a job file of at most
-  // 8 MiB, so 64 MiB bounds it with room for the expanded env.
-  BoundedRead read = ReadFdBounded(spec_fd, 64 << 20);
-  close(spec_fd);
-  StatusOr<SupervisorSpec> spec = read.problem == ReadProblem::kNone
-                                      ? DecodeSupervisorSpec(read.bytes)
-                                      : StatusOr<SupervisorSpec>(DataLossError("the spec could not be read"));
-  if (!spec.ok()) {
-    std::string msg = "tfjob: pod supervisor: " + spec.status().message() + "\n";
-    WriteAll(2, msg);
-    return kExitCannotStart;
+StatusOr<pid_t> ForkPodSupervisor(const SupervisorSpec& spec) {
+  TFJOB_CHECK(!spec.containers.empty() && spec.main < spec.containers.size());  // LocalReplicaFor makes one
+  // Made before the fork: the descriptors the pod keeps (all others close in the child), sorted.
+  std::vector<int> keep;
+  for (int fd : {spec.status_fd, spec.port_fd})
+    if (fd > 2) keep.push_back(fd);
+  for (const auto* list : {&spec.init_containers, &spec.containers})
+    for (const auto& c : *list)
+      if (c.out_fd > 2) keep.push_back(c.out_fd);
+  std::sort(keep.begin(), keep.end());
+  sigset_t signals;
+  sigemptyset(&signals);
+  for (int s : kSupervisorSignals) sigaddset(&signals, s);
+  const pid_t parent = static_cast<pid_t>(spec.parent);
+  pid_t pid = fork();
+  if (pid < 0) return UnavailableError(std::string("fork: ") + std::strerror(errno));
+  if (pid > 0) {
+    setpgid(pid, pid);  // also in the child: whichever runs first, the group exists before a kill
+    return pid;
   }
-  if (getppid() != static_cast<pid_t>(spec->parent)) return 128 + SIGKILL;  // the runner is gone
-  for (const auto& c : spec->init_containers) fcntl(c.out_fd, F_SETFD, FD_CLOEXEC);
-  for (const auto& c : spec->containers) fcntl(c.out_fd, F_SETFD, FD_CLOEXEC);
-  Supervisor supervisor(std::move(spec).value());
-  return supervisor.Run();
+  setpgid(0, 0);                              // out of the terminal's foreground group: Ctrl-C reaches tfjob only
+  sigprocmask(SIG_BLOCK, &signals, nullptr);  // waited for with sigtimedwait
+  prctl(PR_SET_PDEATHSIG, SIGUSR1);
+  if (getppid() != parent) _exit(128 + SIGKILL);  // the runner died before prctl
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
+  prctl(PR_SET_NAME, "tfjob-pod");  // what ps and top show for it (the command line stays tfjob's)
+  // Every descriptor of the runner but the pod's own: another replica's reserved port or output
+  // pipe held here would keep the port taken or that replica's output open after it ends.
+  unsigned next = 3;
+  for (int fd : keep) {
+    if (static_cast<unsigned>(fd) > next) syscall(SYS_close_range, next, static_cast<unsigned>(fd) - 1, 0U);
+    next = std::max(next, static_cast<unsigned>(fd) + 1);
+  }
+  syscall(SYS_close_range, next, ~0U, 0U);
+  // No copy of the spec: the child's memory is a copy of the caller's already (the caller holds
+  // `spec` until this returns, which in the child it never does).
+  Supervisor supervisor(spec);
+  _exit(supervisor.Run());
 }
 
 void WriteAll(int fd, std::string_view data) {

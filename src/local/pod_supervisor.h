@@ -1,11 +1,15 @@
 #pragma once
 // PodSupervisor: one per running replica, the local stand-in for the kubelet and the container
-// runtime of its pod. `tfjob run` starts it as `tfjob __pod-supervisor FD` (the same binary, a
-// fresh process: no state shared with the runner's threads) and sends it a SupervisorSpec
-// through FD. It
+// runtime of its pod. `tfjob run` starts it with ForkPodSupervisor: a fork of the runner that
+// runs the SupervisorSpec it was handed in memory, with no exec (issue 25 item 6: re-executing
+// the whole tfjob binary, its 39 shared libraries and their initialisers, cost 12 ms of CPU per
+// replica, 16 times a `true`; bench/README.md), and starts each container with vfork + exec. It
+//   - keeps only the spec's file descriptors (and 0, 1, 2) of the runner's, so no other replica's
+//     reserved port or pipe stays open in it;
 //   - is a child subreaper (PR_SET_CHILD_SUBREAPER) so every process of the pod, even one that
-//     calls setsid(), stays below it, and it dies with the runner (PR_SET_PDEATHSIG, set before
-//     the exec), killing every process below it first: a SIGKILLed runner leaves nothing behind;
+//     calls setsid(), stays below it, and it dies with the runner (PR_SET_PDEATHSIG, set right
+//     after the fork), killing every process below it first: a SIGKILLed runner leaves nothing
+//     behind;
 //   - runs the init containers one after the other, each to completion (a failing one ends the
 //     attempt with its exit code), then keeps the replica's port reserved until just before it
 //     starts the containers side by side;
@@ -17,6 +21,8 @@
 //     below it after the grace period); when the main container exits on its own, the others are
 //     stopped the same way. Its exit code is the main container's (128+N for signal N).
 // See README.md, `tfjob run`.
+
+#include <sys/types.h>
 
 #include <chrono>
 #include <cstdint>
@@ -48,10 +54,6 @@ struct SupervisorSpec {
   size_t main = 0;
 };
 
-std::string EncodeSupervisorSpec(const SupervisorSpec& spec);
-// kDataLoss when the text is not a spec.
-StatusOr<SupervisorSpec> DecodeSupervisorSpec(std::string_view text);
-
 // A line of the status pipe: "<uid>\t<kind>\t<container>\t<text>\n", kind "error" (text: why the
 // container could not start) or "exit" (text: the exit code).
 struct StatusLine {
@@ -60,9 +62,21 @@ struct StatusLine {
 std::string FormatStatusLine(const StatusLine& line);  // truncated to fit PIPE_BUF
 bool ParseStatusLine(std::string_view line, StatusLine* out);
 
-// The supervisor process's body: reads the spec from `spec_fd`, runs the pod, returns the exit
-// code of the process (the main container's; 126 when a container could not start).
-int RunPodSupervisor(int spec_fd);
+// Forks the pod's supervisor process from the calling process and returns its pid (in a process
+// group of its own); kUnavailable with errno's text when the fork fails. The child runs the pod
+// from its own copy of `spec` (no copy is made: its memory is a copy of the caller's), closes
+// every file descriptor but 0, 1, 2 and the spec's, and _exits with the main container's exit
+// code (126 when a container could not start, 137 when `spec.parent` is gone). It never returns
+// into the caller's code. The caller reaps it (waitpid) and closes its own copies of the spec's
+// descriptors.
+//
+// REQUIRES: `spec.parent` is the calling process and the calling thread lives as long as the pod
+// (PR_SET_PDEATHSIG follows the thread that forked); at least one container; no other thread
+// of the caller holds a lock the child needs. The child uses the heap (glibc's fork leaves
+// malloc usable in the child) and system calls only: no stdio, iostream or logging, whose locks
+// another thread might hold. In `tfjob run` the only other thread is cmd's signal waiter, which
+// touches nothing but its stop sources.
+StatusOr<pid_t> ForkPodSupervisor(const SupervisorSpec& spec);
 
 // Writes all of data to fd, retrying short writes and EINTR; gives up silently on an error
 // (a closed pipe or log file: the output has nowhere to go).

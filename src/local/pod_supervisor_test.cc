@@ -30,36 +30,26 @@ struct Ran {
   std::string status;  // the status lines
 };
 
-// Runs a supervisor in a child of the test, as `tfjob run` would, and waits for it.
+// Runs a supervisor in a child of the test, as `tfjob run` does, and waits for it.
 Ran Supervise(SupervisorSpec spec) {
-  int out[2], status[2], spec_pipe[2];
+  int out[2], status[2];
   EXPECT_EQ(pipe2(out, O_CLOEXEC), 0);
   EXPECT_EQ(pipe2(status, O_CLOEXEC), 0);
-  EXPECT_EQ(pipe2(spec_pipe, O_CLOEXEC), 0);
   spec.parent = getpid();
   spec.status_fd = status[1];
   for (auto& c : spec.init_containers) c.out_fd = out[1];
   for (auto& c : spec.containers) c.out_fd = out[1];
-  pid_t pid = fork();
-  if (pid == 0) {
-    close(out[0]);
-    close(status[0]);
-    close(spec_pipe[1]);
-    _exit(RunPodSupervisor(spec_pipe[0]));
-  }
+  StatusOr<pid_t> pid = ForkPodSupervisor(spec);
+  EXPECT_TRUE(pid.ok()) << pid.status().message();
   close(out[1]);
   close(status[1]);
-  close(spec_pipe[0]);
-  std::string text = EncodeSupervisorSpec(spec);
-  EXPECT_EQ(write(spec_pipe[1], text.data(), text.size()), static_cast<ssize_t>(text.size()));
-  close(spec_pipe[1]);
   Ran r;
   r.output = ReadAll(out[0]);  // EOF: nothing of the pod is left holding it
   r.status = ReadAll(status[0]);
   close(out[0]);
   close(status[0]);
   int st = 0;
-  waitpid(pid, &st, 0);
+  waitpid(*pid, &st, 0);
   r.exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
   return r;
 }

@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <functional>
 
+#include "api/field_error.h"
+
 namespace tfjob::local {
 namespace {
 
@@ -56,6 +58,11 @@ const char* PrefixColor(const std::string& replica_name) {
 std::string PrefixedLine(const std::string& prefix, const char* color, const std::string& line) {
   if (color != nullptr && color[0] != '\0') return std::string(color) + "[" + prefix + "]\033[0m " + line;
   return "[" + prefix + "] " + line;
+}
+
+std::string ShownOutputLine(std::string_view line) {
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  return api::EscapeNonPrintable(line);
 }
 
 }  // namespace tfjob::local

@@ -1,11 +1,12 @@
 #pragma once
 // The replica view shared by `tfjob run` (local processes) and `tfjob submit --wait` (pods of a
 // cluster): the replica table, the live frame that keeps it at the top of a terminal while
-// output scrolls below it, and the coloured "[worker-0] " prefixes of replica output. Pure
-// string building: the callers write the strings.
+// output scrolls below it, and the coloured "[worker-0] " prefixes of replica output, escaped.
+// Pure string building: the callers write the strings.
 
 #include <chrono>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tfjob::local {
@@ -38,5 +39,11 @@ std::string LiveTableEnd(int terminal_rows);
 const char* PrefixColor(const std::string& replica_name);
 // "[prefix] line" (coloured when `color` is non-empty), without a newline.
 std::string PrefixedLine(const std::string& prefix, const char* color, const std::string& line);
+// One line of a replica's output (without its newline) as `tfjob run`, `tfjob logs` and
+// `submit --follow` print it: a trailing '\r' (a CRLF line end) dropped, then every control
+// character, DEL, byte that is not UTF-8 and invisible character escaped as Go's %q writes it
+// (api::EscapeNonPrintable: ESC is `\x1b`), so that no replica can set the terminal's title,
+// clear it, move the cursor or break the live table. Log files keep the bytes as written.
+std::string ShownOutputLine(std::string_view line);
 
 }  // namespace tfjob::local

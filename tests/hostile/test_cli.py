@@ -136,6 +136,22 @@ def test_server_never_answers_request_timeout(tfjob, tmp_path):
     assert "cannot reach the API server" in out.output and "timed out" in out.output, out.output
 
 
+def test_issue25_request_timeout_covers_the_whole_call_retries_included(tfjob, tmp_path):
+    # Issue 25 item 6: `--request-timeout 2s` against a server that never answers ended after about
+    # 12.6 s: a list page had twice the time-out and was tried three times, with backoff between.
+    asked = []
+
+    def silent(kind, path, h):
+        asked.append(path)
+        h.hold(60)
+    out = served(tmp_path, silent, [tfjob, "get", "--request-timeout", "2s"], "get: never answers, the whole 2s",
+                 timeout=20)
+    assert out.returncode == 2, out.output
+    assert "gave up after 1 attempt: the request timeout of 2s covers the whole call" in out.output, out.output
+    assert len(asked) == 1, asked
+    assert out.seconds < 8, out.seconds  # 2 s and the start-up; 12.6 s before
+
+
 def test_default_request_timeout_is_finite(tfjob):
     out = run_measured([tfjob, "get", "--help"], "cli", "--help names the default request time-out", timeout=10)
     assert "30s" in out.output, out.output

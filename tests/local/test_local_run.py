@@ -173,6 +173,18 @@ def test_logs_dir_and_quiet(tmp_path):
     assert (tmp_path / "logs" / "logged-worker-0.log").read_text() == "hello from the worker\n"
 
 
+def test_issue25_escape_sequences_are_escaped_on_the_terminal_and_kept_in_the_log(tmp_path):
+    """Issue 25 item 6: as `tfjob logs` and `describe`, `tfjob run` shows a replica's control
+    characters escaped (Go's %q), so a replica cannot set the title or clear the screen; the
+    --logs-dir file keeps the bytes the replica wrote."""
+    f = job_file(tmp_path, "esc", {"Worker": sh(r"printf 'a\033]0;title\007b\033[2J\r\n'")})
+    r = run([f, "--logs-dir", str(tmp_path / "logs")])
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "[worker-0] a\\x1b]0;title\\ab\\x1b[2J\n" in r.stdout, r.stdout
+    assert "\x1b" not in r.stdout and "\a" not in r.stdout
+    assert (tmp_path / "logs" / "esc-worker-0.log").read_bytes() == b"a\x1b]0;title\x07b\x1b[2J\r\n"
+
+
 def test_a_terminal_gets_a_live_table_above_the_output(tmp_path):
     f = job_file(tmp_path, "tty", {"PS": sh("echo ps ready; sleep 30"), "Worker": sh("echo working; sleep 30", replicas=2)})
     session = f"tfjob-{os.getpid()}"
