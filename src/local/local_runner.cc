@@ -702,9 +702,15 @@ void LocalRunner::CreatePods(const core::Plan& plan) {
   std::vector<pid_t> pids(pending.size(), -1);
   size_t tried = 0;
   std::string fork_error;
+  // Each supervisor is forked with copies of this process's descriptors, the other replicas'
+  // reserved ports among them, and closes them as it starts: the batch's start barrier keeps
+  // every container from starting (binding its port) before all of them have.
+  int barrier[2] = {-1, -1};
+  if (pipe2(barrier, O_CLOEXEC) != 0) barrier[0] = barrier[1] = -1;
   for (; tried < pending.size(); ++tried) {
     PendingSpawn& ps = pending[tried];
     if (!PrepareSpawn(plan.create_pods[tried].name, ps)) break;
+    ps.spec.start_barrier_fd = barrier[0];
     StatusOr<pid_t> pid = ForkPodSupervisor(ps.spec);
     if (!pid.ok()) {
       fork_error = pid.status().message();
@@ -720,6 +726,8 @@ void LocalRunner::CreatePods(const core::Plan& plan) {
     }
     ps.pipes.Close();
   }
+  if (barrier[1] >= 0) close(barrier[1]);
+  AwaitStartBarrier(barrier[0]);  // also here: the next batch is forked only after this one let go
   for (size_t i = 0; i < tried; ++i) Started(std::move(pending[i].process), pids[i]);
   if (!fork_error.empty()) StartFailed(pending[tried].process->name, fork_error);
 }

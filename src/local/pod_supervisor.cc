@@ -257,11 +257,21 @@ bool ParseStatusLine(std::string_view line, StatusLine* out) {
   return true;
 }
 
+void AwaitStartBarrier(int fd) {
+  if (fd < 0) return;
+  char c;
+  ssize_t n;
+  do {
+    n = read(fd, &c, 1);
+  } while (n > 0 || (n < 0 && errno == EINTR));
+  close(fd);
+}
+
 StatusOr<pid_t> ForkPodSupervisor(const SupervisorSpec& spec) {
   TFJOB_CHECK(!spec.containers.empty() && spec.main < spec.containers.size());  // LocalReplicaFor makes one
   // Made before the fork: the descriptors the pod keeps (all others close in the child), sorted.
   std::vector<int> keep;
-  for (int fd : {spec.status_fd, spec.port_fd})
+  for (int fd : {spec.status_fd, spec.port_fd, spec.start_barrier_fd})
     if (fd > 2) keep.push_back(fd);
   for (const auto* list : {&spec.init_containers, &spec.containers})
     for (const auto& c : *list)
@@ -291,6 +301,7 @@ StatusOr<pid_t> ForkPodSupervisor(const SupervisorSpec& spec) {
     next = std::max(next, static_cast<unsigned>(fd) + 1);
   }
   syscall(SYS_close_range, next, ~0U, 0U);
+  AwaitStartBarrier(spec.start_barrier_fd);
   // No copy of the spec: the child's memory is a copy of the caller's already (the caller holds
   // `spec` until this returns, which in the child it never does).
   Supervisor supervisor(spec);

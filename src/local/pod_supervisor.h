@@ -47,6 +47,11 @@ struct SupervisorSpec {
   int64_t parent = 0;
   int status_fd = -1;  // write end of the runner's status pipe
   int port_fd = -1;    // the reserved port's socket, closed just before the containers start
+  // Read end of the batch's start barrier (-1: none): the containers start only once it reads
+  // EOF, which is when the runner and every supervisor forked in the same batch have closed the
+  // descriptors they inherited. Until then another supervisor may still hold a copy of this
+  // pod's reserved port, and the container's bind would fail (EADDRINUSE).
+  int start_barrier_fd = -1;
   std::chrono::milliseconds grace_period{5000};
   uint64_t nofile_soft = 0;  // RLIMIT_NOFILE soft limit to give the containers (0: leave)
   std::vector<SupervisedContainer> init_containers;
@@ -77,6 +82,11 @@ bool ParseStatusLine(std::string_view line, StatusLine* out);
 // another thread might hold. In `tfjob run` the only other thread is cmd's signal waiter, which
 // touches nothing but its stop sources.
 StatusOr<pid_t> ForkPodSupervisor(const SupervisorSpec& spec);
+
+// Reads `fd` (a pipe's read end; -1: nothing to wait for) until EOF, then closes it: the start
+// barrier of a batch of supervisors (SupervisorSpec::start_barrier_fd), for the runner and for
+// each supervisor alike.
+void AwaitStartBarrier(int fd);
 
 // Writes all of data to fd, retrying short writes and EINTR; gives up silently on an error
 // (a closed pipe or log file: the output has nowhere to go).

@@ -43,9 +43,20 @@ current-context: c
 
 
 def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    return _free_ports(1)[0]
+
+
+def _free_ports(n):
+    """n distinct free ports, all held open at once while they are picked (one picked and freed
+    before the next bind(0) can come back as that one)."""
+    socks = [socket.socket() for _ in range(n)]
+    try:
+        for s in socks:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in socks]
+    finally:
+        for s in socks:
+            s.close()
 
 
 def _review_body(name="mnist"):
@@ -87,11 +98,13 @@ def certdir(tmp_path_factory):
 def operator(certdir, tmp_path):
     if not os.access(BINARY, os.X_OK):
         pytest.fail(f"{BINARY} is not built: run make build")
-    webhook = _free_port()
+    # Every port chosen here: a webhook port picked and freed, beside servers that bind port 0,
+    # was once given to the metrics server as well (EADDRINUSE for the webhook).
+    webhook, metrics, health = _free_ports(3)
     log = open(tmp_path / "operator.log", "w+")
     proc = subprocess.Popen([BINARY, "operator", "--kubeconfig", str(certdir / "kubeconfig"),
-                             "--leader-elect=false", "--metrics-bind-address", "127.0.0.1:0",
-                             "--health-probe-bind-address", "127.0.0.1:0", "--webhook-host", "127.0.0.1",
+                             "--leader-elect=false", "--metrics-bind-address", f"127.0.0.1:{metrics}",
+                             "--health-probe-bind-address", f"127.0.0.1:{health}", "--webhook-host", "127.0.0.1",
                              "--webhook-port", str(webhook), "--webhook-cert-dir", str(certdir)],
                             stdout=log, stderr=subprocess.STDOUT)
     ports = {}
