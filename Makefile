@@ -131,7 +131,7 @@ bench: build control-plane
 check-size: deps
 	scripts/check-size
 
-# The layers of design.md section 2, the pure core's purity, test doubles only in tests
+# The layers of docs/architecture.md section 1, the pure core's purity, test doubles only in tests
 # (also a unit test, `layering`).
 check-layers:
 	python3 tests/check_layers.py src

@@ -1,5 +1,5 @@
 # Helpers for every target of the project: one per target kind, each listing its
-# dependencies explicitly so that the layers of design.md section 2 are visible here.
+# dependencies explicitly so that the layers of docs/architecture.md section 1 are visible here.
 #
 #   tfjob_cc_library(NAME x HDRS ... SRCS ... DEPS ...)   -> target x, alias tfjob::x
 #   tfjob_cc_binary(NAME x SRCS ... DEPS ...)

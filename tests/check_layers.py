@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Fails when a file includes a layer it may not use (design.md section 2), when the pure
+"""Fails when a file includes a layer it may not use (docs/architecture.md section 1), when the pure
 core (src/tfjob/core) reaches for the clock, the environment, files, threads or the network, or
 when production code uses the test doubles of src/testing (only *_test.cc files and the test-only
 `testing` library may; in src/CMakeLists.txt only tests may list tfjob::testing)."""
