@@ -130,15 +130,7 @@ void TfJobController::WatchJobs() {
                         if (o->metadata.resource_version != n->metadata.resource_version) Enqueue(api::JobKey(*n));
                       },
                       [this](const auto& j) {
-                        expectations_.Delete(api::JobKey(*j));
-                        {
-                          std::lock_guard lock(written_mu_);
-                          written_.erase(api::JobKey(*j));
-                        }
-                        {
-                          std::lock_guard lock(disruptions_mu_);
-                          disruptions_.erase(api::JobKey(*j));
-                        }
+                        ForgetJob(api::JobKey(*j));  // a job gone with no child left is never reconciled again
                         MutexLock lock(latency_mu_);
                         created_observed_.erase(j->metadata.uid);
                         running_observed_.erase(j->metadata.uid);
@@ -362,6 +354,7 @@ void TfJobController::Wrote(const std::string& key, const json& object) {
 }
 
 // The job is gone: forget what was kept under its key (its children go with it: owner references).
+// The one forget path: the informer's delete handler and a pass that finds no job both call it.
 void TfJobController::ForgetJob(const std::string& key) {
   expectations_.Delete(key);
   {

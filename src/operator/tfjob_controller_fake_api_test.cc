@@ -30,6 +30,10 @@ class FakeApiControllerPeer {
     return out;
   }
   static bool Satisfied(TfJobController& c, const std::string& key) { return c.expectations_.Satisfied(key); }
+  static bool StatusWriteKept(TfJobController& c, const std::string& key) {
+    MutexLock lock(c.status_mu_);
+    return c.status_written_.contains(key);
+  }
   static controller::WorkQueue& Queue(TfJobController& c) { return c.queue_; }
 };
 
@@ -190,6 +194,18 @@ TEST(TfJobControllerFakeApi, ADeadlineFiresOnTimeWhileExpectationsWait) {
   const auto took = k.StatusTime("late", "completionTime") - k.StatusTime("late", "startTime");
   EXPECT_GE(took, std::chrono::seconds(60));
   EXPECT_LE(took, std::chrono::seconds(62)) << "the deadline fired late";
+}
+
+// The delete handler forgets everything kept under the job's key, the D30 status-write time too:
+// a job deleted with no child left is never reconciled again, so nothing else would.
+TEST(TfJobControllerFakeApi, ADeletedJobLeavesNothingBehind) {
+  Cluster k;
+  k.c().StartWorkers();
+  k.CreateJob("gone", 1);
+  ASSERT_TRUE(WaitUntil([&] { return k.HasCondition("gone", "Created"); }));
+  ASSERT_TRUE(WaitUntil([&] { return Peer::StatusWriteKept(k.c(), "default/gone"); }));
+  ASSERT_TRUE(k.server.Delete(kTfJobs, "default", "gone").ok());
+  EXPECT_TRUE(WaitUntil([&] { return !Peer::StatusWriteKept(k.c(), "default/gone"); }));
 }
 
 // D1: while the watch lags, a second pass must not create the children of the first again; once
