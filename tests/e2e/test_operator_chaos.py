@@ -88,6 +88,7 @@ class Watch:
         self.added = 0           # ADDED events (plus the initial list)
         self.added_by_name = collections.Counter()
         self.deleted = []        # (name, last object) of every DELETED event
+        self.trail = []          # (event, name, uid, resourceVersion, phase, being deleted) of every event
         self.events = 0          # every event
         self.error = None
         self.conn = None
@@ -106,6 +107,9 @@ class Watch:
             self.uids.setdefault(name, set()).add(uid)
             self.history.setdefault(name, []).append(obj)
             self.events += 1
+            meta = obj["metadata"]
+            self.trail.append((kind, name, uid[:8], meta.get("resourceVersion"),
+                               (obj.get("status") or {}).get("phase"), "deletionTimestamp" in meta))
             if kind == "ADDED":
                 self.added += 1
                 self.added_by_name[name] += 1
@@ -371,9 +375,11 @@ def run_kill_trial(api, kube, seed, index):
         # What the operators said about disruptions, to tell a miscount from a real one.
         said = [(o.log_path, l.strip()) for o in ops for l in open(o.log_path, errors="replace") if "disrupt" in l]
         warnings = [ev for name in ("job", "fail") for ev in events_for(api, ns, name) if ev[0] == "Warning"]
+        pods = [t for t in watches["pods"].trail if t[1].startswith("fail-")] if "pods" in watches else []
         raise AssertionError(f"trial {index} (seed {seed}, namespace {ns}, plan {plan}, "
                              f"first flags {first_flags}): {e}; Warning events: {warnings}; "
-                             f"operator log lines about disruptions: {said}") from e
+                             f"operator log lines about disruptions: {said}; the failing job's pod events "
+                             f"(event, name, uid, resourceVersion, phase, being deleted): {pods}") from e
     finally:
         for o in ops:
             o.kill()

@@ -1,5 +1,6 @@
 #include "tfjob/core/reconcile.h"
 
+#include <algorithm>
 #include <set>
 
 #include "api/defaults.h"
@@ -214,6 +215,11 @@ void ReconcileActive(Pass& p) {
   for (const auto& [type, pod] : d.exit_code_failures)
     if (auto code = TensorflowExitCode(*pod)) p.Event(kNormal, "ExitedWithCode", ExitedMessage(p.job, *pod, *code));
   const bool restarting = ApplyRestarts(p, r, d);
+  StalledDeletions stalled = FinishStalledDeletions(r.types, p.observed.now);
+  Append(p.plan.delete_pods, std::move(stalled.delete_pods));
+  if (stalled.requeue_after)
+    p.plan.requeue_after =
+        p.plan.requeue_after ? std::min(*p.plan.requeue_after, *stalled.requeue_after) : stalled.requeue_after;
   PlanRunning(p, r);
   Conclude(p, r, d, restarting);
 }

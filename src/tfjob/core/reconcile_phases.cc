@@ -215,6 +215,24 @@ RestartDecisions DecideRestarts(const std::vector<TypeState>& types) {
   return out;
 }
 
+StalledDeletions FinishStalledDeletions(const std::vector<TypeState>& types, api::Time now) {
+  StalledDeletions out;
+  for (const auto& t : types)
+    for (const auto& slice : t.slices)
+      for (const api::Pod* pod : slice) {
+        const bool ended = pod->phase == api::PodPhase::kFailed || pod->phase == api::PodPhase::kSucceeded;
+        if (!ended || !pod->meta.deletion_timestamp) continue;
+        const api::Time due = *pod->meta.deletion_timestamp + kStalledDeletionAfter;
+        if (now >= due) {
+          out.delete_pods.push_back({pod->meta.name, pod->meta.uid});
+          continue;
+        }
+        const auto wait = std::chrono::duration_cast<std::chrono::nanoseconds>(due - now);
+        out.requeue_after = out.requeue_after ? std::min(*out.requeue_after, wait) : wait;
+      }
+  return out;
+}
+
 LimitCheck CheckLimits(const api::TfJob& job, const Replicas& replicas, size_t restarts,
                        std::optional<api::Time> start_time, api::Time now) {
   LimitCheck out;

@@ -82,6 +82,18 @@ struct RestartDecisions {
 };
 RestartDecisions DecideRestarts(const std::vector<TypeState>& types);
 
+// An ended pod whose deletion stalled: deleting a Failed or Succeeded pod is two writes on the
+// API server (the deletionTimestamp, then the removal), and a request whose client goes away in
+// between (an operator killed mid-delete) stops after the first. A kubelet would remove such a
+// pod; the operator deletes it again once kStalledDeletionAfter has passed since its
+// deletionTimestamp, and asks to look again when the next one is due.
+inline constexpr std::chrono::seconds kStalledDeletionAfter{5};
+struct StalledDeletions {
+  std::vector<ChildDeletion> delete_pods;
+  std::optional<std::chrono::nanoseconds> requeue_after;
+};
+StalledDeletions FinishStalledDeletions(const std::vector<TypeState>& types, api::Time now);
+
 // backoffLimit (3.8) and activeDeadlineSeconds (D3).
 struct LimitCheck {
   std::string failure;                                    // the Failed message, "" when no limit is reached

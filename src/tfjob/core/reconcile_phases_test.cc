@@ -203,6 +203,40 @@ TEST(ReconcilePhases, DecideRestarts) {
   }
 }
 
+// Regression (issue 25, chaos trial 1 of seed 130661443): an operator killed while its DELETE
+// of a Failed pod was in flight left the pod with a deletionTimestamp and nothing removed it, so
+// the job waited for it for good. An ended pod whose deletion stalled is deleted again.
+TEST(ReconcilePhases, FinishStalledDeletions) {
+  using std::chrono::seconds;
+  struct Case {
+    const char* id;
+    PodPhase phase;
+    std::optional<seconds> deleting_for;  // how long ago its deletionTimestamp is; nullopt: none
+    std::vector<std::string> deleted;
+    std::optional<std::chrono::nanoseconds> requeue_after;
+  };
+  const Case cases[] = {
+      {"Failed, stalled", PodPhase::kFailed, seconds(5), {"test-tfjob-worker-0"}, std::nullopt},
+      {"Succeeded, long stalled", PodPhase::kSucceeded, seconds(600), {"test-tfjob-worker-0"}, std::nullopt},
+      {"Failed, deletion just begun: looked at again when due", PodPhase::kFailed, seconds(1), {}, seconds(4)},
+      {"Failed, not being deleted", PodPhase::kFailed, std::nullopt, {}, std::nullopt},
+      {"Running, being deleted: its kubelet's (grace period)", PodPhase::kRunning, seconds(600), {}, std::nullopt},
+      {"Pending, being deleted", PodPhase::kPending, seconds(600), {}, std::nullopt},
+  };
+  for (const auto& c : cases) {
+    api::TfJob job = Defaulted(testing::NewTfJob(1, 0));
+    std::vector<api::Pod> pods = {MakePod("test-tfjob", "worker", 0, c.phase)};
+    if (c.deleting_for) pods[0].meta.deletion_timestamp = kNow - *c.deleting_for;
+    Replicas r = SliceReplicas(job, Ptrs(pods), job.status);
+    StalledDeletions s = FinishStalledDeletions(r.types, kNow);
+    EXPECT_EQ(Names(s.delete_pods), c.deleted) << c.id;
+    EXPECT_EQ(s.requeue_after, c.requeue_after) << c.id;
+    if (!s.delete_pods.empty()) {
+      EXPECT_EQ(s.delete_pods[0].uid, pods[0].meta.uid) << c.id;  // the precondition: this pod only
+    }
+  }
+}
+
 TEST(ReconcilePhases, DecideRestartsIgnoresPodsBeingDeletedAndDuplicates) {
   api::TfJob job = Defaulted(testing::NewTfJob(2, 0));
   job.spec.replica_specs["Worker"]->restart_policy = "OnFailure";

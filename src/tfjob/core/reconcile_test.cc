@@ -845,6 +845,30 @@ TEST(Reconcile, DisruptedPodsAreRecreatedNotCountedAgainstBackoff) {
   }
 }
 
+// Regression (issue 25): a Failed pod that a killed operator began to delete (a deletionTimestamp
+// the API server wrote before the killed client's request was dropped) is deleted again once the
+// deletion has stalled, without a count (its restart's count was lost with the killed process);
+// the pass before that asks to look again when it is due. Nothing is recreated while it exists.
+TEST(Reconcile, StalledDeletionOfAnEndedPodIsFinished) {
+  api::TfJob job = WithStatus(testing::NewTfJob(1, 0), "Running");
+  job.status.start_time = kNow;
+  job.spec.run_policy.backoff_limit = 1;
+  job.spec.replica_specs["Worker"]->restart_policy = "ExitCode";
+  std::vector<api::Pod> pods = {MakePod("test-tfjob", "worker", 0, PodPhase::kFailed)};
+  testing::WithExitCode(pods[0], 137);
+  pods[0].meta.deletion_timestamp = kNow - std::chrono::seconds(2);
+  Plan early = Decide(job, pods);
+  EXPECT_THAT(early.delete_pods, IsEmpty());
+  EXPECT_THAT(early.create_pods, IsEmpty());
+  EXPECT_EQ(early.requeue_after, std::chrono::nanoseconds(std::chrono::seconds(3)));
+  Plan due = Decide(job, pods, {}, kNow + std::chrono::seconds(3));
+  EXPECT_EQ(due.delete_pods, (std::vector<ChildDeletion>{{"test-tfjob-worker-0", pods[0].meta.uid}}));
+  EXPECT_THAT(due.create_pods, IsEmpty());
+  EXPECT_EQ(due.counters.restarted, 0);
+  EXPECT_FALSE(due.status && due.status->replica_statuses["Worker"].restarts != 0);
+  EXPECT_FALSE(due.status && IsFinished(*due.status));
+}
+
 // D21: a noted deletion of an index the spec no longer has is a scale-down, not a disruption.
 TEST(Reconcile, ScaledDownPodIsNotADisruption) {
   api::TfJob job = WithStatus(testing::NewTfJob(2, 0), "Running");
