@@ -268,16 +268,22 @@ def test_logs_endless_stream_without_newlines(tfjob, tmp_path, follow):
         server.stop()
 
 
-def test_logs_follow_refuses_more_streams_than_max_log_requests(tfjob, tmp_path):
-    """kubectl's --max-log-requests (default 5): a job with more containers to follow at once is
-    refused with exit 2, naming the flag, before any log stream is opened."""
+def worker_pods(n):
+    """n copies of POD named j-worker-0..n-1, each with its own uid."""
     import copy
     pods = []
-    for i in range(6):
+    for i in range(n):
         p = copy.deepcopy(POD)
         p["metadata"]["name"] = f"j-worker-{i}"
         p["metadata"]["uid"] = f"p{i}"
         pods.append(p)
+    return pods
+
+
+def test_logs_follow_refuses_more_streams_than_max_log_requests(tfjob, tmp_path):
+    """kubectl's --max-log-requests (default 5): a job with more containers to follow at once is
+    refused with exit 2, naming the flag, before any log stream is opened."""
+    pods = worker_pods(6)
     log_requests = []
 
     def behaviour(kind, path, h):
@@ -303,14 +309,8 @@ def test_logs_follow_refuses_more_streams_than_max_log_requests(tfjob, tmp_path)
 def test_submit_follow_with_more_containers_than_max_log_requests_keeps_waiting(tfjob, tmp_path):
     """submit --follow (the wait is the point): the first 5 containers are followed, the others
     wait for a slot, and it says so; never more than 5 log streams open."""
-    import copy
     import threading
-    pods = []
-    for i in range(6):
-        p = copy.deepcopy(POD)
-        p["metadata"]["name"] = f"j-worker-{i}"
-        p["metadata"]["uid"] = f"p{i}"
-        pods.append(p)
+    pods = worker_pods(6)
     lock, open_streams, peak, log_requests = threading.Lock(), [0], [0], []
 
     def behaviour(kind, path, h):
