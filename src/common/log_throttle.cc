@@ -9,7 +9,7 @@ LogThrottle::LogThrottle(Clock& clock, std::chrono::nanoseconds interval, size_t
 
 std::optional<int> LogThrottle::Allow(const std::string& key) {
   auto now = clock_.SteadyNow();
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = entries_.find(key);
   if (it != entries_.end()) {
     if (now - it->second.logged_at < interval_) {

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "common/clock.h"
+#include "common/thread_annotations.h"
 
 namespace tfjob {
 
@@ -33,8 +34,8 @@ class LogThrottle {
   Clock& clock_;
   const std::chrono::nanoseconds interval_;
   const size_t max_keys_;
-  std::mutex mu_;  // guards entries_
-  std::map<std::string, Entry> entries_;
+  Mutex mu_;
+  std::map<std::string, Entry> entries_ TFJOB_GUARDED_BY(mu_);
 };
 
 }  // namespace tfjob

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/thread_annotations.h"
 #include "common/time_format.h"
 
 namespace tfjob {
@@ -13,7 +14,7 @@ namespace {
 
 std::atomic<int> g_min_level{static_cast<int>(LogLevel::kInfo)};
 std::atomic<int> g_format{static_cast<int>(LogFormat::kText)};
-std::mutex g_write_mu;  // guards writes to stderr so lines never interleave
+Mutex g_write_mu;  // held while writing to stderr so lines never interleave
 
 std::string_view LevelName(LogLevel l) {
   switch (l) {
@@ -99,7 +100,7 @@ void Logger::Log(LogLevel level, std::string_view msg, const LogFields& fields) 
   LogRecord record{std::chrono::system_clock::now(), level, msg, &all};
   std::string line = FormatLogRecord(record, static_cast<LogFormat>(g_format.load()));
   line += '\n';
-  std::lock_guard lock(g_write_mu);
+  MutexLock lock(g_write_mu);
   std::fwrite(line.data(), 1, line.size(), stderr);
 }
 

@@ -17,7 +17,7 @@ void TokenBucket::RefillLocked(Clock::SteadyTime now) {
 }
 
 bool TokenBucket::TryAccept() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   RefillLocked(clock_.SteadyNow());
   if (tokens_ < 1.0) return false;
   tokens_ -= 1.0;
@@ -25,7 +25,7 @@ bool TokenBucket::TryAccept() {
 }
 
 std::chrono::nanoseconds TokenBucket::Reserve() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   RefillLocked(clock_.SteadyNow());
   tokens_ -= 1.0;  // may go negative: later callers queue up behind this one
   if (tokens_ >= 0.0) return std::chrono::nanoseconds(0);

@@ -8,6 +8,7 @@
 #include <stop_token>
 
 #include "common/clock.h"
+#include "common/thread_annotations.h"
 
 namespace tfjob {
 
@@ -28,14 +29,14 @@ class TokenBucket {
   int burst() const { return burst_; }
 
  private:
-  void RefillLocked(Clock::SteadyTime now);
+  void RefillLocked(Clock::SteadyTime now) TFJOB_REQUIRES(mu_);
 
   Clock& clock_;
   const double qps_;
   const int burst_;
-  std::mutex mu_;  // guards tokens_ and last_
-  double tokens_;
-  Clock::SteadyTime last_;
+  Mutex mu_;
+  double tokens_ TFJOB_GUARDED_BY(mu_);
+  Clock::SteadyTime last_ TFJOB_GUARDED_BY(mu_);
 };
 
 }  // namespace tfjob

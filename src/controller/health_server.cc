@@ -11,20 +11,20 @@ HttpEndpoint::~HttpEndpoint() {
 }
 
 void HttpEndpoint::AddLivenessCheck(const std::string& name, HealthCheck check) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   liveness_[name] = std::move(check);
 }
 
 void HttpEndpoint::AddReadinessCheck(const std::string& name, HealthCheck check) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   readiness_[name] = std::move(check);
 }
 
-std::string HttpEndpoint::RunChecks(const std::map<std::string, HealthCheck>& checks, bool* ok) const {
+std::string HttpEndpoint::RunChecks(CheckKind kind, bool* ok) const {
   std::map<std::string, HealthCheck> copy;
   {
-    std::lock_guard lock(mu_);
-    copy = checks;
+    MutexLock lock(mu_);
+    copy = kind == CheckKind::kReadiness ? readiness_ : liveness_;
   }
   std::string body;
   *ok = true;
@@ -47,12 +47,12 @@ Status HttpEndpoint::Start(const std::string& address) {
   });
   server_.routes().Get("/healthz", [this](const httplib::Request&, httplib::Response& res) {
     bool ok;
-    res.set_content(RunChecks(liveness_, &ok), "text/plain");
+    res.set_content(RunChecks(CheckKind::kLiveness, &ok), "text/plain");
     res.status = ok ? 200 : 500;
   });
   server_.routes().Get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
     bool ok;
-    res.set_content(RunChecks(readiness_, &ok), "text/plain");
+    res.set_content(RunChecks(CheckKind::kReadiness, &ok), "text/plain");
     res.status = ok ? 200 : 500;
   });
   return server_.Start(address);

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "common/status.h"
+#include "common/thread_annotations.h"
 #include "controller/http_server_base.h"
 #include "controller/metrics.h"
 
@@ -40,13 +41,15 @@ class HttpEndpoint {
   const HttpServerBase& server() const { return server_; }
 
  private:
-  std::string RunChecks(const std::map<std::string, HealthCheck>& checks, bool* ok) const;
+  enum class CheckKind { kLiveness, kReadiness };
+  // Runs a copy of the checks of `kind` outside the lock (a check may take time).
+  std::string RunChecks(CheckKind kind, bool* ok) const;
 
   HttpServerBase server_;
   const Registry* registry_ = nullptr;
-  mutable std::mutex mu_;  // guards the check maps
-  std::map<std::string, HealthCheck> liveness_;
-  std::map<std::string, HealthCheck> readiness_;
+  mutable Mutex mu_;
+  std::map<std::string, HealthCheck> liveness_ TFJOB_GUARDED_BY(mu_);
+  std::map<std::string, HealthCheck> readiness_ TFJOB_GUARDED_BY(mu_);
 };
 
 }  // namespace tfjob::controller

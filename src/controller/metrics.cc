@@ -82,14 +82,14 @@ std::vector<double> ExponentialBuckets(double start, double factor, int count) {
 
 Family<Counter>& Registry::AddCounter(const std::string& name, const std::string& help,
                                       std::vector<std::string> labels) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto& f = counters_[name];
   if (!f) f = std::make_unique<Family<Counter>>(name, help, std::move(labels));
   return *f;
 }
 
 Family<Gauge>& Registry::AddGauge(const std::string& name, const std::string& help, std::vector<std::string> labels) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto& f = gauges_[name];
   if (!f) f = std::make_unique<Family<Gauge>>(name, help, std::move(labels));
   return *f;
@@ -97,7 +97,7 @@ Family<Gauge>& Registry::AddGauge(const std::string& name, const std::string& he
 
 Family<Histogram>& Registry::AddHistogram(const std::string& name, const std::string& help,
                                           std::vector<std::string> labels, std::vector<double> buckets) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto& f = histograms_[name];
   if (!f) f = std::make_unique<Family<Histogram>>(name, help, std::move(labels), std::move(buckets));
   return *f;
@@ -105,7 +105,7 @@ Family<Histogram>& Registry::AddHistogram(const std::string& name, const std::st
 
 std::string Registry::Expose() const {
   std::map<std::string, std::string> blocks;  // sorted by family name
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   for (const auto& [name, f] : counters_) {
     std::ostringstream out;
     Header(out, *f, "counter");

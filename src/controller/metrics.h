@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "common/thread_annotations.h"
+
 namespace tfjob::controller {
 
 class Counter {
@@ -66,7 +68,7 @@ class Family {
 
   // REQUIRES: values.size() == number of label names.
   M& With(const std::vector<std::string>& values) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto it = children_.find(values);
     if (it == children_.end()) {
       std::unique_ptr<M> m;
@@ -84,7 +86,7 @@ class Family {
   const std::vector<std::string>& labels() const { return labels_; }
   // Copy of (label values, child) pairs for exposition.
   std::vector<std::pair<std::vector<std::string>, const M*>> Children() const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     std::vector<std::pair<std::vector<std::string>, const M*>> out;
     for (const auto& [k, v] : children_) out.emplace_back(k, v.get());
     return out;
@@ -94,8 +96,8 @@ class Family {
   const std::string name_, help_;
   const std::vector<std::string> labels_;
   const std::vector<double> buckets_;
-  mutable std::mutex mu_;  // guards children_
-  std::map<std::vector<std::string>, std::unique_ptr<M>> children_;
+  mutable Mutex mu_;
+  std::map<std::vector<std::string>, std::unique_ptr<M>> children_ TFJOB_GUARDED_BY(mu_);
 };
 
 class Registry {
@@ -109,10 +111,10 @@ class Registry {
   std::string Expose() const;
 
  private:
-  mutable std::mutex mu_;  // guards the three maps
-  std::map<std::string, std::unique_ptr<Family<Counter>>> counters_;
-  std::map<std::string, std::unique_ptr<Family<Gauge>>> gauges_;
-  std::map<std::string, std::unique_ptr<Family<Histogram>>> histograms_;
+  mutable Mutex mu_;
+  std::map<std::string, std::unique_ptr<Family<Counter>>> counters_ TFJOB_GUARDED_BY(mu_);
+  std::map<std::string, std::unique_ptr<Family<Gauge>>> gauges_ TFJOB_GUARDED_BY(mu_);
+  std::map<std::string, std::unique_ptr<Family<Histogram>>> histograms_ TFJOB_GUARDED_BY(mu_);
 };
 
 }  // namespace tfjob::controller

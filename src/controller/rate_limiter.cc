@@ -11,7 +11,7 @@ RateLimiter::RateLimiter(Clock& clock, RateLimiterOptions options)
 std::chrono::nanoseconds RateLimiter::When(const std::string& key) {
   int failures;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     failures = failures_[key]++;
   }
   double exp = static_cast<double>(options_.base_delay.count()) * std::pow(2.0, std::min(failures, 62));
@@ -22,12 +22,12 @@ std::chrono::nanoseconds RateLimiter::When(const std::string& key) {
 }
 
 void RateLimiter::Forget(const std::string& key) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   failures_.erase(key);
 }
 
 int RateLimiter::NumRequeues(const std::string& key) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = failures_.find(key);
   return it == failures_.end() ? 0 : it->second;
 }

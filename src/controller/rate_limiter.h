@@ -9,6 +9,7 @@
 #include <string>
 
 #include "common/clock.h"
+#include "common/thread_annotations.h"
 #include "common/token_bucket.h"
 
 namespace tfjob::controller {
@@ -32,8 +33,8 @@ class RateLimiter {
  private:
   const RateLimiterOptions options_;
   TokenBucket bucket_;
-  mutable std::mutex mu_;  // guards failures_
-  std::map<std::string, int> failures_;
+  mutable Mutex mu_;
+  std::map<std::string, int> failures_ TFJOB_GUARDED_BY(mu_);
 };
 
 }  // namespace tfjob::controller

@@ -19,12 +19,12 @@ Reflector::Reflector(kube::RestClient& client, ListWatchSpec spec, ReflectorSink
     : client_(client), spec_(std::move(spec)), sink_(sink), log_(log.With({{"resource", spec_.gvr.resource}})) {}
 
 std::string Reflector::last_resource_version() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return version_;
 }
 
 void Reflector::SetVersion(const std::string& rv) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   version_ = rv;
 }
 

@@ -19,6 +19,7 @@
 
 #include "common/clock.h"
 #include "common/logging.h"
+#include "common/thread_annotations.h"
 #include "kube/rest_client.h"
 #include "kube/watch_decoder.h"
 
@@ -66,8 +67,8 @@ class Reflector {
   std::atomic<bool> synced_{false};
   std::atomic<int> lists_{0};
   std::atomic<int> watches_{0};
-  mutable std::mutex mu_;  // guards version_
-  std::string version_;
+  mutable Mutex mu_;
+  std::string version_ TFJOB_GUARDED_BY(mu_);
 };
 
 }  // namespace tfjob::controller

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "common/thread_annotations.h"
+
 namespace tfjob::controller {
 
 template <typename T>
@@ -24,7 +26,7 @@ class Store {
 
   // Inserts or replaces; returns the previous object (null if new).
   Ptr Upsert(const std::string& key, Ptr obj) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     Ptr old;
     if (auto it = items_.find(key); it != items_.end()) {
       old = it->second;
@@ -37,7 +39,7 @@ class Store {
 
   // Removes; returns the removed object (null if absent).
   Ptr Erase(const std::string& key) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto it = items_.find(key);
     if (it == items_.end()) return nullptr;
     Ptr old = it->second;
@@ -47,13 +49,13 @@ class Store {
   }
 
   Ptr Get(const std::string& key) const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto it = items_.find(key);
     return it == items_.end() ? nullptr : it->second;
   }
 
   std::vector<Ptr> List() const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     std::vector<Ptr> out;
     out.reserve(items_.size());
     for (const auto& [k, v] : items_) out.push_back(v);
@@ -61,14 +63,14 @@ class Store {
   }
 
   std::vector<std::string> Keys() const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     std::vector<std::string> out;
     for (const auto& [k, v] : items_) out.push_back(k);
     return out;
   }
 
   std::vector<Ptr> ByIndex(const std::string& index, const std::string& value) const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     std::vector<Ptr> out;
     auto idx = indexes_.find(index);
     if (idx == indexes_.end()) return out;
@@ -79,16 +81,16 @@ class Store {
   }
 
   size_t size() const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return items_.size();
   }
 
  private:
-  void Index(const std::string& key, const T& obj) {
+  void Index(const std::string& key, const T& obj) TFJOB_REQUIRES(mu_) {
     for (const auto& [name, fn] : indexers_)
       for (const auto& v : fn(obj)) indexes_[name][v].insert(key);
   }
-  void Unindex(const std::string& key, const T& obj) {
+  void Unindex(const std::string& key, const T& obj) TFJOB_REQUIRES(mu_) {
     for (const auto& [name, fn] : indexers_)
       for (const auto& v : fn(obj)) {
         auto& bucket = indexes_[name][v];
@@ -98,9 +100,9 @@ class Store {
   }
 
   std::map<std::string, IndexFn> indexers_;  // fixed before use
-  mutable std::mutex mu_;                    // guards items_ and indexes_
-  std::map<std::string, Ptr> items_;
-  std::map<std::string, std::map<std::string, std::set<std::string>>> indexes_;
+  mutable Mutex mu_;
+  std::map<std::string, Ptr> items_ TFJOB_GUARDED_BY(mu_);
+  std::map<std::string, std::map<std::string, std::set<std::string>>> indexes_ TFJOB_GUARDED_BY(mu_);
 };
 
 }  // namespace tfjob::controller

@@ -10,6 +10,8 @@
 #include <mutex>
 #include <vector>
 
+#include "common/thread_annotations.h"
+
 namespace tfjob::controller {
 namespace {
 
@@ -37,9 +39,9 @@ FileStamp Stamp(const std::string& path) {
   return {st.st_mtim, st.st_size, st.st_ino};
 }
 
-std::mutex reviews_mu;
-std::condition_variable reviews_cv;
-std::size_t reviews_running = 0;
+Mutex reviews_mu;
+std::condition_variable_any reviews_cv;
+std::size_t reviews_running TFJOB_GUARDED_BY(reviews_mu) = 0;
 
 }  // namespace
 
@@ -85,14 +87,14 @@ std::pair<int, std::string> ServeWebhookBody(
     return {400, "{\"error\":\"" + s.message() + "\"}"};  // plain ASCII: nothing to escape
   }
   {
-    std::unique_lock lock(reviews_mu);
-    reviews_cv.wait(lock, [] { return reviews_running < kMaxConcurrentReviews; });
+    MutexLock lock(reviews_mu);
+    while (reviews_running >= kMaxConcurrentReviews) reviews_cv.wait(reviews_mu);
     ++reviews_running;
   }
   struct Done {
     ~Done() {
       {
-        std::lock_guard lock(reviews_mu);
+        MutexLock lock(reviews_mu);
         --reviews_running;
       }
       reviews_cv.notify_one();
@@ -139,7 +141,7 @@ class ServingCertificate {
       cleanup();
       return InvalidArgumentError(key_path_ + " does not match the certificate " + cert_path_);
     }
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     Clear();
     chain_ = std::move(chain);
     key_ = key;
@@ -151,7 +153,7 @@ class ServingCertificate {
   // Called by OpenSSL for each handshake: reload when the files changed, then install.
   int Install(SSL* ssl) {
     MaybeReload();
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (chain_.empty() || key_ == nullptr) return 0;
     if (SSL_use_certificate(ssl, chain_.front()) != 1 || SSL_use_PrivateKey(ssl, key_) != 1) return 0;
     for (size_t i = 1; i < chain_.size(); ++i)
@@ -163,7 +165,7 @@ class ServingCertificate {
   void MaybeReload() {
     FileStamp cert_stamp = Stamp(cert_path_), key_stamp = Stamp(key_path_);
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       if (cert_stamp == cert_stamp_ && key_stamp == key_stamp_) return;
     }
     // A rotation writes two files: until both are in place the pair may not match; keep serving
@@ -174,7 +176,7 @@ class ServingCertificate {
       log_.Info("webhook certificate reloaded", {{"file", cert_path_}});
   }
 
-  void Clear() {
+  void Clear() TFJOB_REQUIRES(mu_) {
     for (X509* x : chain_) X509_free(x);
     chain_.clear();
     EVP_PKEY_free(key_);
@@ -183,10 +185,10 @@ class ServingCertificate {
 
   const std::string cert_path_, key_path_;
   Logger log_;
-  std::mutex mu_;  // guards the fields below
-  std::vector<X509*> chain_;
-  EVP_PKEY* key_ = nullptr;
-  FileStamp cert_stamp_, key_stamp_;
+  Mutex mu_;
+  std::vector<X509*> chain_ TFJOB_GUARDED_BY(mu_);
+  EVP_PKEY* key_ TFJOB_GUARDED_BY(mu_) = nullptr;
+  FileStamp cert_stamp_ TFJOB_GUARDED_BY(mu_), key_stamp_ TFJOB_GUARDED_BY(mu_);
 };
 
 WebhookServer::WebhookServer(std::string cert_dir, Logger log, Registry* registry, HttpServerLimits limits)

@@ -191,7 +191,7 @@ CurlTransport::~CurlTransport() {
 
 void* CurlTransport::Acquire() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (!pool_.empty()) {
       void* h = pool_.back();
       pool_.pop_back();
@@ -202,7 +202,7 @@ void* CurlTransport::Acquire() {
 }
 
 void CurlTransport::Release(void* handle) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   pool_.push_back(handle);
 }
 

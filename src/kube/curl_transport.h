@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "common/thread_annotations.h"
 #include "kube/http_transport.h"
 #include "kube/kube_config.h"
 
@@ -45,8 +46,8 @@ class CurlTransport final : public HttpTransport {
   const KubeConfig config_;
   Clock& clock_;
   TokenSource tokens_;
-  std::mutex mu_;  // guards pool_
-  std::vector<void*> pool_;
+  Mutex mu_;
+  std::vector<void*> pool_ TFJOB_GUARDED_BY(mu_);
 };
 
 }  // namespace tfjob::kube

@@ -341,7 +341,7 @@ TokenSource::TokenSource(const KubeConfig& config, Clock& clock)
 
 std::string TokenSource::Token() {
   if (file_.empty()) return static_token_;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto now = clock_.SteadyNow();
   if (!read_ || now - read_at_ >= std::chrono::minutes(1)) {
     // A token that became unreadable, too large or not one line keeps the last good one.

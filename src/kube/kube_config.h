@@ -13,6 +13,7 @@
 
 #include "common/clock.h"
 #include "common/status.h"
+#include "common/thread_annotations.h"
 
 namespace tfjob::kube {
 
@@ -77,10 +78,10 @@ class TokenSource {
   Clock& clock_;
   const std::string static_token_;
   const std::string file_;
-  std::mutex mu_;  // guards cached_ and read_at_
-  std::string cached_;
-  Clock::SteadyTime read_at_{};
-  bool read_ = false;
+  Mutex mu_;
+  std::string cached_ TFJOB_GUARDED_BY(mu_);
+  Clock::SteadyTime read_at_ TFJOB_GUARDED_BY(mu_){};
+  bool read_ TFJOB_GUARDED_BY(mu_) = false;
 };
 
 }  // namespace tfjob::kube
