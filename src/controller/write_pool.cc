@@ -83,7 +83,7 @@ void WritePool::RunAll(std::vector<std::function<void()>> tasks, const std::stri
 }
 
 void WritePool::Stop() {
-  std::vector<std::thread> threads;
+  std::vector<std::jthread> threads;
   {
     MutexLock lock(mu_);
     stopping_ = true;

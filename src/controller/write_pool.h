@@ -68,7 +68,7 @@ class WritePool {
   uint64_t next_age_ TFJOB_GUARDED_BY(mu_) = 0;
   size_t queued_ TFJOB_GUARDED_BY(mu_) = 0;
   bool stopping_ TFJOB_GUARDED_BY(mu_) = false;
-  std::vector<std::thread> threads_ TFJOB_GUARDED_BY(mu_);
+  std::vector<std::jthread> threads_ TFJOB_GUARDED_BY(mu_);
 };
 
 }  // namespace tfjob::controller

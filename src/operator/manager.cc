@@ -145,8 +145,7 @@ int Manager::Run(std::stop_token stop) {
     return 0;
   }
   log_.Info("caches synced", {});
-  health_.AddLivenessCheck(
-      "workers", [this] { return controller_.WorkersAlive() ? OkStatus() : UnavailableError("a worker thread died"); });
+  health_.AddLivenessCheck("workers", [this] { return controller_.CheckWorkers(); });
   if (config_.leader_elect)
     StartElection();
   else

@@ -104,7 +104,7 @@ TEST(Manager, RunSyncsStartsWorkersAndStops) {
     stop.request_stop();
   });
   EXPECT_EQ(f.manager->Run(stop.get_token()), 0);
-  EXPECT_TRUE(f.controller->WorkersAlive());
+  EXPECT_TRUE(f.controller->CheckWorkers().ok());
 }
 
 // A stop before the caches sync ends Run with 0 too.

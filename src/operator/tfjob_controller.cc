@@ -71,6 +71,7 @@ TfJobController::TfJobController(kube::RestClient& client, Clock& clock, control
       log_(log.With({{"controller", "tfjob-controller"}})),
       queue_(clock, "tfjob-controller", &registry),
       expectations_(clock),
+      busy_(clock, options.workers),
       write_pool_(options.write_concurrency),
       writer_(client),
       applier_(writer_, write_pool_, expectations_, events, registry,
@@ -271,12 +272,12 @@ void TfJobController::StartWorkers() {
   MutexLock lock(workers_mu_);
   if (stopped_) return;  // the lease came after the stop: nothing to start
   leading_ = true;
-  for (int i = 0; i < options_.workers; ++i) workers_.emplace_back([this](std::stop_token stop) { Worker(stop); });
+  for (int i = 0; i < options_.workers; ++i)
+    workers_.emplace_back([this, i](std::stop_token stop) { Worker(stop, i); });
 }
 
-bool TfJobController::WorkersAlive() const {
-  MutexLock lock(workers_mu_);
-  return live_workers_.load() == static_cast<int>(workers_.size());
+Status TfJobController::CheckWorkers() const {
+  return busy_.Check(kStuckPassLimit);
 }
 
 void TfJobController::Stop() {
@@ -297,16 +298,16 @@ void TfJobController::Stop() {
   if (workloads_) workloads_->Stop();
 }
 
-void TfJobController::Worker(std::stop_token stop) {
-  ++live_workers_;
+void TfJobController::Worker(std::stop_token stop, int index) {
   while (auto key = queue_.Get(stop)) {
     auto start = clock_.SteadyNow();
+    busy_.Begin(index, *key);
     StatusOr<ReconcileResult> outcome = ReconcileKey(*key);
+    busy_.End(index);
     reconcile_time_->Observe(std::chrono::duration<double>(clock_.SteadyNow() - start).count());
     Settle(*key, outcome);
     queue_.Done(*key);
   }
-  --live_workers_;
 }
 
 void TfJobController::Settle(const std::string& key, const StatusOr<ReconcileResult>& outcome) {

@@ -25,6 +25,7 @@
 #include "common/clock.h"
 #include "common/logging.h"
 #include "common/thread_annotations.h"
+#include "controller/busy_workers.h"
 #include "controller/event_recorder.h"
 #include "controller/expectations.h"
 #include "controller/informer.h"
@@ -72,7 +73,11 @@ class TfJobController {
   void StartWorkers();
   // Stops taking work, lets in-flight reconciles finish, stops informers. Idempotent.
   void Stop();
-  bool WorkersAlive() const;
+  // The liveness check `workers`: kUnavailable when a worker has been on a single pass for longer
+  // than kStuckPassLimit (docs/operator.md). A worker thread does not end otherwise: it returns
+  // only on Stop, and an exception out of a pass ends the process.
+  Status CheckWorkers() const;
+  static constexpr std::chrono::minutes kStuckPassLimit{10};
 
   // One reconcile of `key` ("ns/name"); exposed for tests. It never touches the queue: Worker
   // maps the outcome to one queue operation (QueueActionFor).
@@ -102,7 +107,7 @@ class TfJobController {
   // The one place a pass's outcome becomes its metrics and its queue operation: called by the
   // worker, and by the end of a pass's creates (on a write-pool thread) for a pending pass.
   void Settle(const std::string& key, const StatusOr<ReconcileResult>& outcome);
-  void Worker(std::stop_token stop);
+  void Worker(std::stop_token stop, int index);
   // The job as our last write of it returned it, while the informer has not shown that version
   // yet (client-go's MutationCache): a pass woken by pod events must not run on the job as it
   // was before our own status write (it would compute the terminal status again from later pods,
@@ -126,6 +131,7 @@ class TfJobController {
   tfjob::core::ReconcileOptions reconcile_options_;
   controller::WorkQueue queue_;
   controller::Expectations expectations_;
+  controller::BusyWorkers busy_;  // which worker is on which job since when
   controller::WritePool write_pool_;  // --write-concurrency threads, shared by the workers (D17)
   RestObjectWriter writer_;
   PlanApplier applier_;  // the write side: carries out each reconcile's Plan
@@ -142,7 +148,6 @@ class TfJobController {
   mutable Mutex workers_mu_;  // StartWorkers (the elector's thread) vs Stop and WorkersAlive
   std::vector<std::jthread> workers_ TFJOB_GUARDED_BY(workers_mu_);
   bool stopped_ TFJOB_GUARDED_BY(workers_mu_) = false;
-  std::atomic<int> live_workers_{0};
   std::atomic<uint64_t> reconcile_ids_{0};
   std::mutex written_mu_;  // guards written_
   std::map<std::string, std::shared_ptr<const api::TfJob>> written_;

@@ -155,6 +155,31 @@ TEST(TfJobControllerFakeApi, JobRunsAndSucceedsFromPodStatusPatches) {
   EXPECT_EQ(k.server.CountRequests("create", "pods"), 2) << "a pod was created twice";
 }
 
+// Issue 28 item 5: the liveness check `workers` can fail. A pass that never comes back from a call
+// (here the job's status write, held by the fake) fails it once the pass is older than
+// kStuckPassLimit by the injected clock, naming the job; it passes again when the call returns.
+TEST(TfJobControllerFakeApi, AWorkerStuckInOnePassFailsTheLivenessCheck) {
+  Cluster k;
+  auto held = std::make_shared<std::atomic<bool>>(true);
+  auto entered = std::make_shared<std::atomic<bool>>(false);
+  k.server.set_latency_hook([held, entered](const testing::FakeRequest& r) {
+    if (r.resource != "tfjobs" || r.subresource != "status") return;
+    *entered = true;
+    while (held->load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  });
+  k.c().StartWorkers();
+  EXPECT_TRUE(k.c().CheckWorkers().ok());
+  k.CreateJob("stuck", 1);
+  ASSERT_TRUE(WaitUntil([&] { return entered->load(); }));
+  EXPECT_TRUE(k.c().CheckWorkers().ok()) << "a pass in flight is not stuck yet";
+  k.clock.Advance(TfJobController::kStuckPassLimit + std::chrono::seconds(1));
+  Status s = k.c().CheckWorkers();
+  EXPECT_EQ(s.code(), StatusCode::kUnavailable);
+  EXPECT_THAT(s.message(), ::testing::HasSubstr("default/stuck"));
+  *held = false;
+  EXPECT_TRUE(WaitUntil([&] { return k.c().CheckWorkers().ok(); })) << k.c().CheckWorkers().message();
+}
+
 // Issue 25 item 1: one create's ADDED event never comes. Before, the count never cleared (each
 // pass added to it, and no pass ran once it waited: no resync, no requeue), so the job froze. Now
 // the waiting pass looks again at the expectations' TTL, that pass sets its own totals, and the

@@ -244,14 +244,14 @@ TEST(TfJobController, StartWorkersAfterStopStartsNothing) {
   f.controller->Stop();
   f.controller->StartWorkers();
   EXPECT_EQ(TfJobControllerTestPeer::Workers(*f.controller), 0u);
-  EXPECT_TRUE(f.controller->WorkersAlive());
+  EXPECT_TRUE(f.controller->CheckWorkers().ok());
 }
 
 TEST(TfJobController, StartWorkersRacesStop) {
   for (int i = 0; i < 20; ++i) {
     Fixture f;
     std::jthread elector([&] { f.controller->StartWorkers(); });
-    std::jthread prober([&] { (void)f.controller->WorkersAlive(); });
+    std::jthread prober([&] { (void)f.controller->CheckWorkers(); });
     f.controller->Stop();
     elector.join();
     EXPECT_EQ(TfJobControllerTestPeer::Workers(*f.controller), 0u) << "workers started after Stop";
