@@ -67,7 +67,7 @@ bool LeaderElector::Held(const LeaderRecord& written, Clock::SteadyTime steady) 
 }
 
 void LeaderElector::Run(std::stop_token stop) {
-  auto sleep = [&](std::chrono::nanoseconds d) { SleepFor(d, stop); };
+  auto sleep = [&](std::chrono::nanoseconds d) { clock_.SleepFor(d, stop); };  // the injected clock
   log_.Info("waiting to acquire the lease", {{"identity", config_.identity}});
   while (!stop.stop_requested() && !TryOnce()) sleep(config_.retry_period);
   if (stop.stop_requested()) return;

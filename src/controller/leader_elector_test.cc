@@ -92,6 +92,25 @@ TEST(LeaderElector, ReleaseLetsTheNextCandidateInAtOnce) {
   EXPECT_TRUE(b.TryOnce());
 }
 
+// Issue 28 item 4: Run waits on the injected clock. A leader whose renewals fail steps down once
+// renew_deadline has passed since its last renewal, by that clock: with the FakeClock the whole
+// run takes no real time (on real time it took renew_deadline; before, with a FakeClock that
+// never moved, it never ended).
+TEST(LeaderElector, ALeaderThatCannotRenewStepsDownAfterTheRenewDeadlineByTheInjectedClock) {
+  FakeClock clock;
+  FakeLeaseLock lock;
+  LeaderElectionConfig c = Config("a");
+  bool lost = false;
+  c.on_started_leading = [&] { lock.fail_updates_ = true; };
+  c.on_stopped_leading = [&] { lost = true; };
+  LeaderElector a(lock, clock, c, Logger());
+  a.Run({});
+  EXPECT_TRUE(lost);
+  EXPECT_FALSE(a.IsLeader());
+  EXPECT_GT(clock.slept(), c.renew_deadline);
+  EXPECT_LE(clock.slept(), c.renew_deadline + 2 * c.retry_period);
+}
+
 TEST(LeaderElector, ConflictingCreateLosesCleanly) {
   FakeClock clock;
   FakeLeaseLock lock;
