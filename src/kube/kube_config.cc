@@ -241,23 +241,6 @@ StatusOr<KubeConfig> InClusterConfig(const std::map<std::string, std::string>& e
   return out;
 }
 
-StatusOr<KubeConfig> ResolveConfig(const std::string& flag, const std::string& context,
-                                   const std::map<std::string, std::string>& env) {
-  if (!flag.empty()) return LoadKubeconfigFile(flag, context);
-  auto in_cluster = InClusterConfig(env);
-  if (in_cluster.ok() || !IsNotFound(in_cluster.status())) return in_cluster;
-  if (auto kc = env.find("KUBECONFIG"); kc != env.end() && !kc->second.empty()) {
-    std::string first = kc->second.substr(0, kc->second.find(':'));
-    return LoadKubeconfigFile(first, context);
-  }
-  if (auto home = env.find("HOME"); home != env.end()) {
-    std::string path = home->second + "/.kube/config";
-    if (std::filesystem::exists(path)) return LoadKubeconfigFile(path, context);
-  }
-  return NotFoundError(
-      "no Kubernetes configuration: not in a cluster, no --kubeconfig, no $KUBECONFIG, no ~/.kube/config");
-}
-
 std::vector<std::string> SplitKubeconfigList(const std::string& value) {
   std::vector<std::string> out;
   size_t start = 0;

@@ -57,13 +57,9 @@ std::vector<std::string> SplitKubeconfigList(const std::string& value);
 StatusOr<KubeConfig> InClusterConfig(const std::map<std::string, std::string>& env,
                                      const std::string& sa_dir = "/var/run/secrets/kubernetes.io/serviceaccount");
 
-// The operator's resolution order: --kubeconfig if given, else in-cluster, else $KUBECONFIG,
-// else ~/.kube/config.
-StatusOr<KubeConfig> ResolveConfig(const std::string& kubeconfig_flag, const std::string& context,
-                                   const std::map<std::string, std::string>& env);
-
-// kubectl's resolution order (the `tfjob get/submit/...` commands): --kubeconfig (that one
-// file), else the $KUBECONFIG list (merged), else ~/.kube/config, else in-cluster.
+// The one resolution order, `tfjob operator`'s and the cluster commands' alike (kubectl's,
+// docs/operator.md "Configuration"): --kubeconfig (that one file), else the $KUBECONFIG list
+// (merged), else ~/.kube/config, else in-cluster.
 StatusOr<KubeConfig> ResolveClientConfig(const std::string& kubeconfig_flag, const std::string& context,
                                          const std::map<std::string, std::string>& env);
 

@@ -191,11 +191,20 @@ TEST_F(KubeconfigTest, InClusterFromEnvironmentAndServiceAccountFolder) {
 
 TEST_F(KubeconfigTest, ResolveOrder) {
   Write("config", kInline);
-  auto from_env = ResolveConfig("", "", {{"KUBECONFIG", (dir_ / "config").string()}});
+  auto from_env = ResolveClientConfig("", "", {{"KUBECONFIG", (dir_ / "config").string()}});
   ASSERT_TRUE(from_env.ok());
   EXPECT_EQ(from_env->ns, "team");
-  auto none = ResolveConfig("", "", {{"HOME", dir_.string()}});
+  auto none = ResolveClientConfig("", "", {{"HOME", dir_.string()}});
   EXPECT_EQ(none.status().code(), StatusCode::kNotFound);
+  // Issue 28 item 5: one order for the operator and the CLI. $KUBECONFIG comes before the pod's
+  // in-cluster variables (the operator's old order tried in-cluster first and failed here on the
+  // missing service account folder).
+  auto both = ResolveClientConfig("", "",
+                                  {{"KUBECONFIG", (dir_ / "config").string()},
+                                   {"KUBERNETES_SERVICE_HOST", "10.0.0.1"},
+                                   {"KUBERNETES_SERVICE_PORT", "443"}});
+  ASSERT_TRUE(both.ok()) << both.status().message();
+  EXPECT_EQ(both->ns, "team");
 }
 
 }  // namespace

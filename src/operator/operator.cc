@@ -123,7 +123,7 @@ int RunOperator(const OperatorOptions& options, const std::map<std::string, std:
   // pods, 69 MiB against 59 MiB with two; bench/README.md). The allocations are short and rare
   // enough that the contention does not show in the benchmarks.
   mallopt(M_ARENA_MAX, 2);
-  auto config = kube::ResolveConfig(options.kubeconfig, options.context, env);
+  auto config = kube::ResolveClientConfig(options.kubeconfig, options.context, env);
   if (!config.ok()) {
     log.Error("no usable Kubernetes configuration", {{"error", config.status().message()}});
     return 2;

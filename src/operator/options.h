@@ -9,7 +9,7 @@
 namespace tfjob::operator_ {
 
 struct OperatorOptions {
-  std::string kubeconfig;      // --kubeconfig (default: in-cluster, $KUBECONFIG, ~/.kube/config)
+  std::string kubeconfig;      // --kubeconfig (default: $KUBECONFIG, ~/.kube/config, in-cluster)
   std::string context;         // --context
   std::string ns;              // --namespace: watch one namespace; "" = all
   int workers = 16;            // --workers (each writes its job's status itself)
