@@ -1,10 +1,8 @@
 #include "controller/http_server_base.h"
 
-#include <arpa/inet.h>
 #include <fcntl.h>
 #include <httplib.h>
 #include <netdb.h>
-#include <netinet/in.h>
 #include <openssl/err.h>
 #include <poll.h>
 #include <pthread.h>
@@ -13,141 +11,32 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <deque>
 #include <string_view>
 #include <vector>
 
+#include "controller/http_socket.h"
+#include "controller/http_wire.h"
 #include "controller/metrics.h"
 
 namespace tfjob::controller {
 namespace {
 
+using http_wire::ContentLength;
+using http_wire::EqualsIgnoreCase;
+using http_wire::ExpectsBody;
+using http_wire::FormatAnswer;
+using http_wire::kMaxTargetBytes;
+using http_wire::ListsToken;
+using http_wire::ParseHead;
+using http_wire::Reason;
+
 using Clock = HttpServerBase::Connection::Clock;
 
-constexpr std::size_t kMaxTargetBytes = 8192;  // longer: 414
 constexpr std::string_view kBusyAnswer =
     "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
-
-// A TCP connection, plain or TLS, non-blocking underneath; every wait has a deadline and ends
-// early when the server stops.
-class SocketConnection : public HttpServerBase::Connection {
- public:
-  SocketConnection(int fd, SSL* ssl, const std::atomic<bool>& stopping) : fd_(fd), ssl_(ssl), stopping_(stopping) {}
-
-  bool Handshake(Clock::time_point deadline) {
-    for (;;) {
-      int r = SSL_accept(ssl_);
-      if (r == 1) return true;
-      if (!WaitFor(SSL_get_error(ssl_, r), deadline)) return false;
-    }
-  }
-
-  bool WaitReadable(Clock::time_point deadline) override {
-    if (ssl_ != nullptr && SSL_pending(ssl_) > 0) return true;
-    return Poll(POLLIN, deadline);
-  }
-
-  long Read(char* buf, std::size_t n, Clock::time_point deadline) override {
-    int chunk = static_cast<int>(std::min<std::size_t>(n, 1 << 20));
-    for (;;) {
-      if (ssl_ != nullptr) {
-        int r = SSL_read(ssl_, buf, chunk);
-        if (r > 0) return r;
-        int e = SSL_get_error(ssl_, r);
-        if (e == SSL_ERROR_ZERO_RETURN) return 0;
-        if (!WaitFor(e, deadline)) return -1;
-      } else {
-        ssize_t r = ::recv(fd_, buf, chunk, 0);
-        if (r >= 0) return r;
-        if (errno == EINTR) continue;
-        if (errno != EAGAIN && errno != EWOULDBLOCK) return -1;
-        if (!Poll(POLLIN, deadline)) return -1;
-      }
-    }
-  }
-
-  bool Write(const char* buf, std::size_t n, Clock::time_point deadline) override {
-    while (n > 0) {
-      int chunk = static_cast<int>(std::min<std::size_t>(n, 1 << 20));
-      long written;
-      if (ssl_ != nullptr) {
-        int r = SSL_write(ssl_, buf, chunk);
-        if (r <= 0) {
-          if (!WaitFor(SSL_get_error(ssl_, r), deadline)) return false;
-          continue;
-        }
-        written = r;
-      } else {
-        ssize_t r = ::send(fd_, buf, chunk, MSG_NOSIGNAL);
-        if (r < 0) {
-          if (errno == EINTR) continue;
-          if (errno != EAGAIN && errno != EWOULDBLOCK) return false;
-          if (!Poll(POLLOUT, deadline)) return false;
-          continue;
-        }
-        written = r;
-      }
-      buf += written;
-      n -= static_cast<std::size_t>(written);
-    }
-    return true;
-  }
-
-  void Addresses(std::string& remote_ip, int& remote_port, std::string& local_ip, int& local_port) const override {
-    sockaddr_storage addr{};
-    socklen_t len = sizeof addr;
-    remote_ip = local_ip = "";
-    remote_port = local_port = 0;
-    if (getpeername(fd_, reinterpret_cast<sockaddr*>(&addr), &len) == 0) Format(addr, remote_ip, remote_port);
-    len = sizeof addr;
-    if (getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) == 0) Format(addr, local_ip, local_port);
-  }
-
-  int fd() const override { return fd_; }
-
- private:
-  static void Format(const sockaddr_storage& addr, std::string& ip, int& port) {
-    char text[INET6_ADDRSTRLEN] = {0};
-    if (addr.ss_family == AF_INET) {
-      const auto* a = reinterpret_cast<const sockaddr_in*>(&addr);
-      inet_ntop(AF_INET, &a->sin_addr, text, sizeof text);
-      port = ntohs(a->sin_port);
-    } else if (addr.ss_family == AF_INET6) {
-      const auto* a = reinterpret_cast<const sockaddr_in6*>(&addr);
-      inet_ntop(AF_INET6, &a->sin6_addr, text, sizeof text);
-      port = ntohs(a->sin6_port);
-    }
-    ip = text;
-  }
-
-  // After an OpenSSL call returned `error`: waits for what it needs; false on a real error.
-  bool WaitFor(int error, Clock::time_point deadline) {
-    if (error == SSL_ERROR_WANT_READ) return Poll(POLLIN, deadline);
-    if (error == SSL_ERROR_WANT_WRITE) return Poll(POLLOUT, deadline);
-    ERR_clear_error();
-    return false;
-  }
-
-  // Polls in slices so that Stop is noticed within 100 ms.
-  bool Poll(short events, Clock::time_point deadline) {
-    for (;;) {
-      if (stopping_) return false;
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-      if (left <= 0) return false;
-      pollfd p{fd_, events, 0};
-      int r = ::poll(&p, 1, static_cast<int>(std::min<long>(left, 100)));
-      if (r > 0) return true;  // ready, or an error/hang-up the next call reports
-      if (r < 0 && errno != EINTR) return false;
-    }
-  }
-
-  int fd_;
-  SSL* ssl_;
-  const std::atomic<bool>& stopping_;
-};
 
 // The bytes of one connection through a buffer: the head of each request, then its body.
 class Reader {
@@ -233,185 +122,7 @@ class Reader {
   bool timed_out_ = false;
 };
 
-bool IsDigit(char c) {
-  return c >= '0' && c <= '9';
-}
 
-bool IsTokenChar(char c) {
-  if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) return true;
-  return std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
-}
-
-bool IsToken(std::string_view s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), IsTokenChar);
-}
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
-         });
-}
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
-// Whether a comma-separated header value lists `token` (case-insensitive), as Connection does.
-bool ListsToken(std::string_view value, std::string_view token) {
-  while (!value.empty()) {
-    auto comma = value.find(',');
-    if (EqualsIgnoreCase(Trim(value.substr(0, comma)), token)) return true;
-    if (comma == std::string_view::npos) break;
-    value.remove_prefix(comma + 1);
-  }
-  return false;
-}
-
-// The next line of `head` (without its CR LF), taken off it.
-std::string_view NextLine(std::string_view& head) {
-  auto nl = head.find('\n');
-  std::string_view line = head.substr(0, nl);
-  head.remove_prefix(nl == std::string_view::npos ? head.size() : nl + 1);
-  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-  return line;
-}
-
-// A byte a request target may hold: no space, no control character.
-bool IsTargetChar(char c) {
-  return static_cast<unsigned char>(c) > 0x20 && c != 0x7f;
-}
-
-// A byte a header value may hold: no control character but tab.
-bool IsFieldValueChar(char c) {
-  return (static_cast<unsigned char>(c) >= 0x20 || c == '\t') && c != 0x7f;
-}
-
-// Parses "METHOD TARGET VERSION" into req; 0, or the status to refuse it with.
-int ParseRequestLine(std::string_view line, httplib::Request& req) {
-  auto sp1 = line.find(' ');
-  auto sp2 = sp1 == std::string_view::npos ? sp1 : line.find(' ', sp1 + 1);
-  if (sp2 == std::string_view::npos || line.find(' ', sp2 + 1) != std::string_view::npos) return 400;
-  std::string_view method = line.substr(0, sp1), target = line.substr(sp1 + 1, sp2 - sp1 - 1),
-                   version = line.substr(sp2 + 1);
-  if (!IsToken(method) || target.empty() || !std::all_of(target.begin(), target.end(), IsTargetChar)) return 400;
-  if (target.size() > kMaxTargetBytes) return 414;
-  if (version != "HTTP/1.1" && version != "HTTP/1.0") return version.starts_with("HTTP/") ? 505 : 400;
-  req.method = std::string(method);
-  req.target = std::string(target);
-  req.path = std::string(target.substr(0, target.find('?')));
-  req.version = std::string(version);
-  return 0;
-}
-
-// Parses "Name: value" into req's headers; 0, or 400.
-int ParseHeaderLine(std::string_view line, httplib::Request& req) {
-  auto colon = line.find(':');
-  if (colon == std::string_view::npos || !IsToken(line.substr(0, colon))) return 400;  // obs-fold too
-  std::string_view value = Trim(line.substr(colon + 1));
-  if (!std::all_of(value.begin(), value.end(), IsFieldValueChar)) return 400;
-  req.headers.emplace(std::string(line.substr(0, colon)), std::string(value));
-  return 0;
-}
-
-// Parses a request head into req; 0 when it is well formed, else the status to refuse it with.
-int ParseHead(std::string_view head, httplib::Request& req) {
-  if (int status = ParseRequestLine(NextLine(head), req); status != 0) return status;
-  for (std::string_view line = NextLine(head); !line.empty(); line = NextLine(head))
-    if (int status = ParseHeaderLine(line, req); status != 0) return status;
-  return 0;
-}
-
-// The Content-Length, or -1 when there is none; 400 (in *status) when it is malformed or there
-// are two different ones.
-long long ContentLength(const httplib::Request& req, int* status) {
-  std::size_t count = req.get_header_value_count("Content-Length");
-  if (count == 0) return -1;
-  std::string first = req.get_header_value("Content-Length");
-  for (std::size_t i = 1; i < count; ++i)
-    if (req.get_header_value("Content-Length", i) != first) *status = 400;
-  if (first.empty() || first.size() > 18 || !std::all_of(first.begin(), first.end(), IsDigit)) *status = 400;
-  return *status == 0 ? std::stoll(first) : -1;
-}
-
-bool ExpectsBody(const std::string& method) {
-  return method == "POST" || method == "PUT" || method == "PATCH" || method == "DELETE" || method == "PRI";
-}
-
-struct ReasonPhrase {
-  int status;
-  const char* text;
-};
-// The statuses the servers answer with (handlers' included).
-constexpr ReasonPhrase kReasonPhrases[] = {
-    {100, "Continue"},
-    {200, "OK"},
-    {201, "Created"},
-    {204, "No Content"},
-    {400, "Bad Request"},
-    {403, "Forbidden"},
-    {404, "Not Found"},
-    {405, "Method Not Allowed"},
-    {411, "Length Required"},
-    {413, "Payload Too Large"},
-    {414, "URI Too Long"},
-    {415, "Unsupported Media Type"},
-    {431, "Request Header Fields Too Large"},
-    {500, "Internal Server Error"},
-    {503, "Service Unavailable"},
-    {505, "HTTP Version Not Supported"},
-};
-
-// The reason phrase of `status`, or "" for one not in the table.
-const char* Reason(int status) {
-  for (const auto& r : kReasonPhrases)
-    if (r.status == status) return r.text;
-  return "";
-}
-
-bool IsFramingHeader(const std::string& name) {
-  return EqualsIgnoreCase(name, "Content-Length") || EqualsIgnoreCase(name, "Transfer-Encoding") ||
-         EqualsIgnoreCase(name, "Connection") || EqualsIgnoreCase(name, "Keep-Alive");
-}
-
-// Splits "host:port" ("[host]:port" for IPv6; no host: all interfaces) for getaddrinfo.
-Status SplitAddress(const std::string& address, std::string* host, std::string* port) {
-  auto colon = address.rfind(':');
-  if (colon == std::string::npos) return InvalidArgumentError("address \"" + address + "\" is not host:port");
-  *host = address.substr(0, colon);
-  *port = address.substr(colon + 1);
-  if (host->size() >= 2 && host->front() == '[' && host->back() == ']') *host = host->substr(1, host->size() - 2);
-  if (host->empty()) *host = "0.0.0.0";
-  if (port->empty() || port->size() > 5 || !std::all_of(port->begin(), port->end(), IsDigit) ||
-      std::stoi(*port) > 65535)
-    return InvalidArgumentError("address \"" + address + "\" has no valid port");
-  return OkStatus();
-}
-
-// A non-blocking socket bound to and listening on the first of `addresses` that takes it, or -1
-// (*error tells why the last one failed).
-int ListenOnFirst(const addrinfo* addresses, int backlog, std::string* error) {
-  for (const addrinfo* a = addresses; a != nullptr; a = a->ai_next) {
-    int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->ai_protocol);
-    if (fd < 0) continue;
-    int yes = 1;
-    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
-    if (::bind(fd, a->ai_addr, a->ai_addrlen) == 0 && ::listen(fd, backlog) == 0) return fd;
-    *error = std::strerror(errno);
-    ::close(fd);
-  }
-  return -1;
-}
-
-// The port a socket is bound to.
-int LocalPort(int fd) {
-  sockaddr_storage bound{};
-  socklen_t len = sizeof bound;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &len);
-  return ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port
-                                           : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
-}
 
 // The answer of the route for req: the handler's (200 unless it sets a status; 500 when it
 // throws), else 404, or 405 with Allow when the path is served for other methods.
@@ -434,22 +145,6 @@ httplib::Response Route(const HttpRoutes& routes, const httplib::Request& req) {
   return res;
 }
 
-// res as bytes: status line, its headers but the framing ones, then Content-Length and
-// Connection (keep-alive: Keep-Alive with `idle_seconds` and the `left` requests), then the body
-// (not for HEAD).
-std::string FormatAnswer(const httplib::Response& res, bool head_only, bool close, long idle_seconds,
-                         std::size_t left) {
-  std::string out = "HTTP/1.1 " + std::to_string(res.status) + " " + Reason(res.status) + "\r\n";
-  for (const auto& [name, value] : res.headers)
-    if (!IsFramingHeader(name)) out += name + ": " + value + "\r\n";
-  out += "Content-Length: " + std::to_string(res.body.size()) + "\r\n";
-  out += close ? std::string("Connection: close\r\n")
-               : "Connection: keep-alive\r\nKeep-Alive: timeout=" + std::to_string(idle_seconds) +
-                     ", max=" + std::to_string(left) + "\r\n";
-  out += "\r\n";
-  if (!head_only) out += res.body;
-  return out;
-}
 
 }  // namespace
 
