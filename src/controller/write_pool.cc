@@ -82,6 +82,11 @@ void WritePool::RunAll(std::vector<std::function<void()>> tasks, const std::stri
   if (error) std::rethrow_exception(error);
 }
 
+void WritePool::WaitIdle() const {
+  MutexLock lock(mu_);
+  while (!lanes_.empty()) idle_cv_.wait(mu_);
+}
+
 void WritePool::Stop() {
   std::vector<std::jthread> threads;
   {
@@ -132,6 +137,7 @@ void WritePool::Loop() {
     if (--it->second.running == 0 && it->second.tasks.empty()) {
       by_age_.erase(it->second.age);
       lanes_.erase(it);
+      if (lanes_.empty()) idle_cv_.notify_all();
     }
   }
 }

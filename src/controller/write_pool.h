@@ -46,6 +46,9 @@ class WritePool {
   bool Stopping() const TFJOB_EXCLUDES(mu_);
   // Tasks queued and not yet started (for tests and metrics).
   size_t Queued() const TFJOB_EXCLUDES(mu_);
+  // Blocks until no task is queued or running: the drain hook of tests (a task queued by a
+  // running task is waited for too). Never call it from a task.
+  void WaitIdle() const TFJOB_EXCLUDES(mu_);
   // Runs what is queued, then joins the threads. Idempotent.
   void Stop() TFJOB_EXCLUDES(mu_);
 
@@ -55,6 +58,7 @@ class WritePool {
   const int size_;
   mutable Mutex mu_;
   std::condition_variable_any cv_;  // a task was queued, or the stop
+  mutable std::condition_variable_any idle_cv_;  // lanes_ became empty
   struct Lane {
     uint64_t age;  // order of arrival
     std::deque<std::function<void()>> tasks;

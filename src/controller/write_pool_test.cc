@@ -75,6 +75,27 @@ TEST(WritePool, StopRunsWhatIsQueuedThenRunsOnTheCaller) {
   pool.Stop();  // idempotent
 }
 
+// The drain hook of tests: WaitIdle returns once nothing is queued or running, tasks queued by
+// running tasks included, so a test need not poll or sleep for the pool's work.
+TEST(WritePool, WaitIdleWaitsForQueuedRunningAndChainedTasks) {
+  WritePool pool(2);
+  pool.WaitIdle();  // idle from the start: returns at once
+  std::atomic<int> ran{0};
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  for (int i = 0; i < 4; ++i)
+    pool.Submit(
+        [&pool, &ran, released, i] {
+          released.wait();
+          if (i == 0) pool.Submit([&ran] { ++ran; }, "chained");  // queued while this one runs
+          ++ran;
+        },
+        "lane-" + std::to_string(i % 2));
+  std::jthread releaser([&release] { release.set_value(); });
+  pool.WaitIdle();
+  EXPECT_EQ(ran.load(), 5);
+}
+
 // Queues tasks that record their lane and number, behind `threads` gates; Release runs them.
 struct Recorder {
   explicit Recorder(WritePool& p, int threads) : pool(p) {

@@ -22,6 +22,8 @@ class TfJobControllerTestPeer {
   }
   static controller::WorkQueue& Queue(TfJobController& c) { return c.queue_; }
   static controller::Expectations& Expectations(TfJobController& c) { return c.expectations_; }
+  // The drain hook: returns once the pass's creates (on the write pool) have ended and settled.
+  static void Drain(TfJobController& c) { c.write_pool_.WaitIdle(); }
   // One turn of a worker: the reconcile, then its outcome settled as the Worker settles it.
   static void RunOnce(TfJobController& c, const std::string& key) { c.Settle(key, c.ReconcileKey(key)); }
   static size_t Workers(TfJobController& c) {
@@ -86,9 +88,7 @@ TEST(TfJobController, FailedReconcileLeavesOneQueueOperation) {
   EXPECT_TRUE(result->pending);
   EXPECT_EQ(QueueActionFor(result), QueueAction::kNone);
   controller::WorkQueue& q = TfJobControllerTestPeer::Queue(*f.controller);
-  for (int i = 0; i < 500 && q.NumRequeues("default/deadline") == 0; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  f.controller->Stop();  // the write pool has finished
+  TfJobControllerTestPeer::Drain(*f.controller);
   EXPECT_EQ(q.NumRequeues("default/deadline"), 1);
   EXPECT_EQ(q.DelayedLenForTesting() + q.Len(), 1u) << "the deadline's requeue was queued beside the backoff";
 }
@@ -129,8 +129,7 @@ TEST(TfJobController, SuccessfulReconcileReturnsItsRequeueAndItsCreatesQueueIt) 
   EXPECT_EQ(*result->requeue_after, std::chrono::seconds(100));
   EXPECT_TRUE(result->pending);
   controller::WorkQueue& q = TfJobControllerTestPeer::Queue(*f.controller);
-  for (int i = 0; i < 500 && q.DelayedLenForTesting() == 0; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  TfJobControllerTestPeer::Drain(*f.controller);
   EXPECT_EQ(q.DelayedLenForTesting(), 1u);
   EXPECT_EQ(q.NumRequeues("default/deadline"), 0) << "a success must not back off";
 }
@@ -146,10 +145,6 @@ double ReconcileTotal(controller::Registry& r, const char* result) {
 double ReconcileErrors(controller::Registry& r) {
   return r.AddCounter("controller_runtime_reconcile_errors_total", "", {"controller"}).With({"tfjob-controller"}).value();
 }
-template <typename F>
-void PollUntil(F done) {  // a hang guard (5 s), not a time assertion
-  for (int i = 0; i < 500 && !done(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-}
 void AcceptEveryWrite(kube::FakeTransport& t) {
   t.set_handler([](const kube::HttpRequest& r) {
     return StatusOr<kube::HttpResponse>(kube::HttpResponse{r.method == "POST" ? 201L : 200L, "{}", std::nullopt});
@@ -164,7 +159,7 @@ TEST(TfJobController, MetricsCountEachOutcomeOnce) {
     TfJobControllerTestPeer::PutJob(*f.controller, DeadlineJob(f.clock));
     TfJobControllerTestPeer::RunOnce(*f.controller, key);
     controller::WorkQueue& q = TfJobControllerTestPeer::Queue(*f.controller);
-    PollUntil([&] { return q.NumRequeues(key) > 0; });
+    TfJobControllerTestPeer::Drain(*f.controller);
     f.controller->Stop();
     EXPECT_EQ(ReconcileTotal(f.registry, "error"), 1);
     EXPECT_EQ(ReconcileTotal(f.registry, "success"), 0);
@@ -177,7 +172,7 @@ TEST(TfJobController, MetricsCountEachOutcomeOnce) {
     AcceptEveryWrite(f.transport);
     TfJobControllerTestPeer::PutJob(*f.controller, DeadlineJob(f.clock));
     TfJobControllerTestPeer::RunOnce(*f.controller, key);
-    PollUntil([&] { return ReconcileTotal(f.registry, "success") > 0; });
+    TfJobControllerTestPeer::Drain(*f.controller);
     f.controller->Stop();
     EXPECT_EQ(ReconcileTotal(f.registry, "success"), 1);
     EXPECT_EQ(ReconcileTotal(f.registry, "error"), 0);
