@@ -190,9 +190,9 @@ TEST(WorkQueue, StressNoConcurrentProcessingOfAKey) {
         for (int i = 0; i < 3000; ++i) q.Add(std::to_string(i % kKeys));
       });
   }
-  // Let the queue empty out, then stop.
-  while (q.Len() > 0) std::this_thread::sleep_for(milliseconds(1));
-  std::this_thread::sleep_for(milliseconds(20));
+  // Let the queue empty out (every key has been taken at least once), then stop: the workers
+  // finish the key in hand before Get returns nothing.
+  while (q.Len() > 0) std::this_thread::yield();
   q.ShutDown();
   workers.clear();
   EXPECT_FALSE(overlap.load());
