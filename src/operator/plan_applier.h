@@ -109,9 +109,11 @@ class PlanApplier {
               PlanApplierHooks hooks);
 
   // Carries out `plan` for `job`, all but its creates before it returns. If the plan creates
-  // anything, the creates are queued and `done` runs once when the last has finished (on a pool
-  // thread; on this one if the pool was stopped), with the first error of the whole pass (what
-  // Start did itself included); otherwise `done` never runs and the outcome is the status.
+  // anything, the creates are queued and `done` runs once when the last has finished, with the
+  // first error of the whole pass (what Start did itself included): on a pool thread, or on the
+  // calling worker's thread before Start returns when the pool was stopped (Submit then runs
+  // the task on its caller). `done` must not take a lock Start's caller holds. Otherwise `done`
+  // never runs and the outcome is the status.
   // The plan's created objects are moved out of it.
   StartOutcome Start(const api::TfJob& job, tfjob::core::Plan&& plan, const Logger& log, CreatesDone done);
   // Start, waiting for the creates: the first error of the pass (for tests).
