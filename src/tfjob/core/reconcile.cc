@@ -226,6 +226,7 @@ void ReconcileActive(Pass& p) {
 
 Plan Finalize(Pass& p, const api::JobStatus& base) {
   if (!(p.status == base)) p.plan.status = p.status;
+  p.plan.ends_job = EndsJob(base, p.plan.status);
   if (p.options.counters_in_annotation) {
     std::string counters = CountersAnnotation(p.status);
     const auto& annotations = p.observed.job.metadata.annotations;
@@ -237,6 +238,18 @@ Plan Finalize(Pass& p, const api::JobStatus& base) {
 }
 
 }  // namespace
+
+std::optional<PodDisruption> DeletionDisruption(const api::Pod& pod) {
+  const bool ended = pod.phase == api::PodPhase::kSucceeded || pod.phase == api::PodPhase::kFailed;
+  if (ended && pod.disruption_reason.empty()) return std::nullopt;
+  PodDisruption d{pod.meta.name,          pod.meta.uid,          pod.meta.replica_type,
+                  pod.meta.replica_index, pod.disruption_reason, pod.disruption_message};
+  if (d.reason.empty()) {
+    d.reason = std::string(kDeletedExternally);
+    d.message = "deleted without the operator asking";
+  }
+  return d;
+}
 
 std::string RunningMessage(const api::TfJob& job) {
   return "TFJob " + api::JobKey(job) + " is running.";
@@ -258,6 +271,7 @@ Plan Reconcile(const ObservedState& observed, const ReconcileOptions& options) {
     Plan plan;
     plan.events = std::move(admission.events);
     if (!(admission.status == base)) plan.status = std::move(admission.status);
+    plan.ends_job = EndsJob(base, plan.status);
     return plan;
   }
   api::TfJob job = raw;

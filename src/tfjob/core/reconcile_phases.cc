@@ -174,6 +174,10 @@ Replicas SliceReplicas(const api::TfJob& job, const std::vector<const api::Pod*>
   return out;
 }
 
+bool EndsJob(const api::JobStatus& observed, const std::optional<api::JobStatus>& planned) {
+  return planned && IsFinished(*planned) && !IsFinished(observed);
+}
+
 std::vector<CountedDisruption> CountNotedDisruptions(const std::vector<PodDisruption>& noted,
                                                      const std::vector<TypeState>& types) {
   std::vector<CountedDisruption> out;

@@ -181,6 +181,11 @@ api::JobStatus WithCountersAnnotation(const api::TfJob& job);
 // D29: kCountersAnnotation for `status`: the non-zero counters, keys sorted; "" when none.
 std::string CountersAnnotation(const api::JobStatus& status);
 
+// Whether a pass that moves the status from `observed` to `planned` (nullopt: unchanged) ends the
+// job: the planned status is Succeeded or Failed and the observed one was neither
+// (Plan::ends_job).
+bool EndsJob(const api::JobStatus& observed, const std::optional<api::JobStatus>& planned);
+
 // `events` without repeats, first occurrence kept (a warning rendered for every pod of a type).
 std::vector<RenderEvent> UniqueEvents(std::vector<RenderEvent> events);
 
