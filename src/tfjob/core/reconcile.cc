@@ -65,6 +65,16 @@ void RecordDisruption(Pass& p, const CountedDisruption& c) {
   p.plan.disruptions.push_back(c.disruption);
 }
 
+// 3.4: the ended pods whose deletion stalled are deleted again, and the pass asks to look again
+// when the next one is due.
+void ApplyStalledDeletions(Pass& p) {
+  StalledDeletions stalled = FinishStalledDeletions(p.children.pods, p.observed.now);
+  Append(p.plan.delete_pods, std::move(stalled.delete_pods));
+  if (stalled.requeue_after)
+    p.plan.requeue_after =
+        p.plan.requeue_after ? std::min(*p.plan.requeue_after, *stalled.requeue_after) : stalled.requeue_after;
+}
+
 // 3.3 step 3: finished. D18: never recreate anything.
 void ReconcileFinished(Pass& p) {
   ApplyCleanUp(p, true);
@@ -75,6 +85,8 @@ void ReconcileFinished(Pass& p) {
     }
   if (!p.status.completion_time) p.status.completion_time = p.observed.now;
   ApplyTtl(p);
+  // The clean-up comes after the status that ended the job (3.11): a kill can stall it too.
+  ApplyStalledDeletions(p);
 }
 
 // 3.12: suspended.
@@ -215,11 +227,7 @@ void ReconcileActive(Pass& p) {
   for (const auto& [type, pod] : d.exit_code_failures)
     if (auto code = TensorflowExitCode(*pod)) p.Event(kNormal, "ExitedWithCode", ExitedMessage(p.job, *pod, *code));
   const bool restarting = ApplyRestarts(p, r, d);
-  StalledDeletions stalled = FinishStalledDeletions(r.types, p.observed.now);
-  Append(p.plan.delete_pods, std::move(stalled.delete_pods));
-  if (stalled.requeue_after)
-    p.plan.requeue_after =
-        p.plan.requeue_after ? std::min(*p.plan.requeue_after, *stalled.requeue_after) : stalled.requeue_after;
+  ApplyStalledDeletions(p);
   PlanRunning(p, r);
   Conclude(p, r, d, restarting);
 }

@@ -92,7 +92,8 @@ struct StalledDeletions {
   std::vector<ChildDeletion> delete_pods;
   std::optional<std::chrono::nanoseconds> requeue_after;
 };
-StalledDeletions FinishStalledDeletions(const std::vector<TypeState>& types, api::Time now);
+// `pods`: the job's (ClassifyChildren), whatever their type and index.
+StalledDeletions FinishStalledDeletions(const std::vector<const api::Pod*>& pods, api::Time now);
 
 // backoffLimit (3.8) and activeDeadlineSeconds (D3).
 struct LimitCheck {

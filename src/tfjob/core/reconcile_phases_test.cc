@@ -295,8 +295,7 @@ TEST(ReconcilePhases, FinishStalledDeletions) {
     api::TfJob job = Defaulted(testing::NewTfJob(1, 0));
     std::vector<api::Pod> pods = {MakePod("test-tfjob", "worker", 0, c.phase)};
     if (c.deleting_for) pods[0].meta.deletion_timestamp = kNow - *c.deleting_for;
-    Replicas r = SliceReplicas(job, Ptrs(pods), job.status);
-    StalledDeletions s = FinishStalledDeletions(r.types, kNow);
+    StalledDeletions s = FinishStalledDeletions(Ptrs(pods), kNow);
     EXPECT_EQ(Names(s.delete_pods), c.deleted) << c.id;
     EXPECT_EQ(s.requeue_after, c.requeue_after) << c.id;
     if (!s.delete_pods.empty()) {

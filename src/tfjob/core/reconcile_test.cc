@@ -997,6 +997,24 @@ TEST(Reconcile, StalledDeletionOfAnEndedPodIsFinished) {
   EXPECT_FALSE(due.status && IsFinished(*due.status));
 }
 
+// The same in a finished job: its clean-up comes after the status that ended it (3.11), so an
+// operator killed mid-DELETE of an ended pod (cleanPodPolicy All) leaves it stalled there too.
+TEST(Reconcile, StalledDeletionInAFinishedJobIsFinished) {
+  api::TfJob job = WithStatus(testing::NewTfJob(1, 0), "Failed");
+  job.status.completion_time = kNow;
+  job.spec.run_policy.clean_pod_policy = "All";
+  std::vector<api::Pod> pods = {MakePod("test-tfjob", "worker", 0, PodPhase::kFailed)};
+  testing::WithExitCode(pods[0], 1);
+  pods[0].meta.deletion_timestamp = kNow - std::chrono::seconds(2);
+  Plan early = Decide(job, pods);
+  EXPECT_THAT(early.delete_pods, IsEmpty());
+  EXPECT_EQ(early.requeue_after, std::chrono::nanoseconds(std::chrono::seconds(3)));
+  Plan due = Decide(job, pods, {}, kNow + std::chrono::seconds(3));
+  EXPECT_EQ(due.delete_pods, (std::vector<ChildDeletion>{{"test-tfjob-worker-0", pods[0].meta.uid}}));
+  EXPECT_THAT(due.create_pods, IsEmpty());
+  EXPECT_FALSE(due.status) << "a later pass of a finished job changed its status";
+}
+
 // D21: a noted deletion of an index the spec no longer has is a scale-down, not a disruption.
 TEST(Reconcile, ScaledDownPodIsNotADisruption) {
   api::TfJob job = WithStatus(testing::NewTfJob(2, 0), "Running");
