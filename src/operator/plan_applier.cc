@@ -272,20 +272,22 @@ Status PlanApplier::ApplyGang(const api::TfJob& job, const core::Plan& plan) {
 }
 
 // The plan's events, the status (merge patch on /status, D14), the job counters, the TTL delete.
-Status PlanApplier::WriteStatusAndCounters(const api::TfJob& job, const core::Plan& plan) {
+Status PlanApplier::WriteStatus(const api::TfJob& job, const core::Plan& plan) {
   const std::string key = api::JobKey(job);
-  const std::string& ns = job.metadata.ns;
-  Status result = OkStatus();
   for (const auto& e : plan.events)
     events_.Record(JobReference(job), std::string(api::EnumName(e.type)), e.reason, e.message);
-  if (plan.status) {
-    auto r = writer_.MergePatch(kTfJobs, ns, job.metadata.name, StatusPatch(*plan.status), "status");
-    if (r.ok()) {
-      if (hooks_.wrote_job) hooks_.wrote_job(key, *r);
-    } else if (!IsNotFound(r.status())) {
-      result = r.status().WithContext("writing status");
-    }
+  if (!plan.status) return OkStatus();
+  auto r = writer_.MergePatch(kTfJobs, job.metadata.ns, job.metadata.name, StatusPatch(*plan.status), "status");
+  if (r.ok()) {
+    if (hooks_.wrote_job) hooks_.wrote_job(key, *r);
+    return OkStatus();
   }
+  return IsNotFound(r.status()) ? OkStatus() : r.status().WithContext("writing status");
+}
+
+Status PlanApplier::WriteCountersAndTtl(const api::TfJob& job, const core::Plan& plan) {
+  const std::string& ns = job.metadata.ns;
+  Status result = OkStatus();
   const std::vector<std::string> labels = {ns, "tensorflow"};
   if (plan.counters.successful) jobs_successful_->With(labels).Inc(plan.counters.successful);
   if (plan.counters.failed) jobs_failed_->With(labels).Inc(plan.counters.failed);
@@ -319,18 +321,32 @@ std::shared_ptr<PlanApplier::CreateRun> PlanApplier::NewCreateRun(const api::TfJ
   return run;
 }
 
-StartOutcome PlanApplier::Start(const api::TfJob& job, core::Plan&& plan, const Logger& log, CreatesDone done) {
-  const std::string key = api::JobKey(job);
+std::optional<Status> PlanApplier::WriteFirst(const api::TfJob& job, const core::Plan& plan) {
   // D29: the counts first, where the CRD keeps them: if this write fails, nothing else of the
   // plan happens (a restart's pod is not deleted before its count is kept), and the pass is retried.
   if (plan.counters_annotation) {
     json patch = {
         {"metadata", {{"annotations", {{std::string(core::kCountersAnnotation), *plan.counters_annotation}}}}}};
     auto r = writer_.MergePatch(kTfJobs, job.metadata.ns, job.metadata.name, patch, "");
-    if (!r.ok())
-      return {IsNotFound(r.status()) ? OkStatus() : r.status().WithContext("writing the counters annotation")};
-    if (hooks_.wrote_job) hooks_.wrote_job(key, *r);
+    if (!r.ok()) return IsNotFound(r.status()) ? OkStatus() : r.status().WithContext("writing the counters annotation");
+    if (hooks_.wrote_job) hooks_.wrote_job(api::JobKey(job), *r);
   }
+  // The status that ends the job comes before its clean-up (Plan::ends_job): if this write
+  // fails, nothing else happens (no child is deleted) and the pass is retried.
+  if (plan.ends_job)
+    if (Status s = WriteStatus(job, plan); !s.ok()) return s;
+  return std::nullopt;
+}
+
+Status PlanApplier::WriteLast(const api::TfJob& job, const core::Plan& plan) {
+  Status s = plan.ends_job ? OkStatus() : WriteStatus(job, plan);  // else written first
+  Status t = WriteCountersAndTtl(job, plan);
+  return s.ok() ? t : s;
+}
+
+StartOutcome PlanApplier::Start(const api::TfJob& job, core::Plan&& plan, const Logger& log, CreatesDone done) {
+  const std::string key = api::JobKey(job);
+  if (std::optional<Status> stopped = WriteFirst(job, plan)) return {*stopped};
   // D1: this pass's totals, set once before any write whose watch event the caches will show
   // (they replace what an earlier pass left; each call whose event will never come lowers them).
   expectations_.Expect(key, static_cast<int>(plan.create_services.size() + plan.create_pods.size()),
@@ -346,7 +362,7 @@ StartOutcome PlanApplier::Start(const api::TfJob& job, core::Plan&& plan, const 
                             {"deleted_pods", std::to_string(plan.delete_pods.size())},
                             {"status_written", plan.status ? "true" : "false"}});
   if (plan.create_services.empty() && plan.create_pods.empty()) {
-    keep_first(WriteStatusAndCounters(job, plan));
+    keep_first(WriteLast(job, plan));
     return {result};
   }
   // The creates start first: they do not wait for the status write (a round trip per job).
@@ -358,7 +374,7 @@ StartOutcome PlanApplier::Start(const api::TfJob& job, core::Plan&& plan, const 
   }
   Send(run, first);
   if (first.empty()) FinishCreates(run);  // the pool is stopping: nothing was sent
-  keep_first(WriteStatusAndCounters(job, plan));
+  keep_first(WriteLast(job, plan));
   run->start_error = result;
   EndPart(run);
   return {result, true};

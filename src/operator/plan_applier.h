@@ -17,6 +17,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -130,7 +131,13 @@ class PlanApplier {
   void EndPart(const std::shared_ptr<CreateRun>& run);
   Status DeleteChildren(const api::TfJob& job, const tfjob::core::Plan& plan);
   Status ApplyGang(const api::TfJob& job, const tfjob::core::Plan& plan);
-  Status WriteStatusAndCounters(const api::TfJob& job, const tfjob::core::Plan& plan);
+  // What comes before the children's writes: the D29 annotation, and the status that ends the
+  // job (Plan::ends_job). A value when the pass stops there (its outcome).
+  std::optional<Status> WriteFirst(const api::TfJob& job, const tfjob::core::Plan& plan);
+  // What comes after: the status (unless written first), the job counters, the TTL delete.
+  Status WriteLast(const api::TfJob& job, const tfjob::core::Plan& plan);
+  Status WriteStatus(const api::TfJob& job, const tfjob::core::Plan& plan);  // its events, then the status
+  Status WriteCountersAndTtl(const api::TfJob& job, const tfjob::core::Plan& plan);
 
   ObjectWriter& writer_;
   controller::WritePool& pool_;

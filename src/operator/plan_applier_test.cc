@@ -11,10 +11,12 @@
 #include <map>
 #include <thread>
 
+#include "api/object_key.h"
 #include "api/tfjob_json.h"
 #include "operator/resources.h"
 #include "testing/fake_api_server.h"
 #include "testing/fake_clock.h"
+#include "tfjob/core/conditions.h"
 
 namespace tfjob::operator_ {
 namespace {
@@ -247,6 +249,40 @@ TEST(PlanApplier, CountersAnnotationComesFirstAndAlone) {
   EXPECT_EQ(first_write->subresource, "");
   auto stored = f.server.Get(kTfJobs, "default", "d29");
   EXPECT_EQ((*stored)["metadata"]["annotations"][std::string(core::kCountersAnnotation)], *plan.counters_annotation);
+}
+
+// Plan::ends_job (docs/semantics.md 3.11): the status that ends the job is written before the
+// clean-up deletes, and the TTL delete of the job comes last; when that status write fails,
+// nothing is deleted (the pass is retried whole). Another pass deletes first, then writes.
+TEST(PlanApplier, TheStatusThatEndsTheJobComesBeforeItsCleanUp) {
+  for (bool ends : {true, false}) {
+    Fixture f;
+    api::TfJob job = f.CreateJob(ends ? "ends" : "goes-on", 1);
+    auto pod = f.server.Create(kube::kPods, "default",
+                               {{"metadata", {{"name", job.metadata.name + "-worker-0"}}}, {"spec", json::object()}});
+    ASSERT_TRUE(pod.ok());
+    core::Plan plan;
+    plan.delete_pods = {{job.metadata.name + "-worker-0", (*pod)["metadata"]["uid"]}};
+    plan.status = job.status;
+    core::SetCondition(*plan.status, "Failed", "True", "TFJobFailed", "x", f.clock.Now());
+    plan.ends_job = ends;
+    plan.delete_job = ends;
+    if (ends) {
+      f.server.AddFault({.verb = "patch", .resource = "tfjobs", .subresource = "status", .code = 500});
+      EXPECT_FALSE(f.applier.Apply(job, plan, Logger()).ok());
+      EXPECT_EQ(f.server.CountRequests("delete", ""), 0) << "deleted before the status that ends the job";
+      EXPECT_TRUE(f.expectations.Satisfied(api::JobKey(job))) << "a delete never sent is expected";
+    }
+    f.server.ClearRequests();
+    ASSERT_TRUE(f.applier.Apply(job, plan, Logger()).ok());
+    std::vector<std::string> writes;
+    for (const auto& r : f.server.requests())
+      if (r.resource != "events" && r.verb != "get") writes.push_back(r.verb + " " + r.resource);
+    if (ends)
+      EXPECT_THAT(writes, ::testing::ElementsAre("patch tfjobs", "delete pods", "delete tfjobs"));
+    else
+      EXPECT_THAT(writes, ::testing::ElementsAre("delete pods", "patch tfjobs"));
+  }
 }
 
 TEST(PlanApplier, TtlDeletesTheJobWithItsUid) {

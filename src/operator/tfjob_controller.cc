@@ -208,25 +208,18 @@ void TfJobController::NoteDisruption(const api::Pod& pod) {
   // A standby replica notes nothing: the leader counts what it sees, and notes a standby kept
   // would count those disruptions again after a failover.
   if (key.empty() || !leading_.load()) return;
-  // A pod that had already ended is not disrupted by its deletion (and a pod that a previous
-  // operator process deleted to restart it is Failed): only a DisruptionTarget makes it one.
-  if (pod.disruption_reason.empty() && (pod.phase == api::PodPhase::kSucceeded || pod.phase == api::PodPhase::kFailed))
-    return;
+  // An ended pod is not disrupted by its deletion (the pure rule: core::DeletionDisruption).
+  std::optional<core::PodDisruption> d = core::DeletionDisruption(pod);
+  if (!d) return;
   std::lock_guard lock(disruptions_mu_);
   if (own_deletes_.contains(pod.meta.uid)) return;
-  core::PodDisruption d{pod.meta.name,          pod.meta.uid,          pod.meta.replica_type,
-                        pod.meta.replica_index, pod.disruption_reason, pod.disruption_message};
-  if (d.reason.empty()) {
-    d.reason = std::string(core::kDeletedExternally);
-    d.message = "deleted without the operator asking";
-  }
   log_.Info("pod disrupted; it is recreated", {{"tfjob", key},
                                                {"pod", pod.meta.name},
                                                {"uid", pod.meta.uid},
                                                {"phase", std::string(api::PodPhaseName(pod.phase))},
-                                               {"reason", d.reason},
+                                               {"reason", d->reason},
                                                {"resource_version", pod.meta.resource_version}});
-  disruptions_[key].try_emplace(pod.meta.uid, std::move(d));
+  disruptions_[key].try_emplace(pod.meta.uid, std::move(*d));
 }
 
 void TfJobController::PodGone(const api::Pod& pod) {
@@ -432,10 +425,9 @@ StatusOr<ReconcileResult> TfJobController::ReconcileKey(const std::string& key) 
   const size_t creating_pods = plan.create_pods.size();
   const auto requeue_after = plan.requeue_after;
   const std::vector<core::PodDisruption> disruptions = std::move(plan.disruptions);
-  StartOutcome applied =
-      applier_.Start(*job, std::move(plan), log, [this, key, requeue_after](const Status& s) {
-        Settle(key, s.ok() ? StatusOr<ReconcileResult>(ReconcileResult{requeue_after}) : StatusOr<ReconcileResult>(s));
-      });
+  StartOutcome applied = applier_.Start(*job, std::move(plan), log, [this, key, requeue_after](const Status& s) {
+    Settle(key, s.ok() ? StatusOr<ReconcileResult>(ReconcileResult{requeue_after}) : StatusOr<ReconcileResult>(s));
+  });
   // The Worker backs off (a requeue_after waits for a success); with creates running, their end does.
   if (!applied.status.ok() && !applied.creating) return applied.status;
   ConsumeDisruptionNotes(key, observed);

@@ -5,7 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <condition_variable>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <thread>
 
@@ -35,6 +38,17 @@ class FakeApiControllerPeer {
     return c.status_written_.contains(key);
   }
   static controller::WorkQueue& Queue(TfJobController& c) { return c.queue_; }
+  // This process leads (StartWorkers sets it first): what its watches show from now on is noted
+  // (D21), while no worker has reconciled anything yet.
+  static void Lead(TfJobController& c) { c.leading_ = true; }
+  static bool Noted(TfJobController& c, const std::string& key) {
+    std::lock_guard lock(c.disruptions_mu_);
+    return c.disruptions_.contains(key);
+  }
+  // The pod as this process's cache has it (nullptr: not there).
+  static std::shared_ptr<const api::Pod> CachedPod(TfJobController& c, const std::string& name) {
+    return c.pods_->store().Get("default/" + name);
+  }
 };
 
 namespace {
@@ -369,6 +383,241 @@ TEST(TfJobControllerFakeApi, WriteConcurrencyBoundsCreatesOfAllWorkers) {
   k.c().StartWorkers();
   EXPECT_TRUE(WaitUntil([&] { return k.server.List(kube::kPods).size() == 18; }));
   EXPECT_LE(peak.load(), 2);
+}
+
+// --- An operator killed and another started (the chaos test's SIGKILL, deterministic) -------
+
+// The transport of one operator process. Kill: the process is gone, every request from then on
+// fails as a refused connection. Hold: the next request `match` picks waits before it reaches
+// the server; Release sends it (the API server finishing a request whose client went away) and
+// its answer is lost.
+class ProcessTransport final : public kube::HttpTransport {
+ public:
+  explicit ProcessTransport(testing::FakeApiServer& server) : server_(server) {}
+  void Hold(std::function<bool(const kube::HttpRequest&)> match) {
+    std::lock_guard lock(mu_);
+    hold_ = std::move(match);
+  }
+  bool WaitHeld() {
+    std::unique_lock lock(mu_);
+    return cv_.wait_for(lock, std::chrono::seconds(10), [&] { return held_; });
+  }
+  void Release() {
+    std::lock_guard lock(mu_);
+    released_ = true;
+    cv_.notify_all();
+  }
+  bool Served() {  // the held request reached the server
+    std::lock_guard lock(mu_);
+    return served_;
+  }
+  void Kill() {
+    std::lock_guard lock(mu_);
+    killed_ = true;
+  }
+  StatusOr<kube::HttpResponse> Send(const kube::HttpRequest& request) override {
+    std::unique_lock lock(mu_);
+    if (killed_) return UnavailableError(request.method + " " + request.path + ": connection refused");
+    if (hold_ && hold_(request)) {
+      hold_ = nullptr;
+      held_ = true;
+      cv_.notify_all();
+      cv_.wait(lock, [&] { return released_; });
+      lock.unlock();
+      (void)server_.Send(request);
+      lock.lock();
+      served_ = true;
+      return UnavailableError(request.method + " " + request.path + ": connection reset");
+    }
+    lock.unlock();
+    return server_.Send(request);
+  }
+  Status Stream(const kube::HttpRequest& request, const kube::ByteSink& on_bytes, std::stop_token stop) override {
+    {
+      std::lock_guard lock(mu_);
+      if (killed_) return UnavailableError(request.method + " " + request.path + ": connection refused");
+    }
+    return server_.Stream(request, on_bytes, stop);
+  }
+
+ private:
+  testing::FakeApiServer& server_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::function<bool(const kube::HttpRequest&)> hold_;
+  bool held_ = false, released_ = false, served_ = false, killed_ = false;
+};
+
+// One operator process on the shared server: its own transport, client, metrics, events and
+// controller, informers synced. Destroying it stops it.
+struct Process {
+  ProcessTransport transport;
+  kube::RestClient client;
+  controller::Registry registry;
+  controller::EventRecorder events;
+  std::unique_ptr<TfJobController> controller;
+
+  Process(testing::FakeApiServer& server, FakeClock& clock)
+      : transport(server),
+        client(transport, clock, testing::UnthrottledClientOptions()),
+        events(client, clock, Logger(), &registry, {.spam_burst = 1000000}) {
+    OperatorOptions options;
+    options.workers = 2;
+    options.write_concurrency = 4;
+    options.status_count_interval_seconds = 0;
+    controller = std::make_unique<TfJobController>(client, clock, registry, events, options, Logger());
+    controller->StartInformers();
+    EXPECT_TRUE(WaitUntil([&] { return controller->HasSynced(); }));
+  }
+  ~Process() {
+    controller->Stop();
+    events.Stop();
+  }
+  TfJobController& c() { return *controller; }
+  double Reconciles() {
+    return registry.AddCounter("controller_runtime_reconcile_total", "", {"controller", "result"})
+        .With({"tfjob-controller", "success"})
+        .value();
+  }
+};
+
+// A job of one worker (`restart_policy`) and one PS, with `clean_pod_policy`, whose pods run; the
+// PS has a finalizer, as a pod on a kubelet is deleted in two steps (a deletionTimestamp, then
+// the removal once its containers stopped), and the second step never comes here. An operator
+// (`first`) ran it so far.
+struct KillScenario {
+  FakeClock clock;
+  testing::FakeApiServer server{clock};
+  std::unique_ptr<Process> first, second;
+  std::string name;
+  int pod_creates_before_restart = 0;
+
+  KillScenario(const std::string& job_name, const char* restart_policy, const char* clean_pod_policy) : name(job_name) {
+    first = std::make_unique<Process>(server, clock);
+    first->c().StartWorkers();
+    json job = testing::WorkerJobObject(name, 1);
+    json& specs = job["spec"]["tfReplicaSpecs"];
+    specs["Worker"]["restartPolicy"] = restart_policy;
+    specs["PS"] = specs["Worker"];
+    specs["PS"]["restartPolicy"] = "Never";
+    job["spec"]["runPolicy"]["cleanPodPolicy"] = clean_pod_policy;
+    EXPECT_TRUE(server.Create(kTfJobs, "default", job).ok());
+    EXPECT_TRUE(WaitUntil([&] { return server.List(kube::kPods, "default").size() == 2; }));
+    EXPECT_TRUE(server
+                    .MergePatch(kube::kPods, "default", Pod("ps"),
+                                {{"metadata", {{"finalizers", json::array({"test.tfjob/kubelet"})}}}})
+                    .ok());
+    SetPhase("ps", "Running");
+    SetPhase("worker", "Running");
+    EXPECT_TRUE(WaitUntil([&] { return Condition("Running"); })) << Status().dump();
+  }
+  std::string Pod(const std::string& type) const { return name + "-" + type + "-0"; }
+  void SetPhase(const std::string& type, const std::string& phase, int exit_code = 0) {
+    json status = {{"phase", phase}};
+    if (phase == "Failed" || phase == "Succeeded")
+      status["containerStatuses"] =
+          json::array({{{"name", "tensorflow"}, {"state", {{"terminated", {{"exitCode", exit_code}}}}}}});
+    EXPECT_TRUE(server.MergePatch(kube::kPods, "default", Pod(type), {{"status", status}}, "status").ok());
+  }
+  json Status() {
+    auto job = server.Get(kTfJobs, "default", name);
+    return job ? job->value("status", json::object()) : json::object();
+  }
+  bool Condition(const std::string& type) {
+    for (const auto& c : Status().value("conditions", json::array()))
+      if (c.value("type", "") == type && c.value("status", "") == "True") return true;
+    return false;
+  }
+  // The first operator is SIGKILLed while the API server has its DELETE of pod `held` in hand:
+  // the second starts (lists and watches) and leads, and the DELETE lands only then. `change`
+  // (the kubelet) makes the first operator act; the kill waits for its DELETE of pod `deleted`
+  // (another of the same pass, on another pool thread) when one is named.
+  void KillWhileDeleting(const std::string& held, const std::function<void()>& change,
+                         const std::string& deleted = "") {
+    const std::string path = "/pods/" + Pod(held);
+    first->transport.Hold(
+        [path](const kube::HttpRequest& r) { return r.method == "DELETE" && r.path.find(path) != std::string::npos; });
+    change();
+    ASSERT_TRUE(first->transport.WaitHeld()) << "the first operator sent no DELETE of " << Pod(held);
+    if (!deleted.empty()) {
+      ASSERT_TRUE(WaitUntil([&] { return !server.Get(kube::kPods, "default", Pod(deleted)).has_value(); }));
+    }
+    first->transport.Kill();
+    pod_creates_before_restart = server.CountRequests("create", "pods");
+    second = std::make_unique<Process>(server, clock);
+    Peer::Lead(second->c());
+    first->transport.Release();
+    ASSERT_TRUE(WaitUntil([&] { return first->transport.Served(); }));
+    // The second operator's cache shows the deletion (a deletionTimestamp, or the pod gone).
+    ASSERT_TRUE(WaitUntil([&] {
+      auto p = Peer::CachedPod(second->c(), Pod(held));
+      return !p || p->meta.deletion_timestamp.has_value();
+    }));
+    first.reset();
+  }
+  // The second operator's workers run until it has reconciled the job and its caches show the
+  // job as the server has it.
+  void RunSecond() {
+    second->c().StartWorkers();
+    ASSERT_TRUE(WaitUntil([&] {
+      auto job = server.Get(kTfJobs, "default", name);
+      return second->Reconciles() >= 1 && job &&
+             Peer::JobResourceVersion(second->c(), "default/" + name) == (*job)["metadata"]["resourceVersion"] &&
+             Peer::Satisfied(second->c(), "default/" + name) && Peer::Queue(second->c()).Len() == 0;
+    }));
+  }
+};
+
+// Issue 25 (the chaos test's `disruptions: 1`): a job ends (worker 0 fails, restartPolicy Never)
+// and its clean-up (cleanPodPolicy Running) deletes the running PS; the operator is killed with
+// that DELETE in flight and the next one sees it land. The pass that ended the job wrote its
+// Failed status only after its deletes, so the next operator found a job not yet finished with a
+// running pod deleted by no one it knew: a disruption (D21), counted in the job's final status.
+// Now the status that ends a job is written before its clean-up: the next operator finds the job
+// Failed, and a finished job counts no disruption.
+TEST(TfJobControllerFakeApi, CleanUpDeleteInFlightAcrossARestartIsNoDisruption) {
+  KillScenario k("cleanup", "Never", "Running");
+  k.KillWhileDeleting("ps", [&] { k.SetPhase("worker", "Failed", 1); });
+  ASSERT_TRUE(Peer::Noted(k.second->c(), "default/cleanup")) << "the second operator saw no deletion";
+  k.RunSecond();
+  EXPECT_TRUE(k.Condition("Failed")) << k.Status().dump();
+  EXPECT_FALSE(k.Status()["replicaStatuses"]["PS"].contains("disruptions")) << k.Status().dump();
+  EXPECT_EQ(k.server.CountRequests("create", "pods"), k.pod_creates_before_restart) << "a pod was recreated";
+}
+
+// The same with cleanPodPolicy All: the clean-up also deleted the Failed worker that ended the job.
+// With the status written last, the next operator found a job not finished and none of its pods:
+// it ran the job again (a new worker 0) and counted the PS as disrupted.
+TEST(TfJobControllerFakeApi, CleanUpAllInFlightAcrossARestartDoesNotRunTheJobAgain) {
+  KillScenario k("again", "Never", "All");
+  k.KillWhileDeleting(
+      "ps", [&] { k.SetPhase("worker", "Failed", 1); }, "worker");
+  k.RunSecond();
+  EXPECT_TRUE(k.Condition("Failed")) << k.Status().dump();
+  EXPECT_EQ(k.server.CountRequests("create", "pods"), k.pod_creates_before_restart) << "the failed job ran again";
+  EXPECT_FALSE(k.server.Get(kube::kPods, "default", k.Pod("worker")).has_value());
+  EXPECT_FALSE(k.Status()["replicaStatuses"]["PS"].contains("disruptions")) << k.Status().dump();
+}
+
+// What stays as it was (D21, issue 25): the restart DELETE of a Failed pod in flight across a
+// restart is not a disruption to the next operator (the pod had ended); the restart's count is
+// lost with the killed process and the pod is recreated. Then a running pod that someone else
+// deletes is one: counted once, and recreated.
+TEST(TfJobControllerFakeApi, RestartDeleteInFlightIsNoDisruptionButAnExternalDeleteIs) {
+  KillScenario k("restart", "OnFailure", "None");
+  k.KillWhileDeleting("worker", [&] { k.SetPhase("worker", "Failed", 1); });
+  EXPECT_FALSE(Peer::Noted(k.second->c(), "default/restart"));
+  k.RunSecond();
+  ASSERT_TRUE(WaitUntil([&] { return k.server.Get(kube::kPods, "default", k.Pod("worker")).has_value(); }))
+      << "the failed worker was not recreated";
+  EXPECT_FALSE(k.Condition("Failed")) << k.Status().dump();
+  EXPECT_FALSE(k.Status()["replicaStatuses"]["Worker"].contains("disruptions")) << k.Status().dump();
+  ASSERT_TRUE(k.server.MergePatch(kube::kPods, "default", k.Pod("ps"), {{"metadata", {{"finalizers", nullptr}}}}).ok());
+  ASSERT_TRUE(k.server.Delete(kube::kPods, "default", k.Pod("ps")).ok());  // kubectl delete pod
+  EXPECT_TRUE(WaitUntil([&] { return k.Status()["replicaStatuses"]["PS"].value("disruptions", 0) == 1; }))
+      << k.Status().dump();
+  EXPECT_TRUE(WaitUntil([&] { return k.server.Get(kube::kPods, "default", k.Pod("ps")).has_value(); }))
+      << "the disrupted PS was not recreated";
 }
 
 }  // namespace

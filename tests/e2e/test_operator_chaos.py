@@ -241,28 +241,39 @@ def failed(api, ns, name):
     return st if ("Failed", "True") in condition_types(st) else None
 
 
-# The job that fails in each kill trial: ExitCode, exit 137, backoffLimit 1.
+# The job that fails in each kill trial: a worker (ExitCode, exit 137, backoffLimit 1) and a PS
+# that runs for ever, with the cleanPodPolicy of the trial (by its index): the pass that fails
+# the job deletes the running PS (Running, All) and the failed worker (All) as well.
 FAIL_LIMIT = 1
+CLEAN_POD_POLICIES = ("None", "Running", "All")
 
 
-def failing_job(name):
-    return tfjob(name, {"Worker": {"restartPolicy": "ExitCode", "template": container(ends(137, "1s"))}},
-                 {"backoffLimit": FAIL_LIMIT})
+def failing_job(name, clean_pod_policy):
+    return tfjob(name, {"PS": {"template": container()},
+                        "Worker": {"restartPolicy": "ExitCode", "template": container(ends(137, "1s"))}},
+                 {"backoffLimit": FAIL_LIMIT, "cleanPodPolicy": clean_pod_policy})
 
 
-def check_final_failed_status(status, name, disruptions=0):
+def check_final_failed_status(status, name, clean_pod_policy, disruptions=0):
     """The status of the failing job (D28): Failed last with the backoff message, and the counts
-    of its pods as they are: its one pod Failed, none active, the restarts that the limit allowed
-    (a kill between a restart's delete and its status write can cost a recreation, never a count
-    in the final status: the job fails only once the count reaches the limit), and `disruptions`
-    (D21) if the test bed deleted a pod that had not ended (see run_kill_trial)."""
+    of its pods as they are: its worker pod Failed, the restarts that the limit allowed (a kill
+    between a restart's delete and its status write can cost a recreation, never a count in the
+    final status: the job fails only once the count reaches the limit), and `disruptions` (D21)
+    if the test bed deleted a worker pod that had not ended (see run_kill_trial). The PS is
+    active when None keeps it running, failed when the clean-up of the failing pass deletes it
+    (Running, All), and not counted if it was still Pending then. It is never a disruption: the
+    Failed status is written before the clean-up deletes (docs/semantics.md 3.11), so an operator
+    killed in between leaves a finished job."""
     conds = status["conditions"]
     assert (conds[0]["type"], conds[-1]["type"], conds[-1]["status"]) == ("Created", "Failed", "True"), conds
     assert conds[-1]["message"] == f"Job {name} has failed because it has reached the specified backoff limit", conds
     counts = {"failed": 1, "restarts": FAIL_LIMIT}
     if disruptions:
         counts["disruptions"] = disruptions
-    assert status.get("replicaStatuses") == {"Worker": counts}, status
+    got = dict(status.get("replicaStatuses") or {})
+    ps = got.pop("PS", {})
+    assert got == {"Worker": counts}, status
+    assert ps in ({}, {"active": 1} if clean_pod_policy == "None" else {"failed": 1}), status
     assert "startTime" in status and "completionTime" in status, status
 
 
@@ -291,26 +302,28 @@ def operator_flags(rng):
 
 def kill_plan(rng):
     """1 to 3 kill points, each: after k children were created, after the n-th change of the job
-    (its status writes), or after a delay of up to 8 s (reaching the terminal status writes: the
-    workers run 4 s); then a jitter of up to 50 ms."""
+    (its status writes), after a delay of up to 8 s (reaching the terminal status writes: the
+    workers run 4 s), or once the failing job's last worker pod Failed (the pass that fails it:
+    its status write and clean-up deletes); then a jitter of up to 50 ms."""
     plan = []
     for _ in range(rng.randint(1, 3)):
-        kind = rng.choice(["creates", "creates", "status", "delay"])
+        kind = rng.choice(["creates", "creates", "status", "delay", "ending"])
         arg = {"creates": lambda: rng.randint(0, CHILDREN - 1), "status": lambda: rng.randint(1, 6),
-               "delay": lambda: round(rng.uniform(0, 8), 3)}[kind]()
+               "delay": lambda: round(rng.uniform(0, 8), 3), "ending": lambda: None}[kind]()
         plan.append((kind, arg, round(rng.uniform(0, 0.05), 3), operator_flags(rng)))
     return plan
 
 
 def run_kill_trial(api, kube, seed, index):
     rng = random.Random(f"{seed}/{index}")
+    clean_pod_policy = CLEAN_POD_POLICIES[index % len(CLEAN_POD_POLICIES)]
     ns = f"chaos-{index}-{uuid.uuid4().hex[:6]}"
     plan = kill_plan(rng)
     first_flags = operator_flags(rng)
     api.create_namespace(ns)
     watches = {}
     ops = []
-    kills = []  # (children created, job changes) at each kill
+    kills = []  # (children created, job changes, the failing job's cleanPodPolicy if it was ending) at each kill
 
     def start(flags):
         ops.append(OperatorProcess(kube, "--namespace", ns, *flags, name=f"chaos-{index}").start())
@@ -319,12 +332,24 @@ def run_kill_trial(api, kube, seed, index):
     def children():  # the main job's; the failing job's are not counted
         return watches["pods"].added_for("job-") + watches["services"].added_for("job-")
 
+    def last_worker_failed():  # the failing job's last worker pod (of 1 + FAIL_LIMIT) Failed
+        w = watches["pods"]
+        with w.cond:
+            return len({o["metadata"]["uid"] for o in w.history.get("fail-worker-0", [])
+                        if o.get("status", {}).get("phase") == "Failed"}) > FAIL_LIMIT
+
+    def fail_ending():  # its last worker Failed, and the job's Failed status not written yet
+        with watches["tfjobs"].cond:
+            versions = watches["tfjobs"].history.get("fail", [])
+            done = bool(versions) and ("Failed", "True") in condition_types(versions[-1].get("status"))
+        return last_worker_failed() and not done
+
     try:
         for r, p in (("pods", PODS), ("services", SERVICES), ("tfjobs", TFJOBS)):
             watches[r] = Watch(api, p.format(ns=ns))
         op = start(first_flags)
         api.create(TFJOBS.format(ns=ns), chaos_job("job"))
-        api.create(TFJOBS.format(ns=ns), failing_job("fail"))
+        api.create(TFJOBS.format(ns=ns), failing_job("fail", clean_pod_policy))
         start_time = time.time()
         for kind, arg, jitter, flags in plan:
             if kind == "creates":
@@ -335,11 +360,14 @@ def run_kill_trial(api, kube, seed, index):
                     watches["pods"].wait(lambda w: children() >= arg, 0.02)
             elif kind == "status":
                 watches["tfjobs"].wait(lambda w: w.versions("job") >= 1 + arg, 60)
+            elif kind == "ending":  # (the watch's lock is reentrant)
+                watches["pods"].wait(lambda w: last_worker_failed(), 60)
             else:
                 time.sleep(max(0.0, start_time + arg - time.time()))
             time.sleep(jitter)
             op.kill()
-            kills.append((children(), watches["tfjobs"].versions("job") - 1))
+            ending = clean_pod_policy if fail_ending() else None
+            kills.append((children(), watches["tfjobs"].versions("job") - 1, ending))
             op = start(flags)
         st = wait_for(lambda: settled(api, ns, "job"), timeout=180, interval=0.5,
                       what=f"trial {index} ({ns}): the job Succeeded with settled counts")
@@ -355,16 +383,29 @@ def run_kill_trial(api, kube, seed, index):
         # The failing job (issue 14 item 7): its final status, then unchanged by later passes.
         fst = wait_for(lambda: failed(api, ns, "fail"), timeout=120, interval=0.5,
                        what=f"trial {index} ({ns}): the failing job Failed")
-        # The operator deletes this job's pods only once they Failed (to restart them). A pod
-        # removed before it ended was deleted by the test bed: KWOK deletes and patches pods by
-        # name, without a uid precondition, so a stale delete meant for the Failed pod can remove
-        # its replacement of the same name. That is a disruption (D21) and must be counted as one.
+        # The operator deletes this job's worker pods only once they Failed (to restart them). A
+        # worker pod removed before it ended was deleted by the test bed: KWOK deletes and patches
+        # pods by name, without a uid precondition, so a stale delete meant for the Failed pod can
+        # remove its replacement of the same name. That is a disruption (D21) and must be counted
+        # as one. (Its PS is deleted running only by the clean-up of the failed job.)
         ended = ("Failed", "Succeeded")
         external = [o["metadata"]["uid"] for n, o in watches["pods"].deleted
-                    if n.startswith("fail-") and o.get("status", {}).get("phase") not in ended]
-        check_final_failed_status(fst, "fail", disruptions=len(external))
+                    if n.startswith("fail-worker-") and o.get("status", {}).get("phase") not in ended]
+        check_final_failed_status(fst, "fail", clean_pod_policy, disruptions=len(external))
         assert len(watches["pods"].uids.get("fail-worker-0", ())) >= 1 + FAIL_LIMIT, watches["pods"].uids
-        assert watches["services"].names("fail-") == {"fail-worker-0"}
+        # The PS was never recreated: a failed job is not run again (an operator killed between
+        # the clean-up deletes and the status write used to run it again with All).
+        assert len(watches["pods"].uids.get("fail-ps-0", ())) == 1, watches["pods"].uids
+        assert watches["services"].names("fail-") == {"fail-worker-0", "fail-ps-0"}
+        pod = lambda name: api.get(PODS.format(ns=ns) + "/" + name)  # noqa: E731
+        if clean_pod_policy == "None":
+            assert pod("fail-ps-0") is not None, "None: the PS was deleted"
+        else:
+            wait_for(lambda: pod("fail-ps-0") is None, timeout=60, what=f"{clean_pod_policy}: the PS cleaned up")
+        if clean_pod_policy == "All":  # a kill mid-DELETE stalls it: deleted again after 5 s (semantics 3.4)
+            wait_for(lambda: pod("fail-worker-0") is None, timeout=60, what="All: the worker cleaned up")
+        else:
+            assert "deletionTimestamp" not in pod("fail-worker-0")["metadata"], f"{clean_pod_policy}: worker deleted"
         time.sleep(1)
         assert failed(api, ns, "fail") == fst, "the failing job's status changed after it failed"
         # It may have been started a moment ago: SIGTERM is handled from its first log line on.
@@ -405,11 +446,14 @@ def test_chaos_kill_at_random_points(kube, tfjob_crd):
                 with_running += running
             except AssertionError as e:
                 failures.append(str(e))
-    mid = sum(1 for c, _ in kills if 0 < c < CHILDREN)
-    after = collections.Counter(changes for c, changes in kills if c == CHILDREN)
+    mid = sum(1 for c, _, _ in kills if 0 < c < CHILDREN)
+    after = collections.Counter(changes for c, changes, _ in kills if c == CHILDREN)
+    ending = collections.Counter(policy for _, _, policy in kills if policy)
     print(f"chaos: {trials - len(failures)}/{trials} trials passed in {time.monotonic() - started:.0f}s; {len(kills)} kills: "
-          f"{sum(1 for c, _ in kills if c == 0)} before the first create, {mid} mid-creation, {sum(after.values())} after "
-          f"(by job changes seen: {dict(sorted(after.items()))}); {with_running} trials saw Running before Succeeded")
+          f"{sum(1 for c, _, _ in kills if c == 0)} before the first create, {mid} mid-creation, {sum(after.values())} after "
+          f"(by job changes seen: {dict(sorted(after.items()))}); {sum(ending.values())} while the failing job was ending "
+          f"(its last worker Failed, no Failed status seen yet; by cleanPodPolicy: {dict(sorted(ending.items()))}); "
+          f"{with_running} trials saw Running before Succeeded")
     assert not failures, f"seed {seed}: {len(failures)} of {trials} trials failed:\n" + "\n".join(failures)
 
 

@@ -65,6 +65,16 @@ void RecordDisruption(Pass& p, const CountedDisruption& c) {
   p.plan.disruptions.push_back(c.disruption);
 }
 
+// 3.4: the ended pods whose deletion stalled are deleted again, and the pass asks to look again
+// when the next one is due.
+void ApplyStalledDeletions(Pass& p) {
+  StalledDeletions stalled = FinishStalledDeletions(p.children.pods, p.observed.now);
+  Append(p.plan.delete_pods, std::move(stalled.delete_pods));
+  if (stalled.requeue_after)
+    p.plan.requeue_after =
+        p.plan.requeue_after ? std::min(*p.plan.requeue_after, *stalled.requeue_after) : stalled.requeue_after;
+}
+
 // 3.3 step 3: finished. D18: never recreate anything.
 void ReconcileFinished(Pass& p) {
   ApplyCleanUp(p, true);
@@ -75,6 +85,8 @@ void ReconcileFinished(Pass& p) {
     }
   if (!p.status.completion_time) p.status.completion_time = p.observed.now;
   ApplyTtl(p);
+  // The clean-up comes after the status that ended the job (3.11): a kill can stall it too.
+  ApplyStalledDeletions(p);
 }
 
 // 3.12: suspended.
@@ -215,17 +227,14 @@ void ReconcileActive(Pass& p) {
   for (const auto& [type, pod] : d.exit_code_failures)
     if (auto code = TensorflowExitCode(*pod)) p.Event(kNormal, "ExitedWithCode", ExitedMessage(p.job, *pod, *code));
   const bool restarting = ApplyRestarts(p, r, d);
-  StalledDeletions stalled = FinishStalledDeletions(r.types, p.observed.now);
-  Append(p.plan.delete_pods, std::move(stalled.delete_pods));
-  if (stalled.requeue_after)
-    p.plan.requeue_after =
-        p.plan.requeue_after ? std::min(*p.plan.requeue_after, *stalled.requeue_after) : stalled.requeue_after;
+  ApplyStalledDeletions(p);
   PlanRunning(p, r);
   Conclude(p, r, d, restarting);
 }
 
 Plan Finalize(Pass& p, const api::JobStatus& base) {
   if (!(p.status == base)) p.plan.status = p.status;
+  p.plan.ends_job = EndsJob(base, p.plan.status);
   if (p.options.counters_in_annotation) {
     std::string counters = CountersAnnotation(p.status);
     const auto& annotations = p.observed.job.metadata.annotations;
@@ -237,6 +246,18 @@ Plan Finalize(Pass& p, const api::JobStatus& base) {
 }
 
 }  // namespace
+
+std::optional<PodDisruption> DeletionDisruption(const api::Pod& pod) {
+  const bool ended = pod.phase == api::PodPhase::kSucceeded || pod.phase == api::PodPhase::kFailed;
+  if (ended && pod.disruption_reason.empty()) return std::nullopt;
+  PodDisruption d{pod.meta.name,          pod.meta.uid,          pod.meta.replica_type,
+                  pod.meta.replica_index, pod.disruption_reason, pod.disruption_message};
+  if (d.reason.empty()) {
+    d.reason = std::string(kDeletedExternally);
+    d.message = "deleted without the operator asking";
+  }
+  return d;
+}
 
 std::string RunningMessage(const api::TfJob& job) {
   return "TFJob " + api::JobKey(job) + " is running.";
@@ -258,6 +279,7 @@ Plan Reconcile(const ObservedState& observed, const ReconcileOptions& options) {
     Plan plan;
     plan.events = std::move(admission.events);
     if (!(admission.status == base)) plan.status = std::move(admission.status);
+    plan.ends_job = EndsJob(base, plan.status);
     return plan;
   }
   api::TfJob job = raw;

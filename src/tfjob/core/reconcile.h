@@ -40,6 +40,11 @@ struct PodDisruption {
 };
 // The disruption reason of a pod deleted by someone else without a DisruptionTarget condition.
 inline constexpr std::string_view kDeletedExternally = "DeletedExternally";
+// D21: what the deletion of `pod` (as last seen before it, by a process that did not ask for it)
+// notes: a disruption with the pod's DisruptionTarget reason (kDeletedExternally without one), or
+// nullopt for a pod that had ended (Succeeded or Failed) without a DisruptionTarget: its deletion
+// takes nothing away, and an earlier operator process may have deleted it to restart it.
+std::optional<PodDisruption> DeletionDisruption(const api::Pod& pod);
 
 struct ObservedState {
   api::TfJob job;                      // as cached (not defaulted)
@@ -116,7 +121,13 @@ struct Plan {
   bool delete_workload = false;
   std::vector<RenderEvent> events;
   std::optional<api::JobStatus> status;  // set only when it differs from the observed status
-  bool delete_job = false;               // ttlSecondsAfterFinished passed
+  // The status adds Succeeded or Failed (this pass ends the job): it is written before the pod
+  // and service deletes (docs/semantics.md 3.11). A process killed between its clean-up and its
+  // status write would leave a job not yet finished: with cleanPodPolicy All, without the pods
+  // that ended it (the next process would run it again), and with deletions of running pods that
+  // the next process did not ask for (disruptions to it, D21).
+  bool ends_job = false;
+  bool delete_job = false;  // ttlSecondsAfterFinished passed
   std::optional<std::chrono::nanoseconds> requeue_after;
   CounterDeltas counters;
   // The disruptions this pass counted (D21), for tfjob_pod_disruptions_total: the noted ones and

@@ -174,6 +174,10 @@ Replicas SliceReplicas(const api::TfJob& job, const std::vector<const api::Pod*>
   return out;
 }
 
+bool EndsJob(const api::JobStatus& observed, const std::optional<api::JobStatus>& planned) {
+  return planned && IsFinished(*planned) && !IsFinished(observed);
+}
+
 std::vector<CountedDisruption> CountNotedDisruptions(const std::vector<PodDisruption>& noted,
                                                      const std::vector<TypeState>& types) {
   std::vector<CountedDisruption> out;
@@ -215,21 +219,19 @@ RestartDecisions DecideRestarts(const std::vector<TypeState>& types) {
   return out;
 }
 
-StalledDeletions FinishStalledDeletions(const std::vector<TypeState>& types, api::Time now) {
+StalledDeletions FinishStalledDeletions(const std::vector<const api::Pod*>& pods, api::Time now) {
   StalledDeletions out;
-  for (const auto& t : types)
-    for (const auto& slice : t.slices)
-      for (const api::Pod* pod : slice) {
-        const bool ended = pod->phase == api::PodPhase::kFailed || pod->phase == api::PodPhase::kSucceeded;
-        if (!ended || !pod->meta.deletion_timestamp) continue;
-        const api::Time due = *pod->meta.deletion_timestamp + kStalledDeletionAfter;
-        if (now >= due) {
-          out.delete_pods.push_back({pod->meta.name, pod->meta.uid});
-          continue;
-        }
-        const auto wait = std::chrono::duration_cast<std::chrono::nanoseconds>(due - now);
-        out.requeue_after = out.requeue_after ? std::min(*out.requeue_after, wait) : wait;
-      }
+  for (const api::Pod* pod : pods) {
+    const bool ended = pod->phase == api::PodPhase::kFailed || pod->phase == api::PodPhase::kSucceeded;
+    if (!ended || !pod->meta.deletion_timestamp) continue;
+    const api::Time due = *pod->meta.deletion_timestamp + kStalledDeletionAfter;
+    if (now >= due) {
+      out.delete_pods.push_back({pod->meta.name, pod->meta.uid});
+      continue;
+    }
+    const auto wait = std::chrono::duration_cast<std::chrono::nanoseconds>(due - now);
+    out.requeue_after = out.requeue_after ? std::min(*out.requeue_after, wait) : wait;
+  }
   return out;
 }
 

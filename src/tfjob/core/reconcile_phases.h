@@ -92,7 +92,8 @@ struct StalledDeletions {
   std::vector<ChildDeletion> delete_pods;
   std::optional<std::chrono::nanoseconds> requeue_after;
 };
-StalledDeletions FinishStalledDeletions(const std::vector<TypeState>& types, api::Time now);
+// `pods`: the job's (ClassifyChildren), whatever their type and index.
+StalledDeletions FinishStalledDeletions(const std::vector<const api::Pod*>& pods, api::Time now);
 
 // backoffLimit (3.8) and activeDeadlineSeconds (D3).
 struct LimitCheck {
@@ -180,6 +181,11 @@ TtlDecision DecideTtl(const api::TfJob& job, const api::JobStatus& status, api::
 api::JobStatus WithCountersAnnotation(const api::TfJob& job);
 // D29: kCountersAnnotation for `status`: the non-zero counters, keys sorted; "" when none.
 std::string CountersAnnotation(const api::JobStatus& status);
+
+// Whether a pass that moves the status from `observed` to `planned` (nullopt: unchanged) ends the
+// job: the planned status is Succeeded or Failed and the observed one was neither
+// (Plan::ends_job).
+bool EndsJob(const api::JobStatus& observed, const std::optional<api::JobStatus>& planned);
 
 // `events` without repeats, first occurrence kept (a warning rendered for every pod of a type).
 std::vector<RenderEvent> UniqueEvents(std::vector<RenderEvent> events);

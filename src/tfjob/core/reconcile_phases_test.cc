@@ -3,6 +3,7 @@
 #include "tfjob/core/reconcile_phases.h"
 
 #include <limits>
+#include <tuple>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -161,6 +162,73 @@ TEST(ReconcilePhases, CountNotedDisruptions) {
   }
 }
 
+// D21: which deletions of a pod (by someone the process noting them did not ask) are
+// disruptions. An ended pod without a DisruptionTarget is not one, whoever deleted it: the restart
+// delete of a Failed pod that an earlier operator process sent and a later one sees land.
+TEST(ReconcilePhases, DeletionDisruption) {
+  struct Case {
+    const char* id;
+    PodPhase phase;
+    const char* disruption;             // DisruptionTarget reason ("" none)
+    std::optional<std::string> reason;  // the note's reason; nullopt: no disruption
+  };
+  const Case cases[] = {
+      {"Running, deleted by another", PodPhase::kRunning, "", "DeletedExternally"},
+      {"Pending, deleted by another", PodPhase::kPending, "", "DeletedExternally"},
+      {"no phase yet", PodPhase::kUnknown, "", "DeletedExternally"},
+      {"Running, evicted", PodPhase::kRunning, "EvictionByEvictionAPI", "EvictionByEvictionAPI"},
+      {"Failed: restarted by an earlier operator process", PodPhase::kFailed, "", std::nullopt},
+      {"Succeeded: cleaned up", PodPhase::kSucceeded, "", std::nullopt},
+      {"Failed by a kubelet eviction", PodPhase::kFailed, "Evicted", "Evicted"},
+      {"Succeeded, then garbage-collected with a DisruptionTarget", PodPhase::kSucceeded, "DeletionByPodGC",
+       "DeletionByPodGC"},
+  };
+  for (const auto& c : cases) {
+    api::Pod pod = MakePod("test-tfjob", "worker", 1, c.phase);
+    pod.disruption_reason = c.disruption;
+    if (*c.disruption) pod.disruption_message = "by x";
+    std::optional<PodDisruption> d = DeletionDisruption(pod);
+    ASSERT_EQ(d.has_value(), c.reason.has_value()) << c.id;
+    if (!d) continue;
+    EXPECT_EQ(d->reason, *c.reason) << c.id;
+    EXPECT_EQ(d->message, *c.disruption ? "by x" : "deleted without the operator asking") << c.id;
+    EXPECT_EQ((std::tuple{d->pod, d->uid, d->replica_type, d->index}),
+              (std::tuple{pod.meta.name, pod.meta.uid, std::optional(ReplicaType::kWorker), 1}))
+        << c.id;
+  }
+}
+
+// Plan::ends_job: the pass's status adds Succeeded or Failed to a job that had neither.
+TEST(ReconcilePhases, EndsJob) {
+  auto status = [](const char* condition) {
+    api::JobStatus s;
+    SetCondition(s, "Created", "True", "TFJobCreated", "", kNow);
+    if (condition != nullptr) SetCondition(s, condition, "True", "x", "", kNow);
+    return s;
+  };
+  struct Case {
+    const char* id;
+    const char* observed;
+    std::optional<const char*> planned;  // nullopt: the status is unchanged
+    bool ends;
+  };
+  const Case cases[] = {
+      {"running -> Failed", "Running", "Failed", true},
+      {"running -> Succeeded", "Running", "Succeeded", true},
+      {"created -> Failed (validation, deadline)", nullptr, "Failed", true},
+      {"running -> Restarting", "Running", "Restarting", false},
+      {"running, unchanged", "Running", std::nullopt, false},
+      {"finished, later pass (clean-up, completion time)", "Failed", "Failed", false},
+      {"finished, unchanged", "Succeeded", std::nullopt, false},
+      {"suspended", "Running", "Suspended", false},
+  };
+  for (const auto& c : cases) {
+    std::optional<api::JobStatus> planned;
+    if (c.planned) planned = status(*c.planned);
+    EXPECT_EQ(EndsJob(status(c.observed), planned), c.ends) << c.id;
+  }
+}
+
 TEST(ReconcilePhases, DisruptionEvent) {
   EXPECT_EQ(DisruptionEvent("ns", {"p-0", "u", ReplicaType::kWorker, 0, "PreemptionByScheduler", "by x"}),
             (RenderEvent{api::EventType::kWarning, "PreemptionByScheduler",
@@ -227,8 +295,7 @@ TEST(ReconcilePhases, FinishStalledDeletions) {
     api::TfJob job = Defaulted(testing::NewTfJob(1, 0));
     std::vector<api::Pod> pods = {MakePod("test-tfjob", "worker", 0, c.phase)};
     if (c.deleting_for) pods[0].meta.deletion_timestamp = kNow - *c.deleting_for;
-    Replicas r = SliceReplicas(job, Ptrs(pods), job.status);
-    StalledDeletions s = FinishStalledDeletions(r.types, kNow);
+    StalledDeletions s = FinishStalledDeletions(Ptrs(pods), kNow);
     EXPECT_EQ(Names(s.delete_pods), c.deleted) << c.id;
     EXPECT_EQ(s.requeue_after, c.requeue_after) << c.id;
     if (!s.delete_pods.empty()) {

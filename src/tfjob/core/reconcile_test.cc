@@ -231,6 +231,134 @@ TEST(Reconcile, CleanPodPolicyOnFinishedJob) {
   }
 }
 
+// Plan::ends_job (docs/semantics.md 3.11): a pass whose status adds Succeeded or Failed says so,
+// and the glue writes that status before the pass's clean-up deletes; a pass that deletes pods of
+// a job that goes on (a restart, a suspend) or of one already finished does not.
+TEST(Reconcile, EndingPassWritesItsStatusBeforeItsCleanUp) {
+  struct Case {
+    const char* id;
+    const char* job_condition;  // the job's last condition before the pass
+    const char* restart_policy;
+    const char* clean_pod_policy;
+    PodPhase worker;  // worker-0's phase; ps-0 is Running
+    int exit_code;
+    bool suspend;
+    std::optional<int32_t> backoff_limit;
+    bool ends_job;
+    std::vector<std::string> deleted;
+    const char* last_condition;
+  };
+  const std::string w0 = "test-tfjob-worker-0", ps0 = "test-tfjob-ps-0";
+  const Case cases[] = {
+      {"worker fails (Never), Running policy: the PS goes",
+       "Running",
+       "Never",
+       "Running",
+       PodPhase::kFailed,
+       1,
+       false,
+       std::nullopt,
+       true,
+       {ps0},
+       "Failed"},
+      {"worker fails (Never), All: the failed worker goes too",
+       "Running",
+       "Never",
+       "All",
+       PodPhase::kFailed,
+       1,
+       false,
+       std::nullopt,
+       true,
+       {w0, ps0},
+       "Failed"},
+      {"backoffLimit reached, All",
+       "Running",
+       "ExitCode",
+       "All",
+       PodPhase::kFailed,
+       137,
+       false,
+       0,
+       true,
+       {w0, ps0},
+       "Failed"},
+      {"worker 0 succeeded, Running policy",
+       "Running",
+       "Never",
+       "Running",
+       PodPhase::kSucceeded,
+       0,
+       false,
+       std::nullopt,
+       true,
+       {ps0},
+       "Succeeded"},
+      {"worker fails (Never), None: nothing deleted",
+       "Running",
+       "Never",
+       "None",
+       PodPhase::kFailed,
+       1,
+       false,
+       std::nullopt,
+       true,
+       {},
+       "Failed"},
+      {"restart (OnFailure): the job goes on",
+       "Running",
+       "OnFailure",
+       "All",
+       PodPhase::kFailed,
+       1,
+       false,
+       std::nullopt,
+       false,
+       {w0},
+       "Restarting"},
+      {"already Failed: a later clean-up pass",
+       "Failed",
+       "Never",
+       "All",
+       PodPhase::kFailed,
+       1,
+       false,
+       std::nullopt,
+       false,
+       {w0, ps0},
+       "Failed"},
+      {"suspended",
+       "Running",
+       "Never",
+       "None",
+       PodPhase::kRunning,
+       0,
+       true,
+       std::nullopt,
+       false,
+       {w0, ps0},
+       "Suspended"},
+  };
+  for (const Case& c : cases) {
+    api::TfJob job = WithStatus(testing::NewTfJob(1, 1), c.job_condition);
+    job.status.start_time = kNow;
+    job.spec.replica_specs["Worker"]->restart_policy = c.restart_policy;
+    job.spec.run_policy.clean_pod_policy = c.clean_pod_policy;
+    job.spec.run_policy.suspend = c.suspend;
+    job.spec.run_policy.backoff_limit = c.backoff_limit;
+    std::vector<api::Pod> pods = {MakePod("test-tfjob", "worker", 0, c.worker),
+                                  MakePod("test-tfjob", "ps", 0, PodPhase::kRunning)};
+    if (c.worker != PodPhase::kRunning) testing::WithExitCode(pods[0], c.exit_code);
+    std::vector<api::Service> svcs = {MakeService("test-tfjob", "worker", 0), MakeService("test-tfjob", "ps", 0)};
+    Plan plan = Decide(job, pods, svcs);
+    EXPECT_EQ(plan.ends_job, c.ends_job) << c.id;
+    EXPECT_THAT(Names(plan.delete_pods), UnorderedElementsAreArray(c.deleted)) << c.id;
+    const api::JobStatus& st = plan.status ? *plan.status : job.status;
+    EXPECT_EQ(st.conditions.back().type, c.last_condition) << c.id;
+    EXPECT_THAT(plan.create_pods, IsEmpty()) << c.id;
+  }
+}
+
 // R02 / D18: a deleted pod of a finished job is never recreated.
 TEST(Reconcile, FinishedJobRecreatesNothing) {
   Plan plan = Decide(WithStatus(testing::NewTfJob(2, 1), "Failed"));
@@ -867,6 +995,24 @@ TEST(Reconcile, StalledDeletionOfAnEndedPodIsFinished) {
   EXPECT_EQ(due.counters.restarted, 0);
   EXPECT_FALSE(due.status && due.status->replica_statuses["Worker"].restarts != 0);
   EXPECT_FALSE(due.status && IsFinished(*due.status));
+}
+
+// The same in a finished job: its clean-up comes after the status that ended it (3.11), so an
+// operator killed mid-DELETE of an ended pod (cleanPodPolicy All) leaves it stalled there too.
+TEST(Reconcile, StalledDeletionInAFinishedJobIsFinished) {
+  api::TfJob job = WithStatus(testing::NewTfJob(1, 0), "Failed");
+  job.status.completion_time = kNow;
+  job.spec.run_policy.clean_pod_policy = "All";
+  std::vector<api::Pod> pods = {MakePod("test-tfjob", "worker", 0, PodPhase::kFailed)};
+  testing::WithExitCode(pods[0], 1);
+  pods[0].meta.deletion_timestamp = kNow - std::chrono::seconds(2);
+  Plan early = Decide(job, pods);
+  EXPECT_THAT(early.delete_pods, IsEmpty());
+  EXPECT_EQ(early.requeue_after, std::chrono::nanoseconds(std::chrono::seconds(3)));
+  Plan due = Decide(job, pods, {}, kNow + std::chrono::seconds(3));
+  EXPECT_EQ(due.delete_pods, (std::vector<ChildDeletion>{{"test-tfjob-worker-0", pods[0].meta.uid}}));
+  EXPECT_THAT(due.create_pods, IsEmpty());
+  EXPECT_FALSE(due.status) << "a later pass of a finished job changed its status";
 }
 
 // D21: a noted deletion of an index the spec no longer has is a scale-down, not a disruption.
