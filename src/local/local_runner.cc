@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "local/pod_supervisor.h"
+#include "local/pod_zygote.h"
 #include "local/process_tree.h"
 #include "local/replica_view.h"
 #include "tfjob/core/conditions.h"
@@ -360,6 +361,22 @@ bool LocalRunner::OpenPipes(Process& p, const LocalReplica& r, SpawnPipes& pipes
   return true;
 }
 
+// Through the pod zygote, started at the first pod; forked from this process when the zygote
+// cannot be started or is gone before it read the spec (nothing forked: falling back is safe).
+StatusOr<pid_t> LocalRunner::SpawnSupervisor(const SupervisorSpec& spec) {
+  if (options_.pod_zygote && !zygote_tried_) {
+    zygote_tried_ = true;
+    StatusOr<std::unique_ptr<PodZygote>> z = PodZygote::Start();
+    if (z.ok()) zygote_ = std::move(*z);
+  }
+  if (zygote_) {
+    StatusOr<pid_t> pid = zygote_->Spawn(spec);
+    if (pid.ok() || pid.status().code() == StatusCode::kInternal) return pid;
+    if (pid.status().code() == StatusCode::kUnavailable) zygote_.reset();  // else too big for it: fork this one
+  }
+  return ForkPodSupervisor(spec);
+}
+
 // The supervisor `pid` of `p` has started (the runner's copies of the port and the pipes closed).
 void LocalRunner::Started(std::unique_ptr<Process> p, pid_t pid) {
   const std::string name = p->name;
@@ -502,6 +519,7 @@ void LocalRunner::Reap() {
     int status = 0;
     pid_t pid = waitpid(-1, &status, WNOHANG);
     if (pid <= 0) break;
+    if (zygote_ && pid == zygote_->pid()) zygote_->Reaped();  // killed from outside
     for (auto& [n, p] : processes_)
       if (p->pid == pid && !p->exited)
         ended.emplace_back(p.get(), WIFEXITED(status)     ? WEXITSTATUS(status)
@@ -585,6 +603,7 @@ void LocalRunner::StopAll(std::stop_token kill_now) {
     if (!p->exited) running.insert(n);
   }
   StopProcesses(targets, kill_now);
+  zygote_.reset();  // no more pods: it ends at its socket's EOF
   // Whatever reached tfjob as an orphan (its supervisor killed from outside) goes too.
   KillDescendants(getpid(), [this] { Reap(); });
   for (auto& [n, p] : processes_) {
@@ -711,7 +730,7 @@ void LocalRunner::CreatePods(const core::Plan& plan) {
     PendingSpawn& ps = pending[tried];
     if (!PrepareSpawn(plan.create_pods[tried].name, ps)) break;
     ps.spec.start_barrier_fd = barrier[0];
-    StatusOr<pid_t> pid = ForkPodSupervisor(ps.spec);
+    StatusOr<pid_t> pid = SpawnSupervisor(ps.spec);
     if (!pid.ok()) {
       fork_error = pid.status().message();
       ps.pipes.Close();

@@ -83,6 +83,15 @@ bool ParseStatusLine(std::string_view line, StatusLine* out);
 // touches nothing but its stop sources.
 StatusOr<pid_t> ForkPodSupervisor(const SupervisorSpec& spec);
 
+// ForkPodSupervisor for the pod zygote (local/pod_zygote.h): the supervisor is cloned with
+// CLONE_PARENT, so it is a child of the caller's parent (the runner, which reaps it and which
+// `spec.parent` names), not of the caller. The caller cannot set its process group (the child
+// does, and the runner does when it learns the pid).
+//
+// REQUIRES: as ForkPodSupervisor, and the caller is single-threaded and uses no pthread
+// function after it (the raw clone leaves glibc's idea of the thread id in the child stale).
+StatusOr<pid_t> ForkSiblingPodSupervisor(const SupervisorSpec& spec);
+
 // Reads `fd` (a pipe's read end; -1: nothing to wait for) until EOF, then closes it: the start
 // barrier of a batch of supervisors (SupervisorSpec::start_barrier_fd), for the runner and for
 // each supervisor alike.
