@@ -36,6 +36,12 @@ std::string Errno(const char* what) {
   return std::string(what) + ": " + std::strerror(errno);
 }
 
+// A wait status as an exit code: the code, or 128+N for signal N.
+int ExitCodeOf(int status) {
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
+}
+
 // A socket bound to 127.0.0.1:`port` (0: a free one), not listening: nobody else can bind the
 // port, and connections to it are refused as if nothing were there. -1 when it cannot be had.
 int BindLoopback(int port, bool reuse) {
@@ -521,10 +527,7 @@ void LocalRunner::Reap() {
     if (pid <= 0) break;
     if (zygote_ && pid == zygote_->pid()) zygote_->Reaped();  // killed from outside
     for (auto& [n, p] : processes_)
-      if (p->pid == pid && !p->exited)
-        ended.emplace_back(p.get(), WIFEXITED(status)     ? WEXITSTATUS(status)
-                                    : WIFSIGNALED(status) ? 128 + WTERMSIG(status)
-                                                          : 1);
+      if (p->pid == pid && !p->exited) ended.emplace_back(p.get(), ExitCodeOf(status));
   }
   if (ended.empty()) return;
   DrainStatus();  // a supervisor writes its status lines before it exits
@@ -710,20 +713,21 @@ void LocalRunner::ReportPlan(const core::Plan& plan, std::vector<std::string>* l
   }
 }
 
-// The plan's pod creates, until one cannot start. Between two forks this process writes as
-// little as it can: a page it writes while supervisors forked before share it is copied
-// (copy-on-write). So each replica's spec stays until every fork is done (freeing one right after
-// its fork touched tens of shared pages per replica), and the bookkeeping comes after the forks;
-// only the descriptors are closed at once (the kernel's memory, not ours), so a job needs no
-// more of them at a time than one replica's (issue 25 item 6).
+// The plan's pod creates, until one cannot start. When the supervisors are forked from this
+// process (no zygote), between two forks it writes as little as it can: a page it writes while
+// supervisors forked before share it is copied (copy-on-write). So each replica's spec stays until every fork is done
+// (freeing one right after its fork touched tens of shared pages per replica), and the bookkeeping comes after the
+// forks; only the descriptors are closed at once (the kernel's memory, not ours), so a job needs no more of them at a
+// time than one replica's (issue 25 item 6).
 void LocalRunner::CreatePods(const core::Plan& plan) {
   std::vector<PendingSpawn> pending(plan.create_pods.size());  // never reallocated while forking
   std::vector<pid_t> pids(pending.size(), -1);
   size_t tried = 0;
   std::string fork_error;
-  // Each supervisor is forked with copies of this process's descriptors, the other replicas'
-  // reserved ports among them, and closes them as it starts: the batch's start barrier keeps
-  // every container from starting (binding its port) before all of them have.
+  // This process holds each pod's reserved port until the supervisor has started (and a
+  // supervisor forked from this process, the fallback, holds copies of the other replicas'
+  // reserved ports until it closes them): the batch's start barrier keeps every container from
+  // starting (binding its port) before all of them are closed.
   int barrier[2] = {-1, -1};
   if (pipe2(barrier, O_CLOEXEC) != 0) barrier[0] = barrier[1] = -1;
   for (; tried < pending.size(); ++tried) {

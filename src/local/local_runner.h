@@ -136,11 +136,11 @@ class LocalRunner {
   Clock& clock_;
   std::ostream& out_;
   PortMap ports_;
-  std::map<std::string, int> port_of_;                         // by replica name
-  std::map<std::string, int> reserved_;                        // replica name -> bound socket
-  std::map<std::string, int> logs_;                            // "<replica>[.<container>]" -> log file
-  std::map<std::string, LocalReplica> replicas_;               // by name
-  std::unique_ptr<PodZygote> zygote_;  // null until the first pod, or when it cannot be used
+  std::map<std::string, int> port_of_;            // by replica name
+  std::map<std::string, int> reserved_;           // replica name -> bound socket
+  std::map<std::string, int> logs_;               // "<replica>[.<container>]" -> log file
+  std::map<std::string, LocalReplica> replicas_;  // by name
+  std::unique_ptr<PodZygote> zygote_;             // null until the first pod, or when it cannot be used
   bool zygote_tried_ = false;
   std::map<std::string, std::unique_ptr<Process>> processes_;  // current process per replica name
   std::map<std::string, ReplicaOutcome> outcomes_;

@@ -2,8 +2,8 @@
 
 #include <fcntl.h>
 #include <limits.h>
-#include <signal.h>
 #include <sched.h>
+#include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -294,7 +294,7 @@ ChildSetup PrepareChild(const SupervisorSpec& spec) {
 // The supervisor's side of the fork (or clone): never returns.
 [[noreturn]] void RunChild(const SupervisorSpec& spec, const ChildSetup& setup) {
   const pid_t parent = static_cast<pid_t>(spec.parent);
-  setpgid(0, 0);  // out of the terminal's foreground group: Ctrl-C reaches tfjob only
+  setpgid(0, 0);                                    // out of the terminal's foreground group: Ctrl-C reaches tfjob only
   sigprocmask(SIG_BLOCK, &setup.signals, nullptr);  // waited for with sigtimedwait
   prctl(PR_SET_PDEATHSIG, SIGUSR1);
   if (getppid() != parent) _exit(128 + SIGKILL);  // the runner died before prctl

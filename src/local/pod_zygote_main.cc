@@ -42,8 +42,8 @@ int main(int argc, char** argv) {
       return 1;
     }
     tfjob::StatusOr<tfjob::local::SupervisorSpec> spec = tfjob::local::DecodeSupervisorSpec(m->body, m->fds);
-    tfjob::StatusOr<pid_t> pid = spec.ok() ? tfjob::local::ForkSiblingPodSupervisor(*spec)
-                                           : tfjob::StatusOr<pid_t>(spec.status());
+    tfjob::StatusOr<pid_t> pid =
+        spec.ok() ? tfjob::local::ForkSiblingPodSupervisor(*spec) : tfjob::StatusOr<pid_t>(spec.status());
     for (int fd : m->fds) close(fd);  // before the answer: then only the runner and the pod hold them
     Reply(pid.ok() ? *pid : 0, pid.ok() ? "" : pid.status().message());
   }

@@ -69,7 +69,7 @@ TEST(PodZygote, TheSupervisorIsTheCallersChildInAGroupOfItsOwn) {
   int status = 0;
   ASSERT_EQ(waitpid(*pid, &status, 0), *pid);
   EXPECT_EQ(WEXITSTATUS(status), 128 + SIGTERM);  // the container, stopped with SIGTERM
-  EXPECT_EQ(ReadAll(out[0]), "");  // EOF: neither the zygote nor the pod holds the pipe any more
+  EXPECT_EQ(ReadAll(out[0]), "");                 // EOF: neither the zygote nor the pod holds the pipe any more
   close(out[0]);
   pid_t zygote_pid = (*zygote)->pid();
   zygote->reset();  // closes the socket: the zygote ends, and is waited for

@@ -238,6 +238,32 @@ ssize_t ReadFully(int sock, char* p, size_t n, size_t* got) {
   return 1;
 }
 
+// The descriptors that came with `msg` (SCM_RIGHTS).
+std::vector<int> ReceivedFds(msghdr* msg) {
+  std::vector<int> fds;
+  for (cmsghdr* c = CMSG_FIRSTHDR(msg); c != nullptr; c = CMSG_NXTHDR(msg, c)) {
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+    size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    for (size_t i = 0; i < count; ++i) {
+      int fd;
+      std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
+      fds.push_back(fd);
+    }
+  }
+  return fds;
+}
+
+Status CheckHeader(const msghdr& msg, uint32_t length, uint32_t count, size_t fds) {
+  if ((msg.msg_flags & MSG_CTRUNC) != 0) return InvalidArgumentError("supervisor spec: descriptors cut off");
+  if (length > kMaxSpecMessageBytes)
+    return InvalidArgumentError("supervisor spec: length " + std::to_string(length) + " over the limit of " +
+                                std::to_string(kMaxSpecMessageBytes));
+  if (count != fds)
+    return InvalidArgumentError("supervisor spec: " + std::to_string(count) + " descriptors announced, " +
+                                std::to_string(fds) + " came");
+  return OkStatus();
+}
+
 }  // namespace
 
 Status SendSpecMessage(int sock, std::string_view body, const std::vector<int>& fds) {
@@ -293,39 +319,24 @@ StatusOr<SpecMessage> ReceiveSpecMessage(int sock) {
   while (n < 0 && errno == EINTR);
   if (n < 0) return Errno("recvmsg");
   if (n == 0) return NotFoundError("end of the stream");
-  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
-    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
-    size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-    for (size_t i = 0; i < count; ++i) {
-      int fd;
-      std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
-      m.fds.push_back(fd);
-    }
-  }
+  m.fds = ReceivedFds(&msg);
   size_t got = static_cast<size_t>(n);
   if (ssize_t r = ReadFully(sock, header, sizeof header, &got); r <= 0) {
+    Status s = r < 0 ? Errno("recv") : DataLossError("supervisor spec: the stream ended inside a header");
     CloseAll(&m.fds);
-    return r < 0 ? Errno("recv") : DataLossError("supervisor spec: the stream ended inside a header");
+    return s;
   }
-  const uint32_t length = GetU32(header), count = GetU32(header + 4);
-  Status bad;
-  if ((msg.msg_flags & MSG_CTRUNC) != 0)
-    bad = InvalidArgumentError("supervisor spec: descriptors cut off");
-  else if (length > kMaxSpecMessageBytes)
-    bad = InvalidArgumentError("supervisor spec: length " + std::to_string(length) + " over the limit of " +
-                               std::to_string(kMaxSpecMessageBytes));
-  else if (count != m.fds.size())
-    bad = InvalidArgumentError("supervisor spec: " + std::to_string(count) + " descriptors announced, " +
-                               std::to_string(m.fds.size()) + " came");
-  if (!bad.ok()) {
+  const uint32_t length = GetU32(header);
+  if (Status bad = CheckHeader(msg, length, GetU32(header + 4), m.fds.size()); !bad.ok()) {
     CloseAll(&m.fds);
     return bad;
   }
   m.body.resize(length);
   got = 0;
   if (ssize_t r = ReadFully(sock, m.body.data(), length, &got); r <= 0) {
+    Status s = r < 0 ? Errno("recv") : DataLossError("supervisor spec: the stream ended inside a body");
     CloseAll(&m.fds);
-    return r < 0 ? Errno("recv") : DataLossError("supervisor spec: the stream ended inside a body");
+    return s;
   }
   return m;
 }

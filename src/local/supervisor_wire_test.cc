@@ -179,8 +179,8 @@ TEST(SupervisorWire, BrokenMessagesAreErrorsThatLeaveNoDescriptorOpen) {
   };
   struct Case {
     const char* name;
-    std::string raw;   // written as is after the descriptors' message
-    bool with_fd;      // a descriptor comes with the first byte
+    std::string raw;  // written as is after the descriptors' message
+    bool with_fd;     // a descriptor comes with the first byte
     StatusCode code;
     const char* want;
   } cases[] = {
