@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
   const pid_t runner = static_cast<pid_t>(std::atol(argv[1]));
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != runner) return 1;  // the runner died before prctl
+  prctl(PR_SET_NAME, "tfjob-zygote");  // what ps and top show (else the memfd's name)
   signal(SIGPIPE, SIG_IGN);
   for (;;) {
     tfjob::StatusOr<tfjob::local::SpecMessage> m = tfjob::local::ReceiveSpecMessage(kSocket);
