@@ -6,4 +6,4 @@
 tfjob_pod_zygote_start:
   .incbin TFJOB_POD_ZYGOTE_FILE
 tfjob_pod_zygote_end:
-  .section .note.GNU-stack,"",@progbits
+  .section .note.GNU-stack,"",%progbits
