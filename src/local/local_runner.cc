@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "local/pod_supervisor.h"
+#include "local/pod_zygote.h"
 #include "local/process_tree.h"
 #include "local/replica_view.h"
 #include "tfjob/core/conditions.h"
@@ -33,6 +34,12 @@ namespace core = ::tfjob::tfjob::core;
 
 std::string Errno(const char* what) {
   return std::string(what) + ": " + std::strerror(errno);
+}
+
+// A wait status as an exit code: the code, or 128+N for signal N.
+int ExitCodeOf(int status) {
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
 }
 
 // A socket bound to 127.0.0.1:`port` (0: a free one), not listening: nobody else can bind the
@@ -360,6 +367,22 @@ bool LocalRunner::OpenPipes(Process& p, const LocalReplica& r, SpawnPipes& pipes
   return true;
 }
 
+// Through the pod zygote, started at the first pod; forked from this process when the zygote
+// cannot be started or is gone before it read the spec (nothing forked: falling back is safe).
+StatusOr<pid_t> LocalRunner::SpawnSupervisor(const SupervisorSpec& spec) {
+  if (options_.pod_zygote && !zygote_tried_) {
+    zygote_tried_ = true;
+    StatusOr<std::unique_ptr<PodZygote>> z = PodZygote::Start();
+    if (z.ok()) zygote_ = std::move(*z);
+  }
+  if (zygote_) {
+    StatusOr<pid_t> pid = zygote_->Spawn(spec);
+    if (pid.ok() || pid.status().code() == StatusCode::kInternal) return pid;
+    if (pid.status().code() == StatusCode::kUnavailable) zygote_.reset();  // else too big for it: fork this one
+  }
+  return ForkPodSupervisor(spec);
+}
+
 // The supervisor `pid` of `p` has started (the runner's copies of the port and the pipes closed).
 void LocalRunner::Started(std::unique_ptr<Process> p, pid_t pid) {
   const std::string name = p->name;
@@ -502,11 +525,9 @@ void LocalRunner::Reap() {
     int status = 0;
     pid_t pid = waitpid(-1, &status, WNOHANG);
     if (pid <= 0) break;
+    if (zygote_ && pid == zygote_->pid()) zygote_->Reaped();  // killed from outside
     for (auto& [n, p] : processes_)
-      if (p->pid == pid && !p->exited)
-        ended.emplace_back(p.get(), WIFEXITED(status)     ? WEXITSTATUS(status)
-                                    : WIFSIGNALED(status) ? 128 + WTERMSIG(status)
-                                                          : 1);
+      if (p->pid == pid && !p->exited) ended.emplace_back(p.get(), ExitCodeOf(status));
   }
   if (ended.empty()) return;
   DrainStatus();  // a supervisor writes its status lines before it exits
@@ -585,6 +606,7 @@ void LocalRunner::StopAll(std::stop_token kill_now) {
     if (!p->exited) running.insert(n);
   }
   StopProcesses(targets, kill_now);
+  zygote_.reset();  // no more pods: it ends at its socket's EOF
   // Whatever reached tfjob as an orphan (its supervisor killed from outside) goes too.
   KillDescendants(getpid(), [this] { Reap(); });
   for (auto& [n, p] : processes_) {
@@ -691,27 +713,28 @@ void LocalRunner::ReportPlan(const core::Plan& plan, std::vector<std::string>* l
   }
 }
 
-// The plan's pod creates, until one cannot start. Between two forks this process writes as
-// little as it can: a page it writes while supervisors forked before share it is copied
-// (copy-on-write). So each replica's spec stays until every fork is done (freeing one right after
-// its fork touched tens of shared pages per replica), and the bookkeeping comes after the forks;
-// only the descriptors are closed at once (the kernel's memory, not ours), so a job needs no
-// more of them at a time than one replica's (issue 25 item 6).
+// The plan's pod creates, until one cannot start. When the supervisors are forked from this
+// process (no zygote), between two forks it writes as little as it can: a page it writes while
+// supervisors forked before share it is copied (copy-on-write). So each replica's spec stays until every fork is done
+// (freeing one right after its fork touched tens of shared pages per replica), and the bookkeeping comes after the
+// forks; only the descriptors are closed at once (the kernel's memory, not ours), so a job needs no more of them at a
+// time than one replica's (issue 25 item 6).
 void LocalRunner::CreatePods(const core::Plan& plan) {
   std::vector<PendingSpawn> pending(plan.create_pods.size());  // never reallocated while forking
   std::vector<pid_t> pids(pending.size(), -1);
   size_t tried = 0;
   std::string fork_error;
-  // Each supervisor is forked with copies of this process's descriptors, the other replicas'
-  // reserved ports among them, and closes them as it starts: the batch's start barrier keeps
-  // every container from starting (binding its port) before all of them have.
+  // This process holds each pod's reserved port until the supervisor has started (and a
+  // supervisor forked from this process, the fallback, holds copies of the other replicas'
+  // reserved ports until it closes them): the batch's start barrier keeps every container from
+  // starting (binding its port) before all of them are closed.
   int barrier[2] = {-1, -1};
   if (pipe2(barrier, O_CLOEXEC) != 0) barrier[0] = barrier[1] = -1;
   for (; tried < pending.size(); ++tried) {
     PendingSpawn& ps = pending[tried];
     if (!PrepareSpawn(plan.create_pods[tried].name, ps)) break;
     ps.spec.start_barrier_fd = barrier[0];
-    StatusOr<pid_t> pid = ForkPodSupervisor(ps.spec);
+    StatusOr<pid_t> pid = SpawnSupervisor(ps.spec);
     if (!pid.ok()) {
       fork_error = pid.status().message();
       ps.pipes.Close();

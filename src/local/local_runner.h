@@ -39,6 +39,7 @@ struct Plan;
 namespace tfjob::local {
 
 struct SupervisorSpec;
+class PodZygote;
 
 inline constexpr int kRunExitCannotStart = 2;
 
@@ -53,6 +54,9 @@ struct RunOptions {
   // The environment every container starts from (its own variables are set over it): tfjob's
   // whole environment by default, the --clean-env few otherwise. The caller reads it.
   std::vector<std::pair<std::string, std::string>> base_env;
+  // Fork the pod supervisors through the pod zygote (local/pod_zygote.h), started at the first
+  // pod; false (or a zygote that cannot start) forks them from this process (ForkPodSupervisor).
+  bool pod_zygote = true;
 };
 
 struct ReplicaOutcome {
@@ -106,6 +110,7 @@ class LocalRunner {
   // One replica's pipes and spec; false (reported) when a pipe cannot be had.
   bool PrepareSpawn(const std::string& name, PendingSpawn& out);
   bool OpenPipes(Process& p, const LocalReplica& r, SpawnPipes& pipes, std::string* failure);
+  StatusOr<pid_t> SpawnSupervisor(const SupervisorSpec& spec);
   void Started(std::unique_ptr<Process> p, pid_t pid);
   void StartFailed(const std::string& name, const std::string& reason);
   // StopProcesses' steps.
@@ -131,10 +136,12 @@ class LocalRunner {
   Clock& clock_;
   std::ostream& out_;
   PortMap ports_;
-  std::map<std::string, int> port_of_;                         // by replica name
-  std::map<std::string, int> reserved_;                        // replica name -> bound socket
-  std::map<std::string, int> logs_;                            // "<replica>[.<container>]" -> log file
-  std::map<std::string, LocalReplica> replicas_;               // by name
+  std::map<std::string, int> port_of_;            // by replica name
+  std::map<std::string, int> reserved_;           // replica name -> bound socket
+  std::map<std::string, int> logs_;               // "<replica>[.<container>]" -> log file
+  std::map<std::string, LocalReplica> replicas_;  // by name
+  std::unique_ptr<PodZygote> zygote_;             // null until the first pod, or when it cannot be used
+  bool zygote_tried_ = false;
   std::map<std::string, std::unique_ptr<Process>> processes_;  // current process per replica name
   std::map<std::string, ReplicaOutcome> outcomes_;
   std::vector<std::string> start_failures_;

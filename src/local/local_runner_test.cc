@@ -76,10 +76,11 @@ class LocalRunnerTest : public ::testing::Test {
     return ::tfjob::testing::DefaultedJobFromYaml(job.dump());
   }
 
-  static Ran Run(const api::TfJob& job, std::stop_token stop = {}) {
+  static Ran Run(const api::TfJob& job, std::stop_token stop = {}, bool pod_zygote = true) {
     std::ostringstream out;
     RealClock clock;
     RunOptions options;
+    options.pod_zygote = pod_zygote;
     options.base_env = {{"PATH", "/usr/bin:/bin"}};
     options.grace_period = std::chrono::seconds(2);
     Ran ran;
@@ -215,36 +216,42 @@ TEST_F(LocalRunnerTest, AllWorkersWaitsForEveryWorker) {
 
 // Every replica gets its own TF_CONFIG: the whole cluster on the reserved 127.0.0.1 ports, its
 // own task.
+// Through the pod zygote, and forked from the runner as when the zygote cannot be started: the
+// same ports and the same TF_CONFIG.
 TEST_F(LocalRunnerTest, EachReplicaGetsTheClusterAndItsOwnTask) {
-  const std::string up = Path("up");
-  // Each prints its TF_CONFIG and checks in; the workers end once all three have.
-  const std::string report = "echo \"$TF_CONFIG\"; echo x >> " + up + "; ";
-  const std::string wait_all = "while [ \"$$(wc -l < " + up + ")\" -lt 3 ]; do sleep 0.05; done; ";
-  Ran ran = Run(Job("tfc", {{"PS", Replica(1, "", report + "exec sleep 30")},
-                            {"Worker", Replica(2, "", report + wait_all + "exit 0")}}));
-  ASSERT_EQ(ran.code, 0) << ran.out;
-  auto endpoint = [&](api::ReplicaType type, int index) {
-    return "127.0.0.1:" + std::to_string(ran.ports.at({type, index}));
-  };
-  const json cluster = {{"ps", {endpoint(api::ReplicaType::kPS, 0)}},
-                        {"worker", {endpoint(api::ReplicaType::kWorker, 0), endpoint(api::ReplicaType::kWorker, 1)}}};
-  std::set<int> ports;
-  for (const auto& [key, port] : ran.ports) ports.insert(port);
-  EXPECT_EQ(ports.size(), 3u) << "ports are unique across the job";
-  std::map<std::string, json> seen;  // prefix -> TF_CONFIG
-  std::istringstream lines(ran.out);
-  for (std::string line; std::getline(lines, line);) {
-    for (const char* prefix : {"[ps-0] ", "[worker-0] ", "[worker-1] "})
-      if (line.starts_with(prefix)) seen[prefix] = json::parse(line.substr(std::string(prefix).size()));
+  for (bool pod_zygote : {true, false}) {
+    SCOPED_TRACE(pod_zygote ? "through the pod zygote" : "forked from the runner");
+    const std::string up = Path(pod_zygote ? "up-zygote" : "up-fork");
+    // Each prints its TF_CONFIG and checks in; the workers end once all three have.
+    const std::string report = "echo \"$TF_CONFIG\"; echo x >> " + up + "; ";
+    const std::string wait_all = "while [ \"$$(wc -l < " + up + ")\" -lt 3 ]; do sleep 0.05; done; ";
+    Ran ran = Run(Job("tfc", {{"PS", Replica(1, "", report + "exec sleep 30")},
+                              {"Worker", Replica(2, "", report + wait_all + "exit 0")}}),
+                  {}, pod_zygote);
+    ASSERT_EQ(ran.code, 0) << ran.out;
+    auto endpoint = [&](api::ReplicaType type, int index) {
+      return "127.0.0.1:" + std::to_string(ran.ports.at({type, index}));
+    };
+    const json cluster = {{"ps", {endpoint(api::ReplicaType::kPS, 0)}},
+                          {"worker", {endpoint(api::ReplicaType::kWorker, 0), endpoint(api::ReplicaType::kWorker, 1)}}};
+    std::set<int> ports;
+    for (const auto& [key, port] : ran.ports) ports.insert(port);
+    EXPECT_EQ(ports.size(), 3u) << "ports are unique across the job";
+    std::map<std::string, json> seen;  // prefix -> TF_CONFIG
+    std::istringstream lines(ran.out);
+    for (std::string line; std::getline(lines, line);) {
+      for (const char* prefix : {"[ps-0] ", "[worker-0] ", "[worker-1] "})
+        if (line.starts_with(prefix)) seen[prefix] = json::parse(line.substr(std::string(prefix).size()));
+    }
+    ASSERT_EQ(seen.size(), 3u) << ran.out;
+    for (const auto& [prefix, tf_config] : seen) {
+      EXPECT_EQ(tf_config["cluster"], cluster) << prefix;
+      EXPECT_EQ(tf_config["environment"], "cloud") << prefix;
+    }
+    EXPECT_EQ(seen["[ps-0] "]["task"], json({{"type", "ps"}, {"index", 0}}));
+    EXPECT_EQ(seen["[worker-0] "]["task"], json({{"type", "worker"}, {"index", 0}}));
+    EXPECT_EQ(seen["[worker-1] "]["task"], json({{"type", "worker"}, {"index", 1}}));
   }
-  ASSERT_EQ(seen.size(), 3u) << ran.out;
-  for (const auto& [prefix, tf_config] : seen) {
-    EXPECT_EQ(tf_config["cluster"], cluster) << prefix;
-    EXPECT_EQ(tf_config["environment"], "cloud") << prefix;
-  }
-  EXPECT_EQ(seen["[ps-0] "]["task"], json({{"type", "ps"}, {"index", 0}}));
-  EXPECT_EQ(seen["[worker-0] "]["task"], json({{"type", "worker"}, {"index", 0}}));
-  EXPECT_EQ(seen["[worker-1] "]["task"], json({{"type", "worker"}, {"index", 1}}));
 }
 
 bool Alive(pid_t pid) {

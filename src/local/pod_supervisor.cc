@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <limits.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -267,45 +268,73 @@ void AwaitStartBarrier(int fd) {
   close(fd);
 }
 
-StatusOr<pid_t> ForkPodSupervisor(const SupervisorSpec& spec) {
-  TFJOB_CHECK(!spec.containers.empty() && spec.main < spec.containers.size());  // LocalReplicaFor makes one
-  // Made before the fork: the descriptors the pod keeps (all others close in the child), sorted.
+namespace {
+
+// What the child needs, made before the fork: the descriptors the pod keeps (all others close in
+// the child), sorted, and the signals it waits for.
+struct ChildSetup {
   std::vector<int> keep;
+  sigset_t signals;
+};
+
+ChildSetup PrepareChild(const SupervisorSpec& spec) {
+  TFJOB_CHECK(!spec.containers.empty() && spec.main < spec.containers.size());  // LocalReplicaFor makes one
+  ChildSetup setup;
   for (int fd : {spec.status_fd, spec.port_fd, spec.start_barrier_fd})
-    if (fd > 2) keep.push_back(fd);
+    if (fd > 2) setup.keep.push_back(fd);
   for (const auto* list : {&spec.init_containers, &spec.containers})
     for (const auto& c : *list)
-      if (c.out_fd > 2) keep.push_back(c.out_fd);
-  std::sort(keep.begin(), keep.end());
-  sigset_t signals;
-  sigemptyset(&signals);
-  for (int s : kSupervisorSignals) sigaddset(&signals, s);
+      if (c.out_fd > 2) setup.keep.push_back(c.out_fd);
+  std::sort(setup.keep.begin(), setup.keep.end());
+  sigemptyset(&setup.signals);
+  for (int s : kSupervisorSignals) sigaddset(&setup.signals, s);
+  return setup;
+}
+
+// The supervisor's side of the fork (or clone): never returns.
+[[noreturn]] void RunChild(const SupervisorSpec& spec, const ChildSetup& setup) {
   const pid_t parent = static_cast<pid_t>(spec.parent);
-  pid_t pid = fork();
-  if (pid < 0) return UnavailableError(std::string("fork: ") + std::strerror(errno));
-  if (pid > 0) {
-    setpgid(pid, pid);  // also in the child: whichever runs first, the group exists before a kill
-    return pid;
-  }
-  setpgid(0, 0);                              // out of the terminal's foreground group: Ctrl-C reaches tfjob only
-  sigprocmask(SIG_BLOCK, &signals, nullptr);  // waited for with sigtimedwait
+  setpgid(0, 0);                                    // out of the terminal's foreground group: Ctrl-C reaches tfjob only
+  sigprocmask(SIG_BLOCK, &setup.signals, nullptr);  // waited for with sigtimedwait
   prctl(PR_SET_PDEATHSIG, SIGUSR1);
   if (getppid() != parent) _exit(128 + SIGKILL);  // the runner died before prctl
   prctl(PR_SET_CHILD_SUBREAPER, 1);
-  prctl(PR_SET_NAME, "tfjob-pod");  // what ps and top show for it (the command line stays tfjob's)
-  // Every descriptor of the runner but the pod's own: another replica's reserved port or output
-  // pipe held here would keep the port taken or that replica's output open after it ends.
+  prctl(PR_SET_NAME, "tfjob-pod");  // what ps and top show for it
+  // Every descriptor of the runner (or the zygote) but the pod's own: another replica's reserved
+  // port or output pipe held here would keep the port taken or that replica's output open after
+  // it ends.
   unsigned next = 3;
-  for (int fd : keep) {
+  for (int fd : setup.keep) {
     if (static_cast<unsigned>(fd) > next) syscall(SYS_close_range, next, static_cast<unsigned>(fd) - 1, 0U);
     next = std::max(next, static_cast<unsigned>(fd) + 1);
   }
   syscall(SYS_close_range, next, ~0U, 0U);
   AwaitStartBarrier(spec.start_barrier_fd);
   // No copy of the spec: the child's memory is a copy of the caller's already (the caller holds
-  // `spec` until this returns, which in the child it never does).
+  // `spec` until the fork returns, which in the child it never does).
   Supervisor supervisor(spec);
   _exit(supervisor.Run());
+}
+
+}  // namespace
+
+StatusOr<pid_t> ForkPodSupervisor(const SupervisorSpec& spec) {
+  const ChildSetup setup = PrepareChild(spec);
+  pid_t pid = fork();
+  if (pid < 0) return UnavailableError(std::string("fork: ") + std::strerror(errno));
+  if (pid == 0) RunChild(spec, setup);
+  setpgid(pid, pid);  // also in the child: whichever runs first, the group exists before a kill
+  return pid;
+}
+
+StatusOr<pid_t> ForkSiblingPodSupervisor(const SupervisorSpec& spec) {
+  const ChildSetup setup = PrepareChild(spec);
+  // The raw system call: glibc's clone() wants a stack of its own, fork() takes no flags. The
+  // child goes on on a copy of this stack, as after fork().
+  long pid = syscall(SYS_clone, static_cast<unsigned long>(CLONE_PARENT | SIGCHLD), nullptr, nullptr, nullptr, 0UL);
+  if (pid < 0) return UnavailableError(std::string("clone: ") + std::strerror(errno));
+  if (pid == 0) RunChild(spec, setup);
+  return static_cast<pid_t>(pid);
 }
 
 void WriteAll(int fd, std::string_view data) {

@@ -1,11 +1,13 @@
 #pragma once
 // PodSupervisor: one per running replica, the local stand-in for the kubelet and the container
-// runtime of its pod. `tfjob run` starts it with ForkPodSupervisor: a fork of the runner that
-// runs the SupervisorSpec it was handed in memory, with no exec (issue 25 item 6: re-executing
-// the whole tfjob binary, its 39 shared libraries and their initialisers, cost 12 ms of CPU per
-// replica, 16 times a `true`; bench/README.md), and starts each container with vfork + exec. It
-//   - keeps only the spec's file descriptors (and 0, 1, 2) of the runner's, so no other replica's
-//     reserved port or pipe stays open in it;
+// runtime of its pod. `tfjob run` has the pod zygote (local/pod_zygote.h) fork it with
+// ForkSiblingPodSupervisor, or, when the zygote cannot be used, forks it from the runner with
+// ForkPodSupervisor. Either way it is a child of the runner that runs the SupervisorSpec it was
+// handed in memory, with no exec (issue 25 item 6: re-executing the whole tfjob binary, its 39
+// shared libraries and their initialisers, cost 12 ms of CPU per replica, 16 times a `true`;
+// bench/README.md), and starts each container with vfork + exec. It
+//   - keeps only the spec's file descriptors (and 0, 1, 2) of its parent's (the zygote's or the
+//     runner's), so no other replica's reserved port or pipe stays open in it;
 //   - is a child subreaper (PR_SET_CHILD_SUBREAPER) so every process of the pod, even one that
 //     calls setsid(), stays below it, and it dies with the runner (PR_SET_PDEATHSIG, set right
 //     after the fork), killing every process below it first: a SIGKILLed runner leaves nothing
@@ -48,9 +50,10 @@ struct SupervisorSpec {
   int status_fd = -1;  // write end of the runner's status pipe
   int port_fd = -1;    // the reserved port's socket, closed just before the containers start
   // Read end of the batch's start barrier (-1: none): the containers start only once it reads
-  // EOF, which is when the runner and every supervisor forked in the same batch have closed the
-  // descriptors they inherited. Until then another supervisor may still hold a copy of this
-  // pod's reserved port, and the container's bind would fail (EADDRINUSE).
+  // EOF, which is when the runner (and, forked from the runner, every supervisor of the same
+  // batch) has closed the descriptors of the batch. Until then the runner, or another
+  // supervisor, may still hold a copy of this pod's reserved port, and the container's bind
+  // would fail (EADDRINUSE).
   int start_barrier_fd = -1;
   std::chrono::milliseconds grace_period{5000};
   uint64_t nofile_soft = 0;  // RLIMIT_NOFILE soft limit to give the containers (0: leave)
@@ -82,6 +85,15 @@ bool ParseStatusLine(std::string_view line, StatusLine* out);
 // another thread might hold. In `tfjob run` the only other thread is cmd's signal waiter, which
 // touches nothing but its stop sources.
 StatusOr<pid_t> ForkPodSupervisor(const SupervisorSpec& spec);
+
+// ForkPodSupervisor for the pod zygote (local/pod_zygote.h): the supervisor is cloned with
+// CLONE_PARENT, so it is a child of the caller's parent (the runner, which reaps it and which
+// `spec.parent` names), not of the caller. The caller cannot set its process group (the child
+// does, and the runner does when it learns the pid).
+//
+// REQUIRES: as ForkPodSupervisor, and the caller is single-threaded and uses no pthread
+// function after it (the raw clone leaves glibc's idea of the thread id in the child stale).
+StatusOr<pid_t> ForkSiblingPodSupervisor(const SupervisorSpec& spec);
 
 // Reads `fd` (a pipe's read end; -1: nothing to wait for) until EOF, then closes it: the start
 // barrier of a batch of supervisors (SupervisorSpec::start_barrier_fd), for the runner and for

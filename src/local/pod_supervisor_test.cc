@@ -8,6 +8,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "local/pod_zygote.h"
 #include "local/process_tree.h"
 
 namespace tfjob::local {
@@ -30,8 +31,12 @@ struct Ran {
   std::string status;  // the status lines
 };
 
+// How the supervisor is forked: by the test process itself, or by a pod zygote it starts (the
+// supervisor is the test's child either way).
+enum class Via { kFork, kZygote };
+
 // Runs a supervisor in a child of the test, as `tfjob run` does, and waits for it.
-Ran Supervise(SupervisorSpec spec) {
+Ran Supervise(SupervisorSpec spec, Via via) {
   int out[2], status[2];
   EXPECT_EQ(pipe2(out, O_CLOEXEC), 0);
   EXPECT_EQ(pipe2(status, O_CLOEXEC), 0);
@@ -39,8 +44,15 @@ Ran Supervise(SupervisorSpec spec) {
   spec.status_fd = status[1];
   for (auto& c : spec.init_containers) c.out_fd = out[1];
   for (auto& c : spec.containers) c.out_fd = out[1];
-  StatusOr<pid_t> pid = ForkPodSupervisor(spec);
+  std::unique_ptr<PodZygote> zygote;
+  if (via == Via::kZygote) {
+    StatusOr<std::unique_ptr<PodZygote>> z = PodZygote::Start();
+    EXPECT_TRUE(z.ok()) << z.status().message();
+    if (z.ok()) zygote = std::move(*z);
+  }
+  StatusOr<pid_t> pid = zygote ? zygote->Spawn(spec) : ForkPodSupervisor(spec);
   EXPECT_TRUE(pid.ok()) << pid.status().message();
+  zygote.reset();  // the zygote has closed its copies and may go: the pod must not need it
   close(out[1]);
   close(status[1]);
   Ran r;
@@ -54,11 +66,20 @@ Ran Supervise(SupervisorSpec spec) {
   return r;
 }
 
+class PodSupervisor : public ::testing::TestWithParam<Via> {
+ protected:
+  Ran Supervise(SupervisorSpec spec) { return ::tfjob::local::Supervise(std::move(spec), GetParam()); }
+};
+INSTANTIATE_TEST_SUITE_P(ForkedAndThroughTheZygote, PodSupervisor, ::testing::Values(Via::kFork, Via::kZygote),
+                         [](const ::testing::TestParamInfo<Via>& p) {
+                           return p.param == Via::kFork ? "Fork" : "Zygote";
+                         });
+
 SupervisedContainer Sh(const std::string& name, const std::string& script, std::string dir = "") {
   return {name, {"/bin/sh", "-c", script}, {"PATH=/usr/bin:/bin"}, std::move(dir), -1};
 }
 
-TEST(PodSupervisor, AMissingWorkingDirectoryIsReportedWithTheContainerAndTheDirectory) {
+TEST_P(PodSupervisor, AMissingWorkingDirectoryIsReportedWithTheContainerAndTheDirectory) {
   SupervisorSpec spec;
   spec.uid = "w-1";
   spec.containers = {Sh("tensorflow", "echo never", "/no/such/dir")};
@@ -69,7 +90,7 @@ TEST(PodSupervisor, AMissingWorkingDirectoryIsReportedWithTheContainerAndTheDire
             "w-1\terror\ttensorflow\tworking directory \"/no/such/dir\" cannot be used: No such file or directory\n");
 }
 
-TEST(PodSupervisor, ACommandThatCannotBeExecutedIsReported) {
+TEST_P(PodSupervisor, ACommandThatCannotBeExecutedIsReported) {
   SupervisorSpec spec;
   spec.uid = "w-1";
   spec.containers = {{"tensorflow", {"/"}, {}, "", -1}};
@@ -78,7 +99,7 @@ TEST(PodSupervisor, ACommandThatCannotBeExecutedIsReported) {
   EXPECT_EQ(r.status, "w-1\terror\ttensorflow\tcannot execute \"/\": Permission denied\n");
 }
 
-TEST(PodSupervisor, InitContainersRunInOrderBeforeTheContainersAndTheMainExitCodeIsTheReplicas) {
+TEST_P(PodSupervisor, InitContainersRunInOrderBeforeTheContainersAndTheMainExitCodeIsTheReplicas) {
   SupervisorSpec spec;
   spec.uid = "u";
   spec.init_containers = {Sh("one", "echo init-1"), Sh("two", "echo init-2")};
@@ -90,7 +111,7 @@ TEST(PodSupervisor, InitContainersRunInOrderBeforeTheContainersAndTheMainExitCod
   EXPECT_EQ(r.status, "u\texit\tone\t0\nu\texit\ttwo\t0\nu\texit\tsidecar\t0\n");
 }
 
-TEST(PodSupervisor, AFailingInitContainerEndsTheAttemptWithItsExitCode) {
+TEST_P(PodSupervisor, AFailingInitContainerEndsTheAttemptWithItsExitCode) {
   SupervisorSpec spec;
   spec.uid = "u";
   spec.init_containers = {Sh("setup", "echo failing; exit 4")};
@@ -100,7 +121,7 @@ TEST(PodSupervisor, AFailingInitContainerEndsTheAttemptWithItsExitCode) {
   EXPECT_EQ(r.output, "failing\n");
 }
 
-TEST(PodSupervisor, ASidecarStillRunningIsStoppedWhenTheMainContainerEnds) {
+TEST_P(PodSupervisor, ASidecarStillRunningIsStoppedWhenTheMainContainerEnds) {
   SupervisorSpec spec;
   spec.uid = "u";
   spec.grace_period = std::chrono::milliseconds(200);
@@ -110,7 +131,7 @@ TEST(PodSupervisor, ASidecarStillRunningIsStoppedWhenTheMainContainerEnds) {
   EXPECT_EQ(r.status, "u\texit\tsidecar\t137\n");
 }
 
-TEST(PodSupervisor, ProcessesThatCalledSetsidDoNotOutliveThePod) {
+TEST_P(PodSupervisor, ProcessesThatCalledSetsidDoNotOutliveThePod) {
   int pids[2];
   ASSERT_EQ(pipe(pids), 0);
   SupervisorSpec spec;
