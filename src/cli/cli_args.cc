@@ -42,13 +42,17 @@ StatusOr<std::chrono::milliseconds> ParseDuration(std::string_view text) {
   return std::chrono::milliseconds(static_cast<long long>(std::llround(total_ms)));
 }
 
+void AddKubeconfigFlags(CLI::App& app, std::string& kubeconfig, std::string& context) {
+  app.add_option("--kubeconfig", kubeconfig,
+                 "Kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)");
+  app.add_option("--context", context, "Kubeconfig context (default: the current one)");
+}
+
 ClusterCommand::ClusterCommand(CLI::App& root, const std::string& name, const std::string& description)
     : Command(root.add_subcommand(name, description)) {
   CLI::App& app = this->app();
   app.set_help_all_flag();  // --help-all is the root's
-  app.add_option("--kubeconfig", args_.conn.kubeconfig,
-                 "Kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)");
-  app.add_option("--context", args_.conn.context, "Kubeconfig context (default: the current one)");
+  AddKubeconfigFlags(app, args_.conn.kubeconfig, args_.conn.context);
   app.add_option("-n,--namespace", args_.conn.ns, "Namespace (default: the context's, else \"default\")");
   app.add_option("--request-timeout", request_timeout_,
                  "Bound on each API request, its retries included (default 30s)");
@@ -56,13 +60,16 @@ ClusterCommand::ClusterCommand(CLI::App& root, const std::string& name, const st
 }
 
 void ClusterCommand::AddMaxLogRequests(const std::string& over) {
-  app().add_option("--max-log-requests", args_.max_log_requests,
-                   "With --follow: the most log streams open at once (default 5, as kubectl); " + over)
+  app()
+      .add_option("--max-log-requests", args_.max_log_requests,
+                  "With --follow: the most log streams open at once (default 5, as kubectl); " + over)
       ->check(CLI::Range(1, 1000));
 }
 
-Status ClusterCommand::Check() {
-  CliArgs& a = args_;
+namespace {
+
+// The flags that exclude each other, or need another (each error names them).
+Status CheckFlagCombinations(const CliArgs& a) {
   if (a.conn.all_namespaces && !a.conn.ns.empty())
     return InvalidArgumentError("-A/--all-namespaces and -n/--namespace exclude each other");
   if (a.conn.all_namespaces && !a.name.empty())
@@ -71,6 +78,14 @@ Status ClusterCommand::Check() {
   if (a.watch && (a.output == "yaml" || a.output == "json"))
     return InvalidArgumentError("--watch prints table rows; it does not combine with -o yaml|json");
   if (a.previous && a.follow) return InvalidArgumentError("--previous and --follow exclude each other");
+  return OkStatus();
+}
+
+}  // namespace
+
+Status ClusterCommand::Check() {
+  CliArgs& a = args_;
+  TFJOB_RETURN_IF_ERROR(CheckFlagCombinations(a));
   if (!request_timeout_.empty()) {
     TFJOB_ASSIGN_OR_RETURN(a.conn.request_timeout, ParseDuration(request_timeout_));
     if (a.conn.request_timeout.count() == 0) a.conn.request_timeout = std::chrono::milliseconds(30000);

@@ -52,6 +52,10 @@ StatusOr<std::chrono::milliseconds> ParseDuration(std::string_view text);
 // error, or when args[0] is not a cluster command; `help` set for --help.
 StatusOr<CliArgs> ParseCliArgs(const std::vector<std::string>& args, const std::string& program = "tfjob");
 
+// --kubeconfig and --context, as every command that talks to a cluster takes them (the cluster
+// commands and `tfjob operator`; one resolution order, kube::ResolveClientConfig).
+void AddKubeconfigFlags(CLI::App& app, std::string& kubeconfig, std::string& context);
+
 // A cluster command: its subcommand with the connection flags, the rules between flags (Check),
 // and around RunCluster what every cluster command needs (libcurl, SIGPIPE ignored, the log level
 // of TFJOB_CLI_LOG).

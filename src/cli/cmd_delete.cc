@@ -12,13 +12,11 @@
 namespace tfjob::cli {
 namespace {
 
-using nlohmann::json;
 using Ms = std::chrono::milliseconds;
-using api::kExitFailed;
 using api::kExitInterrupted;
 using api::kExitOk;
-using api::kExitUsage;
 using api::kExitTimeout;
+using api::kExitUsage;
 using kube::kTfJobs;
 
 int Delete(const CliArgs& a, const CliIo& io) {

@@ -14,14 +14,10 @@
 namespace tfjob::cli {
 namespace {
 
-using nlohmann::json;
-using Ms = std::chrono::milliseconds;
-using api::kExitFailed;
-using api::kExitInterrupted;
 using api::kExitOk;
 using api::kExitUsage;
-using api::kExitTimeout;
 using kube::kTfJobs;
+using nlohmann::json;
 
 std::optional<WorkloadView> FindWorkload(Session& s, const JobView& job) {
   for (const auto* gvr : {&kube::kKueueWorkloadsV1beta2, &kube::kKueueWorkloadsV1beta1}) {

@@ -18,11 +18,8 @@ namespace {
 
 using nlohmann::json;
 using Ms = std::chrono::milliseconds;
-using api::kExitFailed;
-using api::kExitInterrupted;
 using api::kExitOk;
 using api::kExitUsage;
-using api::kExitTimeout;
 using kube::kTfJobs;
 
 json Clean(json o) {

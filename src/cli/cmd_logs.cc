@@ -8,22 +8,20 @@
 #include "api/json_fields.h"
 #include "api/manifest.h"
 #include "cli/job_view.h"
-#include "cli/session.h"
 #include "cli/log_follower.h"
+#include "cli/session.h"
 #include "cli/tracker.h"
-#include "local/replica_view.h"
 #include "kube/tfjob_resources.h"
+#include "local/replica_view.h"
 
 namespace tfjob::cli {
 namespace {
 
-using nlohmann::json;
 using Ms = std::chrono::milliseconds;
 using api::kExitFailed;
 using api::kExitInterrupted;
 using api::kExitOk;
 using api::kExitUsage;
-using api::kExitTimeout;
 using kube::kTfJobs;
 
 // A pod's log as `tfjob logs` reads it without -f: at most this much of each container.
@@ -107,8 +105,7 @@ int FollowLogs(Session& s, const CliArgs& a, const CliIo& io, JobView job, Outpu
   return WithStops(io, [&](std::stop_token stop, std::stop_token) {
     Signal signal;
     Tracker job_tracker(*s.client, {kTfJobs, s.ns, "", "metadata.name=" + a.name}, [&] { signal.Notify(); });
-    Tracker pod_tracker(*s.client, {kube::kPods, s.ns, JobPodSelector(a.name), ""},
-                        [&] { signal.Notify(); });
+    Tracker pod_tracker(*s.client, {kube::kPods, s.ns, JobPodSelector(a.name), ""}, [&] { signal.Notify(); });
     job_tracker.Start();
     pod_tracker.Start();
     LogFollowOptions lo;
@@ -160,7 +157,8 @@ int Logs(const CliArgs& a, const CliIo& io) {
 
 class LogsCommand : public ClusterCommand {
  public:
-  explicit LogsCommand(CLI::App& root) : ClusterCommand(root, "logs", "The merged, prefixed logs of a TFJob's replicas") {
+  explicit LogsCommand(CLI::App& root)
+      : ClusterCommand(root, "logs", "The merged, prefixed logs of a TFJob's replicas") {
     CLI::App& app = this->app();
     app.add_option("NAME", args_.name, "The TFJob")->required();
     auto* replica = app.add_option("--replica", args_.replica, "One replica: worker-0 (or the pod's name)");

@@ -1,6 +1,7 @@
 // `tfjob operator` (docs/operator.md): the TFJob controller against a cluster (operator::RunOperator).
 #include <CLI/CLI.hpp>
 
+#include "cli/cli_args.h"
 #include "cli/command.h"
 #include "cli/signals.h"
 #include "common/logging.h"
@@ -19,9 +20,7 @@ struct OperatorArgs {
 // The operator's connection, client and leader-election flags (its servers': DefineOperatorServers).
 void DefineOperatorClient(CLI::App* oper, OperatorArgs& a) {
   operator_::OperatorOptions& op = a.op;
-  oper->add_option("--kubeconfig", op.kubeconfig,
-                   "Kubeconfig file (default: in-cluster, then $KUBECONFIG, then ~/.kube/config)");
-  oper->add_option("--context", op.context, "Kubeconfig context (default: the current one)");
+  AddKubeconfigFlags(*oper, op.kubeconfig, op.context);
   oper->add_option("--namespace", op.ns, "Watch only this namespace (default: $KUBEFLOW_NAMESPACE, else all)")
       ->envname("KUBEFLOW_NAMESPACE");
   oper->add_option("--workers", op.workers, "Concurrent reconciles")->check(CLI::Range(1, 256))->capture_default_str();

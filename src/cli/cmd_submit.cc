@@ -14,11 +14,11 @@
 namespace tfjob::cli {
 namespace {
 
-using nlohmann::json;
 using api::kExitFailed;
 using api::kExitOk;
 using api::kExitUsage;
 using kube::kTfJobs;
+using nlohmann::json;
 
 // The manifest's bytes: the file, or the standard input with "-".
 StatusOr<std::string> ReadManifestText(const std::string& file) {
@@ -117,8 +117,9 @@ int Submit(const CliArgs& a, const CliIo& io) {
 class SubmitCommand : public ClusterCommand {
  public:
   explicit SubmitCommand(CLI::App& root)
-      : ClusterCommand(root, "submit",
-                       "Create the TFJobs of a file in the cluster; --wait: the live replica table until the job ends") {
+      : ClusterCommand(
+            root, "submit",
+            "Create the TFJobs of a file in the cluster; --wait: the live replica table until the job ends") {
     CLI::App& app = this->app();
     app.add_option("FILE", args_.file, "TFJob manifest (YAML or JSON; - for standard input)")->required();
     app.add_flag("--wait", args_.wait,

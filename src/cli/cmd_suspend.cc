@@ -12,14 +12,11 @@
 namespace tfjob::cli {
 namespace {
 
-using nlohmann::json;
-using Ms = std::chrono::milliseconds;
 using api::kExitFailed;
-using api::kExitInterrupted;
 using api::kExitOk;
 using api::kExitUsage;
-using api::kExitTimeout;
 using kube::kTfJobs;
+using nlohmann::json;
 
 int SetSuspend(const CliArgs& a, const CliIo& io, bool suspend) {
   auto session = ConnectOrSay(a.conn, io);
@@ -50,9 +47,9 @@ int SetSuspend(const CliArgs& a, const CliIo& io, bool suspend) {
 class SuspendCommand : public ClusterCommand {
  public:
   SuspendCommand(CLI::App& root, bool suspend)
-      : ClusterCommand(root, suspend ? "suspend" : "resume",
-                       suspend ? "Suspend a TFJob (spec.runPolicy.suspend: its pods are deleted)"
-                               : "Resume a suspended TFJob"),
+      : ClusterCommand(
+            root, suspend ? "suspend" : "resume",
+            suspend ? "Suspend a TFJob (spec.runPolicy.suspend: its pods are deleted)" : "Resume a suspended TFJob"),
         suspend_(suspend) {
     app().add_option("NAME", args_.name, "The TFJob")->required();
   }

@@ -14,8 +14,7 @@ namespace {
 class ValidateCommand : public Command {
  public:
   explicit ValidateCommand(CLI::App& root)
-      : Command(root.add_subcommand("validate",
-                                    "Check TFJob files: defaults + validation, errors as path: message")) {
+      : Command(root.add_subcommand("validate", "Check TFJob files: defaults + validation, errors as path: message")) {
     app().add_option("FILE", files_, "TFJob manifests (YAML or JSON; - for standard input)")->required();
     app().add_flag("--strict", strict_,
                    "Warnings (unknown fields, skipped documents, odd values upstream runs) are errors");

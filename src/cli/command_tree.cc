@@ -11,7 +11,8 @@ struct CommandTree::Impl {
   Command* selected = nullptr;
 
   explicit Impl(const std::string& p)
-      : program(p), app("tfjob: a Kubernetes operator for distributed TensorFlow training (TFJob kubeflow.org/v1)", p) {}
+      : program(p),
+        app("tfjob: a Kubernetes operator for distributed TensorFlow training (TFJob kubeflow.org/v1)", p) {}
 
   // The command whose subcommand is named `name`, if any (the first argument of a failed parse).
   Command* Named(const std::string& name) const {
@@ -19,9 +20,7 @@ struct CommandTree::Impl {
       if (c->app().get_name() == name) return c.get();
     return nullptr;
   }
-  std::string HelpOf(const Command* c) const {
-    return c->cluster() ? c->app().help(program) : c->app().help();
-  }
+  std::string HelpOf(const Command* c) const { return c->cluster() ? c->app().help(program) : c->app().help(); }
 };
 
 CommandTree::CommandTree(const std::string& program) : impl_(std::make_unique<Impl>(program)) {

@@ -2,8 +2,8 @@
 
 #include <sstream>
 
-#include <CLI/CLI.hpp>
 #include <gtest/gtest.h>
+#include <CLI/CLI.hpp>
 
 #include "cli/cli_args.h"
 
@@ -185,8 +185,8 @@ TEST(CommandTree, HelpOfEachCommand) {
 
 TEST(CliArgs, DescribeSuspendResumeDeleteTakeTheConnectionFlags) {
   for (const char* command : {"describe", "suspend", "resume", "delete", "logs"}) {
-    auto a = ParseCliArgs({command, "j", "--kubeconfig", "/k", "--context", "c", "--namespace", "ns",
-                           "--request-timeout", "2m"});
+    auto a = ParseCliArgs(
+        {command, "j", "--kubeconfig", "/k", "--context", "c", "--namespace", "ns", "--request-timeout", "2m"});
     ASSERT_TRUE(a.ok()) << command << ": " << a.status().message();
     EXPECT_EQ(a->command, command);
     EXPECT_EQ(a->name, "j");

@@ -107,7 +107,6 @@ std::string PodState(const PodView& p) {
   return p.phase.empty() ? "Pending" : p.phase;
 }
 
-
 JobView DecodeJobView(const json& job) {
   JobView v;
   const json& meta = api::ObjectField(job, "metadata");

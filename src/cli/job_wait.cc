@@ -17,8 +17,8 @@ using Ms = std::chrono::milliseconds;
 using api::kExitFailed;
 using api::kExitInterrupted;
 using api::kExitOk;
-using api::kExitUsage;
 using api::kExitTimeout;
+using api::kExitUsage;
 using kube::kTfJobs;
 
 // One `submit --wait` (WaitForJob): the trackers of the job and its pods, the log streams, and
@@ -33,8 +33,7 @@ class JobWait {
         io_(io),
         out_(*io.out),
         job_tracker_(*s.client, {kTfJobs, ns, "", "metadata.name=" + name}, [this] { signal_.Notify(); }),
-        pod_tracker_(*s.client, {kube::kPods, ns, JobPodSelector(name), ""},
-                     [this] { signal_.Notify(); }) {}
+        pod_tracker_(*s.client, {kube::kPods, ns, JobPodSelector(name), ""}, [this] { signal_.Notify(); }) {}
 
   int Run(std::stop_token stop) {
     job_tracker_.Start();
@@ -148,7 +147,7 @@ class JobWait {
     if (logs_) {
       // The last lines: at most 5 s for the streams to end (and those that waited for a slot).
       auto until = std::chrono::steady_clock::now() + Ms(5000);
-      while ((rc == 0 || rc == 1) && std::chrono::steady_clock::now() < until) {
+      while ((rc == kExitOk || rc == kExitFailed) && std::chrono::steady_clock::now() < until) {
         logs_->WaitIdle(Ms(200));
         if (logs_->Idle()) break;
         (void)logs_->Update(pods_);

@@ -18,7 +18,9 @@ std::string Key(const json& o) {
 }  // namespace
 
 Tracker::Tracker(kube::RestClient& client, controller::ListWatchSpec spec, std::function<void()> changed)
-    : spec_name_(spec.gvr.resource), changed_(std::move(changed)), reflector_(client, std::move(spec), *this, Logger()) {}
+    : spec_name_(spec.gvr.resource),
+      changed_(std::move(changed)),
+      reflector_(client, std::move(spec), *this, Logger()) {}
 
 Tracker::~Tracker() {
   Stop();
@@ -118,10 +120,7 @@ void Signal::Notify() {
 
 bool Signal::Wait(std::chrono::milliseconds d) {
   MutexLock lock(mu_);
-  auto until = std::chrono::steady_clock::now() + d;
-  while (!changed_)
-    if (cv_.wait_until(mu_, until) == std::cv_status::timeout) break;
-  bool c = changed_;
+  bool c = cv_.wait_for(mu_, d, [this]() TFJOB_REQUIRES(mu_) { return changed_; });
   changed_ = false;
   return c;
 }
