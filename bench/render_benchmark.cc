@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "cmd/commands.h"
+#include "cli/job_file.h"
 
 namespace {
 
@@ -23,9 +23,9 @@ void BM_ParseValidateRender(benchmark::State& state) {
   const int workers = static_cast<int>(state.range(0));
   const std::string yaml = JobYaml(workers);
   for (auto _ : state) {
-    auto checked = tfjob::cmd::CheckJobs(yaml);
+    auto checked = tfjob::cli::CheckJobs(yaml);
     std::vector<tfjob::tfjob::core::RenderEvent> events;
-    auto list = tfjob::cmd::RenderList(std::move(checked).value(), {}, &events);
+    auto list = tfjob::cli::RenderList(std::move(checked).value(), {}, &events);
     benchmark::DoNotOptimize(list);
   }
   state.counters["ns_per_job"] = benchmark::Counter(static_cast<double>(state.iterations()),

@@ -15,9 +15,9 @@ ALLOWED = {
     "controller": {"controller", "kube", "api", "common"},
     "operator": {"operator", "controller", "kube", "tfjob/core", "api", "common"},
     "local": {"local", "tfjob/core", "api", "common"},
-    # The cluster command line (tfjob submit/get/describe/logs): a client of the API, with the
-    # local runner's replica view.
-    "cli": {"cli", "controller", "kube", "local", "tfjob/core", "api", "common"},
+    # Every command of `tfjob` (one CLI11 tree): the cluster commands, a client of the API with
+    # the local runner's replica view; `run` (local); `operator` (operator's RunOperator).
+    "cli": {"cli", "operator", "controller", "kube", "local", "tfjob/core", "api", "common"},
     # Test doubles and fixtures: built only with the tests, linked only into them.
     "testing": {"testing", "operator", "local", "controller", "kube", "tfjob/core", "api", "common"},
 }

@@ -12,5 +12,7 @@ inline constexpr std::string_view kLabelJobName = "training.kubeflow.org/job-nam
 inline constexpr std::string_view kLabelReplicaType = "training.kubeflow.org/replica-type";
 inline constexpr std::string_view kLabelReplicaIndex = "training.kubeflow.org/replica-index";
 inline constexpr std::string_view kLabelJobRole = "training.kubeflow.org/job-role";
+// Kueue's queue of a job (set by its user; read by `tfjob describe`, `get -o wide`, `resume`).
+inline constexpr std::string_view kLabelKueueQueueName = "kueue.x-k8s.io/queue-name";
 
 }  // namespace tfjob::api

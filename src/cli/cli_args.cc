@@ -1,29 +1,15 @@
 #include "cli/cli_args.h"
 
 #include <cmath>
+#include <csignal>
 
 #include <CLI/CLI.hpp>
 
+#include "cli/command_tree.h"
+#include "common/logging.h"
+#include "kube/curl_transport.h"
+
 namespace tfjob::cli {
-
-const std::vector<CommandInfo>& ClusterCommands() {
-  static const std::vector<CommandInfo> kCommands = {
-      {"submit", "Create the TFJobs of a file in the cluster; --wait: the live replica table until the job ends"},
-      {"get", "List TFJobs of the cluster (state, age, replicas ready/total, restarts)"},
-      {"describe", "A TFJob's conditions, replicas, timeline, events and why it is not running"},
-      {"logs", "The merged, prefixed logs of a TFJob's replicas"},
-      {"suspend", "Suspend a TFJob (spec.runPolicy.suspend: its pods are deleted)"},
-      {"resume", "Resume a suspended TFJob"},
-      {"delete", "Delete a TFJob (and, through its owner references, its pods and services)"},
-  };
-  return kCommands;
-}
-
-bool IsClusterCommand(std::string_view name) {
-  for (const auto& c : ClusterCommands())
-    if (name == c.name) return true;
-  return false;
-}
 
 StatusOr<std::chrono::milliseconds> ParseDuration(std::string_view text) {
   auto bad = [&] {
@@ -56,86 +42,88 @@ StatusOr<std::chrono::milliseconds> ParseDuration(std::string_view text) {
   return std::chrono::milliseconds(static_cast<long long>(std::llround(total_ms)));
 }
 
-StatusOr<CliArgs> ParseCliArgs(const std::vector<std::string>& args, const std::string& program) {
-  CliArgs a;
-  if (args.empty() || !IsClusterCommand(args[0])) return InvalidArgumentError("not a cluster command");
-  a.command = args[0];
-  std::string description;
-  for (const auto& c : ClusterCommands())
-    if (a.command == c.name) description = c.description;
-  CLI::App app{description, program + " " + a.command};
-  std::string request_timeout, timeout, since;
-  app.add_option("--kubeconfig", a.conn.kubeconfig,
+void AddKubeconfigFlags(CLI::App& app, std::string& kubeconfig, std::string& context) {
+  app.add_option("--kubeconfig", kubeconfig,
                  "Kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)");
-  app.add_option("--context", a.conn.context, "Kubeconfig context (default: the current one)");
-  app.add_option("-n,--namespace", a.conn.ns, "Namespace (default: the context's, else \"default\")");
-  app.add_option("--request-timeout", request_timeout, "Bound on each API request, its retries included (default 30s)");
-  const std::string& cmd = a.command;
-  auto add_max_log_requests = [&](const std::string& over) {
-    app.add_option("--max-log-requests", a.max_log_requests,
-                   "With --follow: the most log streams open at once (default 5, as kubectl); " + over)
-        ->check(CLI::Range(1, 1000));
-  };
-  if (cmd == "get") {
-    app.add_option("NAME", a.name, "A TFJob (default: all of the namespace)");
-    app.add_flag("-A,--all-namespaces", a.conn.all_namespaces, "TFJobs of every namespace");
-    app.add_option("-o,--output", a.output, "yaml, json or wide")->check(CLI::IsMember({"yaml", "json", "wide"}));
-    app.add_flag("-w,--watch", a.watch, "After the table, print a row whenever a TFJob changes (Ctrl-C ends)");
-  } else if (cmd == "describe" || cmd == "suspend" || cmd == "resume") {
-    app.add_option("NAME", a.name, "The TFJob")->required();
-  } else if (cmd == "delete") {
-    app.add_option("NAME", a.name, "The TFJob")->required();
-    app.add_flag("--wait", a.wait, "Wait until the TFJob is gone");
-    app.add_option("--timeout", timeout, "With --wait: give up after this long (exit 124; default 5m)");
-  } else if (cmd == "submit") {
-    app.add_option("FILE", a.file, "TFJob manifest (YAML or JSON; - for standard input)")->required();
-    app.add_flag("--wait", a.wait,
-                 "Wait for the job to end, showing its replicas; exit 0 Succeeded, 1 Failed, 124 timeout");
-    app.add_flag("--follow", a.follow, "With --wait: stream every replica's logs, prefixed");
-    app.add_option("--timeout", timeout, "With --wait: stop waiting after this long (exit 124; the job keeps running)");
-    app.add_flag("--delete-on-interrupt", a.delete_on_interrupt,
-                 "With --wait: Ctrl-C deletes the job (default: Ctrl-C stops watching only)");
-    add_max_log_requests("more containers wait for a slot");
-  } else if (cmd == "logs") {
-    app.add_option("NAME", a.name, "The TFJob")->required();
-    auto* replica = app.add_option("--replica", a.replica, "One replica: worker-0 (or the pod's name)");
-    app.add_option("--type", a.type, "The replicas of one type: Worker, PS, Chief, ...")->excludes(replica);
-    app.add_flag("-f,--follow", a.follow, "Follow the logs, and the new pods after restarts (Ctrl-C ends)");
-    app.add_flag("-p,--previous", a.previous, "The logs of the previous (restarted) container");
-    app.add_option("--since", since, "Only lines newer than this (5s, 2m, 3h)");
-    add_max_log_requests("a job with more containers to follow at once is refused (exit 2)");
-  }
-  std::vector<std::string> rest(args.rbegin(), args.rend() - 1);
-  try {
-    app.parse(rest);
-  } catch (const CLI::CallForHelp&) {
-    a.help = true;
-    a.help_text = app.help();
-    return a;
-  } catch (const CLI::ParseError& e) {
-    return InvalidArgumentError(e.what());
-  }
+  app.add_option("--context", context, "Kubeconfig context (default: the current one)");
+}
+
+ClusterCommand::ClusterCommand(CLI::App& root, const std::string& name, const std::string& description)
+    : Command(root.add_subcommand(name, description)) {
+  CLI::App& app = this->app();
+  app.set_help_all_flag();  // --help-all is the root's
+  AddKubeconfigFlags(app, args_.conn.kubeconfig, args_.conn.context);
+  app.add_option("-n,--namespace", args_.conn.ns, "Namespace (default: the context's, else \"default\")");
+  app.add_option("--request-timeout", request_timeout_,
+                 "Bound on each API request, its retries included (default 30s)");
+  args_.command = name;
+}
+
+void ClusterCommand::AddMaxLogRequests(const std::string& over) {
+  app()
+      .add_option("--max-log-requests", args_.max_log_requests,
+                  "With --follow: the most log streams open at once (default 5, as kubectl); " + over)
+      ->check(CLI::Range(1, 1000));
+}
+
+namespace {
+
+// The flags that exclude each other, or need another (each error names them).
+Status CheckFlagCombinations(const CliArgs& a) {
   if (a.conn.all_namespaces && !a.conn.ns.empty())
     return InvalidArgumentError("-A/--all-namespaces and -n/--namespace exclude each other");
   if (a.conn.all_namespaces && !a.name.empty())
     return InvalidArgumentError("a NAME cannot be given with -A/--all-namespaces");
-  if (a.follow && cmd == "submit" && !a.wait) a.wait = true;  // --follow implies --wait
   if (a.delete_on_interrupt && !a.wait) return InvalidArgumentError("--delete-on-interrupt needs --wait");
   if (a.watch && (a.output == "yaml" || a.output == "json"))
     return InvalidArgumentError("--watch prints table rows; it does not combine with -o yaml|json");
   if (a.previous && a.follow) return InvalidArgumentError("--previous and --follow exclude each other");
-  if (!request_timeout.empty()) {
-    TFJOB_ASSIGN_OR_RETURN(a.conn.request_timeout, ParseDuration(request_timeout));
+  return OkStatus();
+}
+
+}  // namespace
+
+Status ClusterCommand::Check() {
+  CliArgs& a = args_;
+  TFJOB_RETURN_IF_ERROR(CheckFlagCombinations(a));
+  if (!request_timeout_.empty()) {
+    TFJOB_ASSIGN_OR_RETURN(a.conn.request_timeout, ParseDuration(request_timeout_));
     if (a.conn.request_timeout.count() == 0) a.conn.request_timeout = std::chrono::milliseconds(30000);
   }
-  if (!timeout.empty()) {
+  if (!timeout_.empty()) {
     if (!a.wait) return InvalidArgumentError("--timeout needs --wait");
-    TFJOB_ASSIGN_OR_RETURN(a.timeout, ParseDuration(timeout));
+    TFJOB_ASSIGN_OR_RETURN(a.timeout, ParseDuration(timeout_));
   }
-  if (!since.empty()) {
-    TFJOB_ASSIGN_OR_RETURN(auto s, ParseDuration(since));
+  if (!since_.empty()) {
+    TFJOB_ASSIGN_OR_RETURN(auto s, ParseDuration(since_));
     a.since = std::chrono::duration_cast<std::chrono::seconds>(s);
     if (a.since->count() == 0) a.since = std::chrono::seconds(1);
+  }
+  return OkStatus();
+}
+
+int ClusterCommand::Run(const CliIo& io) {
+  kube::CurlGlobal curl;  // before any other thread
+  // A log stream or the server gone must not kill tfjob through a write to a closed pipe.
+  std::signal(SIGPIPE, SIG_IGN);
+  // The REST client's own failure log would draw over the table; the commands report errors.
+  // TFJOB_CLI_LOG=debug|info|warning shows them (on stderr).
+  LogLevel level = LogLevel::kError;
+  if (auto it = io.env.find("TFJOB_CLI_LOG"); it != io.env.end()) ParseLogLevel(it->second, &level);
+  SetLogOptions(level, LogFormat::kText);
+  return RunCluster(args_, io);
+}
+
+StatusOr<CliArgs> ParseCliArgs(const std::vector<std::string>& args, const std::string& program) {
+  CommandTree tree(program);
+  ParseResult r = tree.Parse(args);
+  const auto* command = dynamic_cast<const ClusterCommand*>(r.command);
+  if (command == nullptr) return InvalidArgumentError("not a cluster command");
+  if (r.kind == ParseResult::Kind::kUsageError) return InvalidArgumentError(r.text);
+  CliArgs a = command->args();
+  if (r.kind == ParseResult::Kind::kHelp) {
+    a.help = true;
+    a.help_text = r.text;
   }
   return a;
 }

@@ -1,6 +1,8 @@
 #pragma once
 // The arguments of the cluster commands (docs/cli.md): `tfjob get|describe|submit|logs|suspend|
-// resume|delete`, parsed into values so that parsing is tested without a cluster.
+// resume|delete`, parsed into values so that parsing is tested without a cluster. The flags every
+// cluster command shares (--kubeconfig, --context, -n, --request-timeout) and the rules between
+// flags are defined once, in ClusterCommand.
 
 #include <chrono>
 #include <optional>
@@ -8,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cli/command.h"
 #include "common/status.h"
 
 namespace tfjob::cli {
@@ -40,20 +43,41 @@ struct CliArgs {
   std::string help_text;
 };
 
-// The cluster commands and their one-line descriptions, for `tfjob --help`.
-struct CommandInfo {
-  const char* name;
-  const char* description;
-};
-const std::vector<CommandInfo>& ClusterCommands();
-bool IsClusterCommand(std::string_view name);
-
 // Go's durations as kubectl takes them ("90s", "5m", "1h30m", "1.5h", "250ms"), or plain seconds
 // ("30"). kInvalidArgument for anything else, a negative value, or more than 100 years.
 StatusOr<std::chrono::milliseconds> ParseDuration(std::string_view text);
 
-// args[0] is the command. `program`: "tfjob" or "kubectl tfjob" (for the help text).
-// kInvalidArgument with CLI11's message on a usage error; `help` set for --help.
+// args[0] is the command. `program`: "tfjob" or "kubectl tfjob" (for the help text). Parses with
+// the one tree (command_tree.h). kInvalidArgument with CLI11's or Check's message on a usage
+// error, or when args[0] is not a cluster command; `help` set for --help.
 StatusOr<CliArgs> ParseCliArgs(const std::vector<std::string>& args, const std::string& program = "tfjob");
+
+// --kubeconfig and --context, as every command that talks to a cluster takes them (the cluster
+// commands and `tfjob operator`; one resolution order, kube::ResolveClientConfig).
+void AddKubeconfigFlags(CLI::App& app, std::string& kubeconfig, std::string& context);
+
+// A cluster command: its subcommand with the connection flags, the rules between flags (Check),
+// and around RunCluster what every cluster command needs (libcurl, SIGPIPE ignored, the log level
+// of TFJOB_CLI_LOG).
+class ClusterCommand : public Command {
+ public:
+  ClusterCommand(CLI::App& root, const std::string& name, const std::string& description);
+  const CliArgs& args() const { return args_; }
+  Status Check() override;
+  int Run(const CliIo& io) final;
+  bool cluster() const override { return true; }
+
+ protected:
+  // REQUIRES: a kube::CurlGlobal is alive.
+  virtual int RunCluster(const CliArgs& a, const CliIo& io) = 0;
+  // --max-log-requests (logs -f, submit --follow); `over`: what happens past it.
+  void AddMaxLogRequests(const std::string& over);
+  CliArgs args_;
+  std::string timeout_;  // --timeout (submit, delete), parsed by Check
+  std::string since_;    // --since (logs), parsed by Check
+
+ private:
+  std::string request_timeout_;
+};
 
 }  // namespace tfjob::cli

@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -171,6 +172,21 @@ namespace tfjob::cli {
 // The text of one `Warning` response header (RFC 7234 `299 - "text"`, the quotes and
 // backslash escapes removed), escaped for the terminal; a value of another shape as it is.
 std::string WarningText(std::string_view header);
+
+// The pieces the views share (job_view.cc, describe_view.cc).
+// A name or message from the server, escaped for the terminal (api::EscapeNonPrintable).
+std::string Esc(std::string_view s);
+// "12s" (never negative).
+std::string Seconds(std::chrono::system_clock::duration d);
+// `s` padded with spaces to `width`.
+std::string Pad(std::string s, size_t width);
+// The condition of `type`, or nullptr.
+const ConditionView* Condition(const std::vector<ConditionView>& conditions, std::string_view type);
+bool IsTrue(const std::vector<ConditionView>& conditions, std::string_view type);
+// A waiting reason that means the image cannot be pulled.
+bool ImagePullReason(const std::string& r);
+// The pod's state as the tables show it: Deleting, a waiting reason, else its phase.
+std::string PodState(const PodView& p);
 
 // The "[worker-0] " prefix of a pod's log lines, as `tfjob run` prints a replica's: the pod name
 // without "<job>-", and "/<container>" for a container that is not the main one.

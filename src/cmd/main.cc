@@ -1,7 +1,7 @@
 #include <iostream>
 
-#include "cmd/commands.h"
+#include "cli/main.h"
 
 int main(int argc, char** argv) {
-  return tfjob::cmd::Main(argc, argv, std::cout, std::cerr);
+  return tfjob::cli::Main(argc, argv, std::cout, std::cerr);
 }

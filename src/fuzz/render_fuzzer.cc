@@ -8,19 +8,19 @@
 #include <string_view>
 
 #include "api/manifest.h"
-#include "cmd/commands.h"
+#include "cli/job_file.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
-  auto checked = tfjob::cmd::CheckJobs(text);
+  auto checked = tfjob::cli::CheckJobs(text);
   if (!checked.ok()) return 0;
-  std::vector<tfjob::cmd::CheckedJob> valid;
+  std::vector<tfjob::cli::CheckedJob> valid;
   for (auto& c : *checked)
     if (c.errors.empty()) valid.push_back(std::move(c));
-  tfjob::cmd::RenderRequest request;
+  tfjob::cli::RenderRequest request;
   request.options.gang_scheduler_name = size % 2 == 0 ? "volcano" : "";
   std::vector<tfjob::tfjob::core::RenderEvent> events;
-  auto list = tfjob::cmd::RenderList(std::move(valid), request, &events);
+  auto list = tfjob::cli::RenderList(std::move(valid), request, &events);
   if (list.ok()) {
     nlohmann::json as_json = nlohmann::json::parse(list->dump());
     std::string yaml = tfjob::api::ToYaml(*list);

@@ -1,25 +1,17 @@
 #pragma once
 // The API resources the TFJob controller works with beyond the core ones (pods, services,
-// events, leases), kept out of the generic client layer.
+// events, leases): defined once in kube/tfjob_resources.h, shared with the CLI.
 
-#include <string>
-
-#include "api/tfjob.h"
-#include "kube/resource_path.h"
+#include "kube/tfjob_resources.h"
 
 namespace tfjob::operator_ {
 
-inline const kube::GroupVersionResource kTfJobs{std::string(api::kGroup), "v1", std::string(api::kPlural)};
-inline const kube::GroupVersionResource kVolcanoPodGroups{"scheduling.volcano.sh", "v1beta1", "podgroups"};
-inline const kube::GroupVersionResource kPluginsPodGroups{"scheduling.x-k8s.io", "v1alpha1", "podgroups"};
-inline const kube::GroupVersionResource kPriorityClasses{"scheduling.k8s.io", "v1", "priorityclasses"};
-// kube-scheduler's own gang scheduling (--gang-scheduler-name kubernetes, docs/semantics.md D27).
-inline const kube::GroupVersionResource kNativeWorkloads{"scheduling.k8s.io", "v1alpha2", "workloads"};
-inline const kube::GroupVersionResource kNativePodGroups{"scheduling.k8s.io", "v1alpha2", "podgroups"};
-
-// A CustomResourceDefinition's name: "<resource>.<group>" ("tfjobs.kubeflow.org").
-inline std::string CrdName(const kube::GroupVersionResource& gvr) {
-  return gvr.resource + "." + gvr.group;
-}
+using kube::CrdName;
+using kube::kNativePodGroups;
+using kube::kNativeWorkloads;
+using kube::kPluginsPodGroups;
+using kube::kPriorityClasses;
+using kube::kTfJobs;
+using kube::kVolcanoPodGroups;
 
 }  // namespace tfjob::operator_

@@ -1,4 +1,5 @@
-#include "cmd/commands.h"
+#include "cli/job_file.h"
+#include "cli/main.h"
 
 #include <filesystem>
 #include <fstream>
@@ -9,7 +10,7 @@
 
 #include "api/manifest.h"
 
-namespace tfjob::cmd {
+namespace tfjob::cli {
 namespace {
 
 namespace fs = std::filesystem;
@@ -468,5 +469,34 @@ TEST_F(TempFiles, RenderYamlRoundTripsSeparatorsNelAndDel) {
   EXPECT_EQ(nlohmann::json::parse(json.out)["items"][0]["spec"]["containers"][0]["args"][0], "x\x7fy");
 }
 
+// `tfjob run` end to end in-process: the replicas are real processes (forks of this test binary
+// running sh), the outcome line and the exit code are the job's.
+std::string ShJob(const std::string& name, const std::string& script) {
+  return Tf("metadata: {name: " + name +
+            "}\nspec:\n  tfReplicaSpecs:\n    Worker:\n      replicas: 2\n      restartPolicy: Never\n"
+            "      template: {spec: {containers: [{name: tensorflow, image: tf, command: [sh, -c, '" +
+            script + "']}]}}\n");
+}
+
+TEST_F(TempFiles, RunSucceedsAndFailsAsTheReplicasDo) {
+  CmdResult ok = Tfjob({"run", Write("ok.yaml", ShJob("ok", "echo hello from $TF_CONFIG_X")), "--grace-period", "1"});
+  EXPECT_EQ(ok.code, 0) << ok.out << ok.err;
+  EXPECT_THAT(ok.out, ::testing::HasSubstr("[worker-0] hello from"));
+  EXPECT_THAT(ok.out, ::testing::HasSubstr("TFJob ok Succeeded: "));
+  CmdResult failed = Tfjob({"run", Write("bad.yaml", ShJob("bad", "exit 3")), "--quiet"});
+  EXPECT_EQ(failed.code, 1) << failed.out << failed.err;
+  EXPECT_THAT(failed.out, ::testing::HasSubstr("TFJob bad Failed: "));
+}
+
+TEST_F(TempFiles, RunRefusesAFileWithoutExactlyOneJob) {
+  std::string two = Write("two.yaml", ShJob("a", "true") + "---\n" + ShJob("b", "true"));
+  CmdResult r = Tfjob({"run", two});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, two + ": tfjob run takes a file with exactly one TFJob (found 2)\n");
+  r = Tfjob({"run", dir_.string() + "/missing.yaml"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, ::testing::HasSubstr("missing.yaml: cannot read: No such file or directory"));
+}
+
 }  // namespace
-}  // namespace tfjob::cmd
+}  // namespace tfjob::cli

@@ -1,7 +1,7 @@
 #pragma once
-// The `tfjob` command line: subcommands validate, render, crd, version. Main() takes the
-// output streams so tests run it in-process. Exit codes (design.md section 1): 0 ok, 1 the
-// job or spec failed, 2 usage or environment error.
+// The job files of `tfjob validate`, `render` and `run` (README.md, "Input rules and limits"):
+// read with a bound, every TFJob decoded, warned about, validated and defaulted, and rendered
+// into the objects the operator would create.
 
 #include <ostream>
 #include <string>
@@ -14,15 +14,9 @@
 #include "common/status.h"
 #include "tfjob/core/render.h"
 
-namespace tfjob::cmd {
+namespace tfjob::cli {
 
 namespace core = ::tfjob::tfjob::core;
-
-inline constexpr int kExitOk = 0;
-inline constexpr int kExitFailed = 1;
-inline constexpr int kExitUsage = 2;
-
-int Main(int argc, const char* const* argv, std::ostream& out, std::ostream& err);
 
 // A TFJob read from a file, checked: `errors` holds every decode and validation error
 // rendered as "path: message"; `job` is defaulted when errors is empty. `warnings`: its
@@ -56,4 +50,10 @@ struct RenderRequest {
 StatusOr<nlohmann::json> RenderList(std::vector<CheckedJob> jobs, const RenderRequest& request,
                                     std::vector<core::RenderEvent>* events);
 
-}  // namespace tfjob::cmd
+// Reads and checks one file for a command: prints its warnings ("FILE: warning: ...") and errors
+// ("FILE: path: message", "FILE: TFJob NAME: ..." when it holds several jobs) to `err`.
+// `strict`: warnings are printed without "warning: " and count as errors. Returns the exit code
+// for this file (api::kExitOk, kExitFailed, or kExitUsage when it cannot be read).
+int LoadChecked(const std::string& file, std::ostream& err, std::vector<CheckedJob>* jobs, bool strict = false);
+
+}  // namespace tfjob::cli

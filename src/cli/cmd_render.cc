@@ -1,0 +1,64 @@
+// `tfjob render FILE [-o yaml|json]` (README.md): the Pods, Services and PodGroup the operator
+// would create for each job of the file, as a v1 List.
+#include <CLI/CLI.hpp>
+
+#include "api/event_type.h"
+#include "api/exit_codes.h"
+#include "api/manifest.h"
+#include "cli/command.h"
+#include "cli/job_file.h"
+
+namespace tfjob::cli {
+namespace {
+
+class RenderCommand : public Command {
+ public:
+  explicit RenderCommand(CLI::App& root)
+      : Command(root.add_subcommand("render", "Print the Pods, Services and PodGroup the operator would create")) {
+    CLI::App& render = app();
+    core::RenderOptions& options = request_.options;
+    render.add_option("FILE", file_, "TFJob manifest (YAML or JSON; - for standard input)")->required();
+    render.add_option("-o,--output", format_, "Output format")->check(CLI::IsMember({"yaml", "json"}));
+    render.add_option("--namespace", request_.ns, "Namespace (default: the job's, else \"default\")");
+    render.add_option("--cluster-domain", options.tf_config.cluster_domain,
+                      "Cluster domain appended to TF_CONFIG hosts (<pod>.<ns>.svc.<domain>)");
+    render.add_option("--gang-scheduler-name", options.gang_scheduler_name,
+                      "volcano, kubernetes (kube-scheduler's Workload API), or another name for scheduler-plugins; "
+                      "empty: no gang scheduling");
+    render
+        .add_option("--tf-config-evaluator-in-cluster", options.tf_config.evaluator_in_cluster,
+                    "List evaluators in TF_CONFIG's cluster")
+        ->default_val(true);
+  }
+
+  int Run(const CliIo& io) override {
+    std::ostream& err = *io.err;
+    std::vector<CheckedJob> jobs;
+    if (int rc = LoadChecked(file_, err, &jobs); rc != api::kExitOk) return rc;
+    std::vector<core::RenderEvent> events;
+    auto list = RenderList(std::move(jobs), request_, &events);
+    if (!list.ok()) {
+      err << file_ << ": " << list.status().message() << "\n";
+      return api::kExitFailed;
+    }
+    for (const auto& e : events)
+      err << file_ << ": " << api::EnumName(e.type) << " " << e.reason << ": " << e.message << "\n";
+    if (format_ == "json")
+      *io.out << list->dump(2) << "\n";
+    else
+      *io.out << api::ToYaml(*list);
+    return api::kExitOk;
+  }
+
+ private:
+  std::string file_, format_ = "yaml";
+  RenderRequest request_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> DefineRender(CLI::App& root) {
+  return std::make_unique<RenderCommand>(root);
+}
+
+}  // namespace tfjob::cli

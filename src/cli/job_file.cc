@@ -1,0 +1,111 @@
+#include "cli/job_file.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+#include <cstring>
+
+#include "api/defaults.h"
+#include "api/exit_codes.h"
+#include "api/manifest.h"
+#include "api/tfjob_file.h"
+#include "api/validation.h"
+#include "common/file_reader.h"
+
+namespace tfjob::cli {
+namespace {
+
+using api::kExitFailed;
+using api::kExitOk;
+using api::kExitUsage;
+
+// "FILE: " or "FILE: TFJob NAME: " when the file holds several jobs.
+std::string Prefix(const std::string& file, const std::vector<CheckedJob>& jobs, const CheckedJob& job) {
+  if (jobs.size() <= 1) return file + ": ";
+  return file + ": TFJob " +
+         (job.job.metadata.name.empty() ? "(unnamed)" : api::EscapeNonPrintable(job.job.metadata.name)) + ": ";
+}
+
+}  // namespace
+
+int LoadChecked(const std::string& file, std::ostream& err, std::vector<CheckedJob>* jobs, bool strict) {
+  auto text = ReadInput(file);
+  if (!text.ok()) {
+    err << file << ": " << text.status().message() << "\n";
+    return kExitUsage;
+  }
+  auto checked = CheckFile(*text);
+  if (!checked.ok()) {
+    err << file << ": " << checked.status().message() << "\n";
+    return kExitFailed;
+  }
+  const char* warning = strict ? "" : "warning: ";
+  int rc = kExitOk;
+  for (const auto& w : checked->warnings) err << file << ": " << warning << w << "\n";
+  if (strict && !checked->warnings.empty()) rc = kExitFailed;
+  *jobs = std::move(checked->jobs);
+  for (auto& j : *jobs) {
+    for (const auto& w : j.warnings) err << Prefix(file, *jobs, j) << warning << w << "\n";
+    for (const auto& e : j.errors) err << Prefix(file, *jobs, j) << e << "\n";
+    if (!j.errors.empty() || (strict && !j.warnings.empty())) rc = kExitFailed;
+  }
+  return rc;
+}
+
+StatusOr<std::string> ReadInput(const std::string& path) {
+  int fd = STDIN_FILENO;
+  if (path != "-") {
+    fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return NotFoundError(std::string("cannot read: ") + std::strerror(errno));
+  }
+  BoundedRead read = ReadFdBounded(fd, api::kMaxManifestBytes);
+  if (fd != STDIN_FILENO) ::close(fd);
+  switch (read.problem) {
+    case ReadProblem::kNone: return std::move(read.bytes);
+    case ReadProblem::kDirectory: return InvalidArgumentError("cannot read: is a directory");
+    case ReadProblem::kTooLarge: return InvalidArgumentError(api::InputTooLargeMessage());
+    case ReadProblem::kReadError: break;
+  }
+  return UnavailableError(std::string("cannot read: ") + std::strerror(read.error));
+}
+
+StatusOr<std::vector<CheckedJob>> CheckJobs(std::string_view text) {
+  TFJOB_ASSIGN_OR_RETURN(CheckedFile file, CheckFile(text));
+  return std::move(file.jobs);
+}
+
+StatusOr<CheckedFile> CheckFile(std::string_view text) {
+  TFJOB_ASSIGN_OR_RETURN(api::LoadedFile loaded_file, api::LoadTfJobFile(text));
+  CheckedFile file;
+  file.warnings = std::move(loaded_file.warnings);
+  std::vector<CheckedJob>& out = file.jobs;
+  for (auto& l : loaded_file.jobs) {
+    CheckedJob c;
+    c.warnings = std::move(l.warnings);
+    for (auto& w : api::SpecWarnings(l.job)) c.warnings.push_back(std::move(w));  // D22
+    api::FieldErrors errors = l.decode_errors;
+    api::FieldErrors more = api::ValidateTfJob(l.job);
+    errors.insert(errors.end(), more.begin(), more.end());
+    for (const auto& e : errors) c.errors.push_back(e.ToString());
+    c.job = std::move(l.job);
+    if (c.errors.empty()) api::SetDefaults(c.job);
+    out.push_back(std::move(c));
+  }
+  return file;
+}
+
+StatusOr<nlohmann::json> RenderList(std::vector<CheckedJob> jobs, const RenderRequest& request,
+                                    std::vector<core::RenderEvent>* events) {
+  nlohmann::json items = nlohmann::json::array();
+  for (auto& c : jobs) {
+    TFJOB_CHECK(c.errors.empty());  // callers render only valid jobs
+    api::TfJob& job = c.job;
+    if (!request.ns.empty()) job.metadata.ns = request.ns;
+    if (job.metadata.ns.empty()) job.metadata.ns = "default";
+    TFJOB_ASSIGN_OR_RETURN(core::RenderedJob rendered, core::RenderJob(job, request.options));
+    for (auto& o : rendered.objects) items.push_back(std::move(o));
+    for (auto& e : rendered.events) events->push_back(std::move(e));
+  }
+  return nlohmann::json{{"apiVersion", "v1"}, {"kind", "List"}, {"items", std::move(items)}};
+}
+
+}  // namespace tfjob::cli

@@ -1,0 +1,29 @@
+#pragma once
+// The API resources tfjob works with beyond the core ones of resource_path.h (pods, services,
+// events, leases): TFJobs, the gang schedulers' PodGroups and Workloads, Kueue's Workloads,
+// PriorityClasses. Defined once for the operator and the CLI.
+
+#include <string>
+
+#include "api/tfjob.h"
+#include "kube/resource_path.h"
+
+namespace tfjob::kube {
+
+inline const GroupVersionResource kTfJobs{std::string(api::kGroup), "v1", std::string(api::kPlural)};
+inline const GroupVersionResource kVolcanoPodGroups{"scheduling.volcano.sh", "v1beta1", "podgroups"};
+inline const GroupVersionResource kPluginsPodGroups{"scheduling.x-k8s.io", "v1alpha1", "podgroups"};
+inline const GroupVersionResource kPriorityClasses{"scheduling.k8s.io", "v1", "priorityclasses"};
+// kube-scheduler's own gang scheduling (--gang-scheduler-name kubernetes, docs/semantics.md D27).
+inline const GroupVersionResource kNativeWorkloads{"scheduling.k8s.io", "v1alpha2", "workloads"};
+inline const GroupVersionResource kNativePodGroups{"scheduling.k8s.io", "v1alpha2", "podgroups"};
+// Kueue's Workloads (`tfjob describe` of a queued job), newest version first.
+inline const GroupVersionResource kKueueWorkloadsV1beta2{"kueue.x-k8s.io", "v1beta2", "workloads"};
+inline const GroupVersionResource kKueueWorkloadsV1beta1{"kueue.x-k8s.io", "v1beta1", "workloads"};
+
+// A CustomResourceDefinition's name: "<resource>.<group>" ("tfjobs.kubeflow.org").
+inline std::string CrdName(const GroupVersionResource& gvr) {
+  return gvr.resource + "." + gvr.group;
+}
+
+}  // namespace tfjob::kube
