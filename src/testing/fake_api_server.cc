@@ -30,7 +30,8 @@ bool IsCustomResource(const std::string& group) {
 
 bool ClusterScoped(const std::string& resource) {
   return resource == "namespaces" || resource == "nodes" || resource == "priorityclasses" ||
-         resource == "customresourcedefinitions";
+         resource == "customresourcedefinitions" || resource == "resourceflavors" ||
+         resource == "workloadpriorityclasses" || resource == "clusterqueues";
 }
 
 std::string KindOf(const std::string& resource) {

@@ -140,62 +140,80 @@ const api::ReplicaSpec* SpecOf(const api::TfJob& job, api::ReplicaType type, std
 
 }  // namespace
 
+namespace {
+
+// One assignment's info before the admission checks' updates: count, topology gate, flavours,
+// the workload annotation, the podset and queue labels.
+StatusOr<KueuePodSetInfo> AssignmentInfo(const json& workload, const json& assignment, const json& pod_set,
+                                         const std::map<std::string, KueueFlavor>& flavors,
+                                         const KueueOptions& options) {
+  const json& admission = api::ObjectField(api::ObjectField(workload, "status"), "admission");
+  KueuePodSetInfo info;
+  info.name = api::StringField(assignment, "name");
+  info.count = static_cast<int32_t>(api::IntField(assignment, "count", api::IntField(pod_set, "count")));
+  if (options.topology_aware_scheduling && assignment.contains("topologyAssignment") &&
+      !assignment["topologyAssignment"].is_null()) {
+    if (TopologyUnspecified(pod_set)) info.annotations[std::string(kKueueUnconstrainedTopology)] = "true";
+    info.scheduling_gates.push_back({{"name", std::string(kKueueTopologyGate)}});
+  }
+  // Each flavour once; resources in key order (Kueue walks a Go map here, so its order of
+  // tolerations from several flavours is not defined).
+  std::set<std::string> seen;
+  const json& flavor_refs = api::ObjectField(assignment, "flavors");
+  for (auto ref = flavor_refs.begin(); ref != flavor_refs.end(); ++ref) {
+    if (!ref->is_string() || !seen.insert(ref->get<std::string>()).second) continue;
+    auto flavor = flavors.find(ref->get<std::string>());
+    if (flavor == flavors.end())
+      return Status(StatusCode::kNotFound, "ResourceFlavor \"" + ref->get<std::string>() + "\" not found");
+    for (const auto& [k, v] : flavor->second.node_labels) info.node_selector[k] = v;
+    for (const json& t : ToList(flavor->second.tolerations)) info.tolerations.push_back(t);
+  }
+  if (options.topology_aware_scheduling)
+    info.annotations[std::string(kKueueWorkloadAnnotation)] =
+        api::StringField(api::ObjectField(workload, "metadata"), "name");
+  info.labels[std::string(kKueuePodSetLabel)] = info.name;
+  if (options.assign_queue_labels) {
+    info.labels[std::string(kKueueLocalQueueLabel)] =
+        api::StringField(api::ObjectField(workload, "spec"), "queueName");
+    const std::string cq = api::StringField(admission, "clusterQueue");
+    if (IsDns1123Label(cq)) info.labels[std::string(kKueueClusterQueueLabel)] = cq;
+  }
+  return info;
+}
+
+// Each admission check's first podSetUpdate for the PodSet, merged in.
+Status ApplyPodSetUpdates(const json& workload, KueuePodSetInfo* info) {
+  for (const json& check : List(api::ObjectField(workload, "status"), "admissionChecks")) {
+    for (const json& update : List(check, "podSetUpdates")) {
+      if (api::StringField(update, "name") != info->name) continue;
+      KueuePodSetInfo from;
+      from.annotations = ToStringMap(api::ObjectField(update, "annotations"));
+      from.labels = ToStringMap(api::ObjectField(update, "labels"));
+      from.node_selector = ToStringMap(api::ObjectField(update, "nodeSelector"));
+      from.tolerations = List(update, "tolerations");
+      if (Status s = MergeInfo(from, info); !s.ok())
+        return s.WithContext("admission check \"" + api::StringField(check, "name") + "\"");
+      break;
+    }
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
 StatusOr<std::vector<KueuePodSetInfo>> KueueAdmittedPodSets(const json& workload,
                                                             const std::map<std::string, KueueFlavor>& flavors,
                                                             const KueueOptions& options) {
-  const json& status = api::ObjectField(workload, "status");
-  const json& admission = api::ObjectField(status, "admission");
-  const json assignments = List(admission, "podSetAssignments");
+  const json assignments = List(api::ObjectField(api::ObjectField(workload, "status"), "admission"), "podSetAssignments");
   const json pod_sets = List(api::ObjectField(workload, "spec"), "podSets");
-  const std::string name = api::StringField(api::ObjectField(workload, "metadata"), "name");
   std::vector<KueuePodSetInfo> out;
   for (size_t i = 0; i < assignments.size(); ++i) {
-    const json& assignment = assignments[i];
     if (i >= pod_sets.size())
       return Status(StatusCode::kInvalidArgument, "admission has more podSetAssignments than the Workload has podSets");
-    const json& pod_set = pod_sets[i];
-    KueuePodSetInfo info;
-    info.name = api::StringField(assignment, "name");
-    info.count = static_cast<int32_t>(api::IntField(assignment, "count", api::IntField(pod_set, "count")));
-    if (options.topology_aware_scheduling && assignment.contains("topologyAssignment") &&
-        !assignment["topologyAssignment"].is_null()) {
-      if (TopologyUnspecified(pod_set)) info.annotations[std::string(kKueueUnconstrainedTopology)] = "true";
-      info.scheduling_gates.push_back({{"name", std::string(kKueueTopologyGate)}});
-    }
-    // Each flavour once; resources in key order (Kueue walks a Go map here, so its order of
-    // tolerations from several flavours is not defined).
-    std::set<std::string> seen;
-    const json& flavor_refs = api::ObjectField(assignment, "flavors");
-    for (auto ref = flavor_refs.begin(); ref != flavor_refs.end(); ++ref) {
-      const json& flavor_name = ref.value();
-      if (!flavor_name.is_string() || !seen.insert(flavor_name.get<std::string>()).second) continue;
-      auto flavor = flavors.find(flavor_name.get<std::string>());
-      if (flavor == flavors.end())
-        return Status(StatusCode::kNotFound, "ResourceFlavor \"" + flavor_name.get<std::string>() + "\" not found");
-      for (const auto& [k, v] : flavor->second.node_labels) info.node_selector[k] = v;
-      for (const json& t : ToList(flavor->second.tolerations)) info.tolerations.push_back(t);
-    }
-    if (options.topology_aware_scheduling) info.annotations[std::string(kKueueWorkloadAnnotation)] = name;
-    info.labels[std::string(kKueuePodSetLabel)] = info.name;
-    if (options.assign_queue_labels) {
-      info.labels[std::string(kKueueLocalQueueLabel)] = api::StringField(api::ObjectField(workload, "spec"), "queueName");
-      const std::string cq = api::StringField(admission, "clusterQueue");
-      if (IsDns1123Label(cq)) info.labels[std::string(kKueueClusterQueueLabel)] = cq;
-    }
-    for (const json& check : List(status, "admissionChecks")) {
-      for (const json& update : List(check, "podSetUpdates")) {
-        if (!update.is_object() || api::StringField(update, "name") != info.name) continue;
-        KueuePodSetInfo from;
-        from.annotations = ToStringMap(api::ObjectField(update, "annotations"));
-        from.labels = ToStringMap(api::ObjectField(update, "labels"));
-        from.node_selector = ToStringMap(api::ObjectField(update, "nodeSelector"));
-        from.tolerations = List(update, "tolerations");
-        if (Status s = MergeInfo(from, &info); !s.ok())
-          return s.WithContext("admission check \"" + api::StringField(check, "name") + "\"");
-        break;
-      }
-    }
-    out.push_back(std::move(info));
+    auto info = AssignmentInfo(workload, assignments[i], pod_sets[i], flavors, options);
+    if (!info.ok()) return info.status();
+    TFJOB_RETURN_IF_ERROR(ApplyPodSetUpdates(workload, &*info));
+    out.push_back(*std::move(info));
   }
   return out;
 }

@@ -219,31 +219,104 @@ json Adopt(const api::TfJob& job, json workload) {
   return workload;
 }
 
+void WaitForPriorityClass(const Status& status, KueuePlan* plan) {
+  plan->step = KueueStep::kWaitPriorityClass;
+  plan->retry = true;
+  plan->message = status.message();
+}
+
+// The prebuilt Workload, when the job names one: adopted, checked, or treated as missing.
+const json* EnsurePrebuilt(const KueueObserved& o, const json& pod_sets, KueuePlan* plan) {
+  const api::TfJob& job = *o.job;
+  if (!o.prebuilt) return nullptr;
+  const json* controller = Controller(*o.prebuilt);
+  if (controller && api::StringField(*controller, "uid") != job.metadata.uid) return nullptr;
+  plan->workload_name = Name(*o.prebuilt);
+  if (!controller) {
+    plan->step = KueueStep::kAdoptPrebuilt;
+    plan->update_workload = Adopt(job, *o.prebuilt);
+    return nullptr;
+  }
+  if (KueueWorkloadMatchesJob(job, pod_sets, *o.prebuilt)) return &*o.prebuilt;
+  if (auto status = FinishStatus(*o.prebuilt, "OutOfSync", kOutOfSync, o.now)) {
+    plan->step = KueueStep::kPrebuiltOutOfSync;
+    plan->message = kOutOfSync;
+    plan->workload_status = std::move(status);
+  }
+  return nullptr;
+}
+
+// A suspended job's non-matching Workload that holds no quota is made to match the job (its
+// spec rewritten, spec.active kept).
+void RewriteWorkload(const KueueObserved& o, const KueueOptions& options, const json& workload, KueuePlan* plan) {
+  auto priority = KueueWorkloadPriority(*o.job, o.priority_classes);
+  auto rendered = priority.ok() ? RenderKueueWorkload(*o.job, *priority, options) : priority.status();
+  plan->workload_name = Name(workload);
+  if (!rendered.ok()) return WaitForPriorityClass(rendered.status(), plan);
+  json updated = workload;
+  json active = api::ObjectField(updated, "spec").contains("active") ? updated["spec"]["active"] : json();
+  updated["spec"] = (*rendered)["spec"];
+  if (!active.is_null()) updated["spec"]["active"] = active;
+  plan->step = KueueStep::kUpdateWorkload;
+  plan->update_workload = std::move(updated);
+  plan->events.push_back(Normal("UpdatedWorkload", "Updated not matching Workload for suspended job: " + Key(workload)));
+}
+
+// The priority follows the priority-class label while the Workload has no class or a
+// WorkloadPriorityClass. Returns whether the pass ends here.
+bool FollowPriority(const KueueObserved& o, const json& match, KueuePlan* plan) {
+  const api::TfJob& job = *o.job;
+  const json& ref = api::ObjectField(api::ObjectField(match, "spec"), "priorityClassRef");
+  const bool follows = ref.empty() || api::StringField(ref, "kind") == "WorkloadPriorityClass";
+  const auto label = job.metadata.labels.find(std::string(kKueuePriorityClassLabel));
+  const std::string wanted = label == job.metadata.labels.end() ? "" : label->second;
+  if (!follows || wanted == api::StringField(ref, "name")) return false;
+  plan->workload_name = Name(match);
+  auto priority = KueueWorkloadPriority(job, o.priority_classes);
+  if (!priority.ok()) {
+    WaitForPriorityClass(priority.status(), plan);
+    return true;
+  }
+  json updated = match;
+  json class_ref = KueuePriorityClassRef(*priority);
+  if (class_ref.is_null())
+    updated["spec"].erase("priorityClassRef");
+  else
+    updated["spec"]["priorityClassRef"] = std::move(class_ref);
+  updated["spec"]["priority"] = priority->value;
+  plan->step = KueueStep::kUpdatePriority;
+  plan->update_workload = std::move(updated);
+  plan->events.push_back(Normal("UpdatedWorkload", "Updated workload priority class: " + Key(match)));
+  return true;
+}
+
+// A running job without a matching Workload is stopped, its templates restored from the one
+// other Workload when there is exactly one.
+void StopWithoutMatch(const api::TfJob& job, const std::vector<const json*>& others, KueuePlan* plan) {
+  if (Suspended(job) || Finished(job)) return;
+  if (others.size() == 1)
+    StopJob(job, others.front(), "No matching Workload; restoring pod templates according to existent Workload",
+            plan);
+  else
+    StopJob(job, nullptr, "Missing Workload; unable to restore pod templates", plan);
+}
+
+void DeleteOthers(const std::vector<const json*>& others, bool matched, KueuePlan* plan) {
+  plan->step = KueueStep::kDeleteExtra;
+  for (const json* w : others) {
+    plan->delete_workloads.push_back(Name(*w));
+    if (HasFinalizer(*w)) plan->remove_finalizer.push_back(Name(*w));
+    plan->events.push_back(Normal("DeletedWorkload", "Deleted not matching Workload: " + Key(*w)));
+  }
+  plan->message = matched ? "extra Workloads deleted" : "no matching Workload; the others deleted";
+}
+
 // Step 1 of a pass: the one Workload of the job. Returns it (nullptr when there is none), or
 // fills `plan` with a step that ends the pass.
 const json* EnsureOneWorkload(const KueueObserved& o, const KueueOptions& options, const json& pod_sets,
                               KueuePlan* plan) {
   const api::TfJob& job = *o.job;
-  if (auto prebuilt = KueuePrebuiltWorkloadName(job)) {
-    if (!o.prebuilt) return nullptr;
-    const json* controller = Controller(*o.prebuilt);
-    if (controller && api::StringField(*controller, "uid") != job.metadata.uid) return nullptr;
-    plan->workload_name = Name(*o.prebuilt);
-    if (!controller) {
-      plan->step = KueueStep::kAdoptPrebuilt;
-      plan->update_workload = Adopt(job, *o.prebuilt);
-      return nullptr;
-    }
-    if (!KueueWorkloadMatchesJob(job, pod_sets, *o.prebuilt)) {
-      if (auto status = FinishStatus(*o.prebuilt, "OutOfSync", kOutOfSync, o.now)) {
-        plan->step = KueueStep::kPrebuiltOutOfSync;
-        plan->message = kOutOfSync;
-        plan->workload_status = std::move(status);
-      }
-      return nullptr;
-    }
-    return &*o.prebuilt;
-  }
+  if (KueuePrebuiltWorkloadName(job)) return EnsurePrebuilt(o, pod_sets, plan);
   const json* match = nullptr;
   std::vector<const json*> others;
   for (const json& w : o.workloads) {
@@ -257,67 +330,16 @@ const json* EnsureOneWorkload(const KueueObserved& o, const KueueOptions& option
     to_update = others.front();
     others.erase(others.begin());
   }
-  if (!match && !Suspended(job) && !Finished(job))
-    StopJob(job, others.size() == 1 ? others.front() : nullptr,
-            others.size() == 1 ? "No matching Workload; restoring pod templates according to existent Workload"
-                               : "Missing Workload; unable to restore pod templates",
-            plan);
+  if (!match) StopWithoutMatch(job, others, plan);
   if (!others.empty()) {
-    plan->step = KueueStep::kDeleteExtra;
-    for (const json* w : others) {
-      plan->delete_workloads.push_back(Name(*w));
-      if (HasFinalizer(*w)) plan->remove_finalizer.push_back(Name(*w));
-      plan->events.push_back(Normal("DeletedWorkload", "Deleted not matching Workload: " + Key(*w)));
-    }
-    plan->message = match ? "extra Workloads deleted" : "no matching Workload; the others deleted";
+    DeleteOthers(others, match != nullptr, plan);
     return nullptr;
   }
   if (to_update) {
-    auto priority = KueueWorkloadPriority(job, o.priority_classes);
-    auto rendered = priority.ok() ? RenderKueueWorkload(job, *priority, options) : priority.status();
-    plan->workload_name = Name(*to_update);
-    if (!rendered.ok()) {
-      plan->step = KueueStep::kWaitPriorityClass;
-      plan->retry = true;
-      plan->message = rendered.status().message();
-      return nullptr;
-    }
-    json updated = *to_update;
-    json active = api::ObjectField(updated, "spec").contains("active") ? updated["spec"]["active"] : json();
-    updated["spec"] = (*rendered)["spec"];
-    if (!active.is_null()) updated["spec"]["active"] = active;
-    plan->step = KueueStep::kUpdateWorkload;
-    plan->update_workload = std::move(updated);
-    plan->events.push_back(Normal("UpdatedWorkload", "Updated not matching Workload for suspended job: " + Key(*to_update)));
+    RewriteWorkload(o, options, *to_update, plan);
     return nullptr;
   }
-  if (!match) return nullptr;
-  // The priority follows the label while the Workload has no class or a WorkloadPriorityClass.
-  const json& ref = api::ObjectField(api::ObjectField(*match, "spec"), "priorityClassRef");
-  const bool follows = ref.empty() || api::StringField(ref, "kind") == "WorkloadPriorityClass";
-  const auto label = job.metadata.labels.find(std::string(kKueuePriorityClassLabel));
-  const std::string wanted = label == job.metadata.labels.end() ? "" : label->second;
-  if (follows && wanted != api::StringField(ref, "name")) {
-    plan->workload_name = Name(*match);
-    auto priority = KueueWorkloadPriority(job, o.priority_classes);
-    if (!priority.ok()) {
-      plan->step = KueueStep::kWaitPriorityClass;
-      plan->retry = true;
-      plan->message = priority.status().message();
-      return nullptr;
-    }
-    json updated = *match;
-    json class_ref = KueuePriorityClassRef(*priority);
-    if (class_ref.is_null())
-      updated["spec"].erase("priorityClassRef");
-    else
-      updated["spec"]["priorityClassRef"] = std::move(class_ref);
-    updated["spec"]["priority"] = priority->value;
-    plan->step = KueueStep::kUpdatePriority;
-    plan->update_workload = std::move(updated);
-    plan->events.push_back(Normal("UpdatedWorkload", "Updated workload priority class: " + Key(*match)));
-    return nullptr;
-  }
+  if (!match || FollowPriority(o, *match, plan)) return nullptr;
   return match;
 }
 
@@ -330,18 +352,13 @@ void NoWorkload(const KueueObserved& o, const KueueOptions& options, KueuePlan* 
     plan->message = "prebuilt workload not found";
     return;
   }
-  if (Active(job)) {
+  if (Active(job) || o.live_pods > 0) {
     plan->step = KueueStep::kWaitPodsGone;
     plan->message = "the job is suspended but still has active pods";
     return;
   }
   auto priority = KueueWorkloadPriority(job, o.priority_classes);
-  if (!priority.ok()) {
-    plan->step = KueueStep::kWaitPriorityClass;
-    plan->retry = true;
-    plan->message = priority.status().message();
-    return;
-  }
+  if (!priority.ok()) return WaitForPriorityClass(priority.status(), plan);
   auto workload = RenderKueueWorkload(job, *priority, options);
   if (!workload.ok()) {
     plan->step = KueueStep::kBadJob;
@@ -354,37 +371,142 @@ void NoWorkload(const KueueObserved& o, const KueueOptions& options, KueuePlan* 
   plan->create_workload = *std::move(workload);
 }
 
+// The Workload is Finished or being deleted. Returns whether the pass ends here.
+bool WorkloadEnded(const api::TfJob& job, const json& wl, KueuePlan* plan) {
+  if (ConditionTrue(wl, "Finished")) {
+    plan->step = KueueStep::kWorkloadFinished;
+  } else if (Deleting(wl)) {
+    plan->step = KueueStep::kWorkloadDeleted;
+    StopJob(job, &wl, "Workload is deleted", plan);
+  } else {
+    return false;
+  }
+  if (HasFinalizer(wl)) plan->remove_finalizer.push_back(Name(wl));
+  return true;
+}
+
+// The job finished: its Workload gets Finished with the outcome. Returns whether it did.
+bool JobFinished(const KueueObserved& o, const json* wl, KueuePlan* plan) {
+  const api::JobCondition* finished = Finished(*o.job);
+  if (!finished) return false;
+  plan->step = KueueStep::kJobFinished;
+  if (!wl) return true;
+  if (auto status = FinishStatus(*wl, finished->type == "Failed" ? "Failed" : "Succeeded", finished->message, o.now)) {
+    plan->step = KueueStep::kFinishWorkload;
+    plan->workload_status = std::move(status);
+    plan->events.push_back(Normal("FinishedWorkload", "Workload '" + Key(*wl) + "' is declared finished"));
+  }
+  return true;
+}
+
+// reclaimablePods, then PodsReady (waitForPodsReady). Returns whether one needs a write.
+bool StatusBookkeeping(const KueueObserved& o, const KueueOptions& options, const json& wl, KueuePlan* plan) {
+  const json reclaimable = ReclaimablePods(*o.job);
+  if (!SameReclaimable(reclaimable, List(api::ObjectField(wl, "status"), "reclaimablePods"))) {
+    plan->step = KueueStep::kReclaimablePods;
+    plan->workload_status = StatusPatch(wl, {{"reclaimablePods", reclaimable}});
+    return true;
+  }
+  if (!options.wait_for_pods_ready) return false;
+  const auto [status, reason, message] = PodsReadyCondition(*o.job, wl);
+  const json* current = FindCondition(wl, "PodsReady");
+  if (current && api::StringField(*current, "status") == status && api::StringField(*current, "reason") == reason)
+    return false;
+  json conditions = Conditions(wl);
+  SetKueueCondition(&conditions, "PodsReady", status, reason, message, Generation(wl), o.now);
+  plan->step = KueueStep::kPodsReady;
+  plan->workload_status = StatusPatch(wl, {{"conditions", std::move(conditions)}});
+  return true;
+}
+
+// Evicted: stop the job; once none of its pods is left, clear the reservation. Returns whether
+// the Workload is evicted.
+bool Evicted(const KueueObserved& o, const json& wl, KueuePlan* plan) {
+  const json* evicted = FindCondition(wl, "Evicted");
+  if (!evicted || api::StringField(*evicted, "status") != "True") return false;
+  plan->step = KueueStep::kEvicted;
+  plan->message = api::StringField(*evicted, "message");
+  StopJob(*o.job, &wl, plan->message, plan);
+  if (ConditionTrue(wl, "QuotaReserved") && !Active(*o.job) && o.live_pods == 0)
+    plan->workload_status = ClearReservation(wl, *evicted, o.now);
+  return true;
+}
+
+// A suspended job: start it when admitted, else follow its queue or wait.
+void SuspendedJob(const KueueObserved& o, const KueueOptions& options, const json& wl, KueuePlan* plan) {
+  const api::TfJob& job = *o.job;
+  if (ConditionTrue(wl, "Admitted")) {
+    auto infos = KueueAdmittedPodSets(wl, o.flavors, options);
+    auto update = infos.ok() ? KueueStartJob(job, *infos) : infos.status();
+    if (!update.ok() && update.status().code() == StatusCode::kNotFound) {
+      plan->step = KueueStep::kWaitFlavor;
+      plan->retry = true;
+      plan->message = update.status().message();
+    } else if (!update.ok()) {
+      plan->step = KueueStep::kStartFailed;
+      plan->message = update.status().message();
+      plan->workload_status = FinishStatus(wl, "FailedToStart", plan->message, o.now);
+    } else {
+      const json& admission = api::ObjectField(api::ObjectField(wl, "status"), "admission");
+      plan->step = KueueStep::kStart;
+      plan->message = "Admitted by clusterQueue " + api::StringField(admission, "clusterQueue");
+      plan->job_update = *std::move(update);
+      plan->events.push_back(Normal("Started", plan->message));
+    }
+    return;
+  }
+  if (api::StringField(api::ObjectField(wl, "spec"), "queueName") != KueueQueueName(job)) {
+    json updated = wl;
+    updated["spec"]["queueName"] = KueueQueueName(job);
+    plan->step = KueueStep::kUpdateQueueName;
+    plan->update_workload = std::move(updated);
+    return;
+  }
+  plan->step = KueueStep::kPending;
+  plan->message = PendingMessage(wl);
+}
+
+// The job is being deleted: its Workloads lose Kueue's finalizer.
+void ReleaseFinalizers(const KueueObserved& o, KueuePlan* plan) {
+  plan->step = KueueStep::kReleaseFinalizers;
+  for (const json& w : o.workloads)
+    if (HasFinalizer(w)) plan->remove_finalizer.push_back(Name(w));
+}
+
+constexpr std::pair<KueueStep, std::string_view> kStepNames[] = {
+    {KueueStep::kNotQueued, "NotQueued"},
+    {KueueStep::kReleaseFinalizers, "ReleaseFinalizers"},
+    {KueueStep::kBadJob, "BadJob"},
+    {KueueStep::kDeleteExtra, "DeleteExtra"},
+    {KueueStep::kUpdateWorkload, "UpdateWorkload"},
+    {KueueStep::kAdoptPrebuilt, "AdoptPrebuilt"},
+    {KueueStep::kPrebuiltOutOfSync, "PrebuiltOutOfSync"},
+    {KueueStep::kWaitPrebuilt, "WaitPrebuilt"},
+    {KueueStep::kUpdatePriority, "UpdatePriority"},
+    {KueueStep::kWorkloadFinished, "WorkloadFinished"},
+    {KueueStep::kWorkloadDeleted, "WorkloadDeleted"},
+    {KueueStep::kFinishWorkload, "FinishWorkload"},
+    {KueueStep::kJobFinished, "JobFinished"},
+    {KueueStep::kWaitPodsGone, "WaitPodsGone"},
+    {KueueStep::kWaitPriorityClass, "WaitPriorityClass"},
+    {KueueStep::kCreateWorkload, "CreateWorkload"},
+    {KueueStep::kReclaimablePods, "ReclaimablePods"},
+    {KueueStep::kPodsReady, "PodsReady"},
+    {KueueStep::kEvicted, "Evicted"},
+    {KueueStep::kWaitFlavor, "WaitFlavor"},
+    {KueueStep::kStartFailed, "StartFailed"},
+    {KueueStep::kStart, "Start"},
+    {KueueStep::kUpdateQueueName, "UpdateQueueName"},
+    {KueueStep::kPending, "Pending"},
+    {KueueStep::kSuspendNotAdmitted, "SuspendNotAdmitted"},
+    {KueueStep::kRunning, "Running"},
+};
+
 }  // namespace
 
 std::string_view KueueStepName(KueueStep step) {
-  switch (step) {
-    case KueueStep::kNotQueued: return "NotQueued";
-    case KueueStep::kReleaseFinalizers: return "ReleaseFinalizers";
-    case KueueStep::kBadJob: return "BadJob";
-    case KueueStep::kDeleteExtra: return "DeleteExtra";
-    case KueueStep::kUpdateWorkload: return "UpdateWorkload";
-    case KueueStep::kAdoptPrebuilt: return "AdoptPrebuilt";
-    case KueueStep::kPrebuiltOutOfSync: return "PrebuiltOutOfSync";
-    case KueueStep::kWaitPrebuilt: return "WaitPrebuilt";
-    case KueueStep::kUpdatePriority: return "UpdatePriority";
-    case KueueStep::kWorkloadFinished: return "WorkloadFinished";
-    case KueueStep::kWorkloadDeleted: return "WorkloadDeleted";
-    case KueueStep::kFinishWorkload: return "FinishWorkload";
-    case KueueStep::kJobFinished: return "JobFinished";
-    case KueueStep::kWaitPodsGone: return "WaitPodsGone";
-    case KueueStep::kWaitPriorityClass: return "WaitPriorityClass";
-    case KueueStep::kCreateWorkload: return "CreateWorkload";
-    case KueueStep::kReclaimablePods: return "ReclaimablePods";
-    case KueueStep::kPodsReady: return "PodsReady";
-    case KueueStep::kEvicted: return "Evicted";
-    case KueueStep::kWaitFlavor: return "WaitFlavor";
-    case KueueStep::kStartFailed: return "StartFailed";
-    case KueueStep::kStart: return "Start";
-    case KueueStep::kUpdateQueueName: return "UpdateQueueName";
-    case KueueStep::kPending: return "Pending";
-    case KueueStep::kSuspendNotAdmitted: return "SuspendNotAdmitted";
-    case KueueStep::kRunning: return "Running";
-  }
+  for (const auto& [s, name] : kStepNames)
+    if (s == step) return name;
   return "Unknown";
 }
 
@@ -418,15 +540,15 @@ KueuePlan PlanKueueWorkload(const KueueObserved& o, const KueueOptions& options)
   KueuePlan plan;
   if (KueueQueueName(job).empty()) return plan;
   if (job.metadata.deletion_timestamp) {
-    plan.step = KueueStep::kReleaseFinalizers;
-    for (const json& w : o.workloads)
-      if (HasFinalizer(w)) plan.remove_finalizer.push_back(Name(w));
+    ReleaseFinalizers(o, &plan);
     return plan;
   }
   auto pod_sets = KueuePodSets(job, options);
   if (!pod_sets.ok()) {
+    // Kueue's webhook refuses such a job; here it is kept suspended.
     plan.step = KueueStep::kBadJob;
     plan.message = pod_sets.status().message();
+    StopJob(job, nullptr, plan.message, &plan);
     return plan;
   }
   // EnsureOneWorkload sets another step only when the pass ends there.
@@ -434,99 +556,20 @@ KueuePlan PlanKueueWorkload(const KueueObserved& o, const KueueOptions& options)
   const json* wl = EnsureOneWorkload(o, options, *pod_sets, &plan);
   if (plan.step != KueueStep::kRunning) return plan;
   if (wl) plan.workload_name = Name(*wl);
-
-  if (wl && ConditionTrue(*wl, "Finished")) {
-    plan.step = KueueStep::kWorkloadFinished;
-    if (HasFinalizer(*wl)) plan.remove_finalizer.push_back(Name(*wl));
-    return plan;
-  }
-  if (wl && Deleting(*wl)) {
-    plan.step = KueueStep::kWorkloadDeleted;
-    StopJob(job, wl, "Workload is deleted", &plan);
-    if (HasFinalizer(*wl)) plan.remove_finalizer.push_back(Name(*wl));
-    return plan;
-  }
-  if (const api::JobCondition* finished = Finished(job)) {
-    plan.step = KueueStep::kJobFinished;
-    if (wl) {
-      if (auto status = FinishStatus(*wl, finished->type == "Failed" ? "Failed" : "Succeeded", finished->message, o.now)) {
-        plan.step = KueueStep::kFinishWorkload;
-        plan.workload_status = std::move(status);
-        plan.events.push_back(Normal("FinishedWorkload", "Workload '" + Key(*wl) + "' is declared finished"));
-      }
-    }
-    return plan;
-  }
+  if (wl && WorkloadEnded(job, *wl, &plan)) return plan;
+  if (JobFinished(o, wl, &plan)) return plan;
   if (!wl) {
     NoWorkload(o, options, &plan);
     return plan;
   }
-  const json reclaimable = ReclaimablePods(job);
-  if (!SameReclaimable(reclaimable, List(api::ObjectField(*wl, "status"), "reclaimablePods"))) {
-    plan.step = KueueStep::kReclaimablePods;
-    plan.workload_status = StatusPatch(*wl, {{"reclaimablePods", reclaimable}});
-    return plan;
-  }
-  if (options.wait_for_pods_ready) {
-    const auto [status, reason, message] = PodsReadyCondition(job, *wl);
-    const json* current = FindCondition(*wl, "PodsReady");
-    if (!current || api::StringField(*current, "status") != status || api::StringField(*current, "reason") != reason) {
-      json conditions = Conditions(*wl);
-      SetKueueCondition(&conditions, "PodsReady", status, reason, message, Generation(*wl), o.now);
-      plan.step = KueueStep::kPodsReady;
-      plan.workload_status = StatusPatch(*wl, {{"conditions", std::move(conditions)}});
-      return plan;
-    }
-  }
-  if (const json* evicted = FindCondition(*wl, "Evicted"); evicted && api::StringField(*evicted, "status") == "True") {
-    plan.step = KueueStep::kEvicted;
-    plan.message = api::StringField(*evicted, "message");
-    StopJob(job, wl, plan.message, &plan);
-    if (ConditionTrue(*wl, "QuotaReserved") && !Active(job)) plan.workload_status = ClearReservation(*wl, *evicted, o.now);
-    return plan;
-  }
-  const bool admitted = ConditionTrue(*wl, "Admitted");
+  if (StatusBookkeeping(o, options, *wl, &plan) || Evicted(o, *wl, &plan)) return plan;
   if (Suspended(job)) {
-    if (admitted) {
-      auto infos = KueueAdmittedPodSets(*wl, o.flavors, options);
-      auto update = infos.ok() ? KueueStartJob(job, *infos) : infos.status();
-      if (!update.ok() && update.status().code() == StatusCode::kNotFound) {
-        plan.step = KueueStep::kWaitFlavor;
-        plan.retry = true;
-        plan.message = update.status().message();
-        return plan;
-      }
-      if (!update.ok()) {
-        plan.step = KueueStep::kStartFailed;
-        plan.message = update.status().message();
-        plan.workload_status = FinishStatus(*wl, "FailedToStart", plan.message, o.now);
-        return plan;
-      }
-      const std::string cq = api::StringField(api::ObjectField(api::ObjectField(*wl, "status"), "admission"), "clusterQueue");
-      plan.step = KueueStep::kStart;
-      plan.message = "Admitted by clusterQueue " + cq;
-      plan.job_update = *std::move(update);
-      plan.events.push_back(Normal("Started", plan.message));
-      return plan;
-    }
-    if (api::StringField(api::ObjectField(*wl, "spec"), "queueName") != KueueQueueName(job)) {
-      json updated = *wl;
-      updated["spec"]["queueName"] = KueueQueueName(job);
-      plan.step = KueueStep::kUpdateQueueName;
-      plan.update_workload = std::move(updated);
-      return plan;
-    }
-    plan.step = KueueStep::kPending;
-    plan.message = PendingMessage(*wl);
-    return plan;
-  }
-  if (!admitted) {
+    SuspendedJob(o, options, *wl, &plan);
+  } else if (!ConditionTrue(*wl, "Admitted")) {
     plan.step = KueueStep::kSuspendNotAdmitted;
     plan.message = "Not admitted by cluster queue";
     StopJob(job, wl, plan.message, &plan);
-    return plan;
   }
-  plan.step = KueueStep::kRunning;
   return plan;
 }
 

@@ -33,6 +33,10 @@ struct KueueObserved {
   std::optional<nlohmann::json> prebuilt;
   std::map<std::string, KueueFlavor> flavors;  // the ResourceFlavors by name
   KueuePriorityClasses priority_classes;
+  // The job's pods that still exist, whatever their phase. Kueue's integration calls a job active
+  // when a replica status counts an active (running) pod; here a pod that still exists counts
+  // too, so an evicted job's quota is released only once its pods are gone (docs/kueue.md).
+  int64_t live_pods = 0;
   api::Time now;
 };
 

@@ -261,6 +261,14 @@ TEST(PlanKueueWorkload, EvictionClearsTheReservationWithRequeued) {
   EXPECT_TRUE(stop.job_update->suspend);
   EXPECT_FALSE(stop.workload_status);
   EXPECT_EQ(stop.message, "Preempted to accommodate a workload");
+  // Suspended, no pod counted active (pending pods are not), but pods still exist: the quota
+  // stays reserved until they are gone.
+  const api::TfJob stopped = MakeJob(J::kFresh);
+  KueueObserved o{.job = &stopped, .workloads = {MakeWorkload(W::kPreempted, stopped)}, .live_pods = 2, .now = kNow};
+  const KueuePlan wait = PlanKueueWorkload(o, KueueOptions{});
+  EXPECT_EQ(wait.step, KueueStep::kEvicted);
+  EXPECT_FALSE(wait.workload_status);
+  EXPECT_FALSE(wait.job_update);
 }
 
 TEST(PlanKueueWorkload, PodsReadyMirrorsRunning) {
@@ -390,6 +398,18 @@ TEST(PlanKueueWorkload, PrebuiltWorkload) {
   const KueuePlan oos = Plan(job, {}, {}, out_of_sync);
   ASSERT_EQ(oos.step, KueueStep::kPrebuiltOutOfSync);
   EXPECT_EQ((*Cond(*oos.workload_status, "Finished"))["reason"], "OutOfSync");
+}
+
+TEST(PlanKueueWorkload, BadTopologyAnnotationKeepsTheJobSuspended) {
+  api::TfJob job = MakeJob(J::kCreatedUnsuspended);
+  job.spec.replica_specs.at("Worker")->pod_template["metadata"]["annotations"] = {
+      {"kueue.x-k8s.io/podset-unconstrained-topology", "maybe"}};
+  const KueuePlan plan = Plan(job, {});
+  EXPECT_EQ(plan.step, KueueStep::kBadJob);
+  ASSERT_TRUE(plan.job_update);
+  EXPECT_TRUE(plan.job_update->suspend);
+  EXPECT_FALSE(plan.create_workload);
+  EXPECT_NE(plan.message.find("not a boolean"), std::string::npos) << plan.message;
 }
 
 TEST(SetKueueCondition, TransitionTimeMovesOnlyWithTheStatus) {
