@@ -76,9 +76,11 @@ std::string WorkloadNs(const json& w) {
 }  // namespace
 
 KueueMode::KueueMode(kube::RestClient& client, controller::EventRecorder& events, const OperatorOptions& options,
-                     std::function<void(const std::string&)> enqueue, Logger log)
+                     std::function<void(const std::string&)> enqueue,
+                     std::function<void(const std::string&, const json&)> wrote, Logger log)
     : client_(client),
       events_(events),
+      wrote_(std::move(wrote)),
       options_(options.kueue),
       ns_(options.ns),
       log_(log.With({{"component", "kueue-mode"}})) {
@@ -168,7 +170,16 @@ Status KueueMode::Apply(const api::TfJob& job, const core::KueuePlan& plan) {
     auto written = client_.Patch(kTfJobs, ns, job.metadata.name, kube::PatchType::kMerge,
                                  core::KueueJobMergePatch(job, *plan.job_update));
     if (!written.ok()) return written.status().WithContext("kueue: updating the job");
+    // A pass woken before the informer shows this write must not plan it again on the old job.
+    if (wrote_) wrote_(api::JobKey(job), *written);
   }
+  TFJOB_RETURN_IF_ERROR(ApplyToWorkloads(ns, plan));
+  for (const core::RenderEvent& e : plan.events)
+    events_.Record(JobReference(job), std::string(api::EnumName(e.type)), e.reason, e.message);
+  return OkStatus();
+}
+
+Status KueueMode::ApplyToWorkloads(const std::string& ns, const core::KueuePlan& plan) {
   for (const std::string& name : plan.remove_finalizer)
     TFJOB_RETURN_IF_ERROR(RemoveFinalizer(ns, name));
   for (const std::string& name : plan.delete_workloads)
@@ -190,8 +201,6 @@ Status KueueMode::Apply(const api::TfJob& job, const core::KueuePlan& plan) {
         client_.Patch(kKueueWorkloads, ns, plan.workload_name, kube::PatchType::kMerge, *plan.workload_status, "status");
     if (!written.ok()) return written.status().WithContext("kueue: writing the status of Workload " + plan.workload_name);
   }
-  for (const core::RenderEvent& e : plan.events)
-    events_.Record(JobReference(job), std::string(api::EnumName(e.type)), e.reason, e.message);
   return OkStatus();
 }
 

@@ -48,9 +48,12 @@ struct KueueGate {
 class KueueMode {
  public:
   // `enqueue` is called with a job key ("ns/name") when a Workload of that job changes, on the
-  // informer's thread. All references must outlive the KueueMode.
+  // informer's thread; `wrote` with the job's key and the object the server returned after each
+  // write of the job (the controller's mutation cache, docs/semantics.md D28), on the caller's
+  // thread. All references must outlive the KueueMode.
   KueueMode(kube::RestClient& client, controller::EventRecorder& events, const OperatorOptions& options,
-            std::function<void(const std::string&)> enqueue, Logger log);
+            std::function<void(const std::string&)> enqueue,
+            std::function<void(const std::string&, const nlohmann::json&)> wrote, Logger log);
   ~KueueMode();
 
   void Start();
@@ -67,11 +70,14 @@ class KueueMode {
 
  private:
   tfjob::core::KueueObserved Observe(const api::TfJob& job, api::Time now, int64_t live_pods) const;
+  // The plan's writes in its order (job, finalizers, deletes, create, update, status), then events.
   Status Apply(const api::TfJob& job, const tfjob::core::KueuePlan& plan);
+  Status ApplyToWorkloads(const std::string& ns, const tfjob::core::KueuePlan& plan);
   Status RemoveFinalizer(const std::string& ns, const std::string& name);
 
   kube::RestClient& client_;
   controller::EventRecorder& events_;
+  std::function<void(const std::string&, const nlohmann::json&)> wrote_;
   const tfjob::core::KueueOptions options_;
   const std::string ns_;
   Logger log_;

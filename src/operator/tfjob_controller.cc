@@ -88,7 +88,9 @@ TfJobController::TfJobController(kube::RestClient& client, Clock& clock, control
   WatchChildren();
   WatchGang();
   if (options.kueue_mode == "operator")
-    kueue_ = std::make_unique<KueueMode>(client, events, options, [this](const std::string& k) { Enqueue(k); }, log_);
+    kueue_ = std::make_unique<KueueMode>(
+        client, events, options, [this](const std::string& k) { Enqueue(k); },
+        [this](const std::string& k, const json& object) { Wrote(k, object); }, log_);
 }
 
 void TfJobController::RegisterMetrics() {

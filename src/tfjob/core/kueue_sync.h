@@ -6,8 +6,8 @@
 // Workload finished or being deleted, the job finished, no Workload yet, reclaimable pods,
 // PodsReady, eviction, admission, and a job running without admission.
 //
-// One pass returns one step; the writes of a step go in the order of the fields of KueuePlan
-// (job update, deletes, create, update, status, finalizers), and the watch event of the last
+// One pass returns one step; its writes go in this order: the job update, finalizers removed,
+// deletes, the create, the update, the status (KueueMode::Apply); the watch event of the last
 // write brings the next pass. Pure: no I/O, no clock (`now` comes in).
 
 #include <map>
