@@ -5,6 +5,7 @@
 #include <string>
 
 #include "common/logging.h"
+#include "tfjob/core/kueue_workload.h"
 
 namespace tfjob::operator_ {
 
@@ -37,6 +38,13 @@ struct OperatorOptions {
   int webhook_port = 0;                                                    // --webhook-port (0: off)
   std::string webhook_host;                                                // --webhook-host ("": all interfaces)
   std::string webhook_cert_dir = "/tmp/k8s-webhook-server/serving-certs";  // --webhook-cert-dir
+  // --kueue-mode (docs/kueue.md, docs/operator.md): who owns a queued job's Kueue Workload.
+  // "integration" (the default): Kueue's own kubeflow.org/tfjob integration; the operator only
+  // honours runPolicy.suspend. "operator": the operator creates and follows the Workload itself,
+  // for a Kueue whose TFJob integration is off (v0.19 on, by default).
+  std::string kueue_mode = "integration";
+  // What Kueue's configuration decides (ShortWorkloadNames, waitForPodsReady, labelKeysToCopy, ...).
+  tfjob::core::KueueOptions kueue;
   // Not a flag: set by the start-up check of the TFJob CRD when its status schema prunes
   // replicaStatuses.<type>.restarts (docs/semantics.md D29).
   bool counters_in_annotation = false;

@@ -88,6 +88,10 @@ TfJobController::TfJobController(kube::RestClient& client, Clock& clock, control
   WatchJobs();
   WatchChildren();
   WatchGang();
+  if (options.kueue_mode == "operator")
+    kueue_ = std::make_unique<KueueMode>(
+        client, events, options, [this](const std::string& k) { Enqueue(k); },
+        [this](const std::string& k, const json& object) { Wrote(k, object); }, log_);
 }
 
 void TfJobController::RegisterMetrics() {
@@ -132,6 +136,7 @@ void TfJobController::WatchJobs() {
                       },
                       [this](const auto& j) {
                         ForgetJob(api::JobKey(*j));  // a job gone with no child left is never reconciled again
+                        if (kueue_) Enqueue(api::JobKey(*j));  // its Workloads lose Kueue's finalizer (JobGone)
                         MutexLock lock(latency_mu_);
                         created_observed_.erase(j->metadata.uid);
                         running_observed_.erase(j->metadata.uid);
@@ -252,13 +257,14 @@ void TfJobController::StartInformers() {
   if (pod_groups_) pod_groups_->Start();
   if (priority_classes_) priority_classes_->Start();
   if (workloads_) workloads_->Start();
+  if (kueue_) kueue_->Start();
   queue_.StartDelayDriver();
 }
 
 bool TfJobController::HasSynced() const {
   return jobs_->HasSynced() && pods_->HasSynced() && services_->HasSynced() &&
          (!pod_groups_ || pod_groups_->HasSynced()) && (!priority_classes_ || priority_classes_->HasSynced()) &&
-         (!workloads_ || workloads_->HasSynced());
+         (!workloads_ || workloads_->HasSynced()) && (!kueue_ || kueue_->HasSynced());
 }
 
 void TfJobController::StartWorkers() {
@@ -289,6 +295,7 @@ void TfJobController::Stop() {
   if (pod_groups_) pod_groups_->Stop();
   if (priority_classes_) priority_classes_->Stop();
   if (workloads_) workloads_->Stop();
+  if (kueue_) kueue_->Stop();
 }
 
 void TfJobController::Worker(std::stop_token stop, int index) {
@@ -409,11 +416,20 @@ void TfJobController::ConsumeDisruptionNotes(const std::string& key, const tfjob
 StatusOr<ReconcileResult> TfJobController::ReconcileKey(const std::string& key) {
   auto job = jobs_->store().Get(key);
   if (!job) {
+    if (kueue_) TFJOB_RETURN_IF_ERROR(kueue_->JobGone(key));
     ForgetJob(key);
     return ReconcileResult{};
   }
   job = Newest(key, std::move(job));
   if (auto wait = WaitForExpectations(key, *job)) return *wait;
+  if (kueue_) {
+    // Kueue's part before the core: a job that runs without an admitted Workload is suspended
+    // before the core could create a pod for it. After the expectations: the pod cache shows
+    // this operator's own creates, so an evicted job's quota is not released under its pods.
+    auto gate = kueue_->Sync(*job, clock_.Now(), static_cast<int64_t>(pods_->store().ByIndex("job", key).size()));
+    if (!gate.ok()) return gate.status();
+    if (!gate->run_core) return ReconcileResult{gate->requeue_after};
+  }
   Logger log = log_.With({{"tfjob", key}, {"reconcile_id", std::to_string(++reconcile_ids_)}});
   core::ObservedState observed = Observe(key, *job);
   core::Plan plan = core::Reconcile(observed, reconcile_options_);

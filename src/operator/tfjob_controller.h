@@ -33,6 +33,7 @@
 #include "controller/work_queue.h"
 #include "controller/write_pool.h"
 #include "kube/rest_client.h"
+#include "operator/kueue_mode.h"
 #include "operator/options.h"
 #include "operator/plan_applier.h"
 #include "tfjob/core/reconcile.h"
@@ -143,6 +144,7 @@ class TfJobController {
   // integer each), for the replica order of a computed minResources (docs/semantics.md 2.8).
   std::unique_ptr<controller::Informer<int32_t>> priority_classes_;
   std::unique_ptr<controller::Informer<nlohmann::json>> workloads_;  // --gang-scheduler-name kubernetes
+  std::unique_ptr<KueueMode> kueue_;  // --kueue-mode operator: the job's Kueue Workload (docs/kueue.md)
   Mutex status_mu_;
   std::unordered_map<std::string, Clock::SteadyTime> status_written_ TFJOB_GUARDED_BY(status_mu_);  // by job key
   mutable Mutex workers_mu_;  // StartWorkers (the elector's thread) vs Stop and WorkersAlive

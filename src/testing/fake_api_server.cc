@@ -24,12 +24,14 @@ bool HasStatus(const std::string& resource) {
 // Groups served by CRDs in the operator's world: an update must carry a resourceVersion there
 // (AllowUnconditionalUpdate is false for custom resources).
 bool IsCustomResource(const std::string& group) {
-  return group == "kubeflow.org" || group == "scheduling.volcano.sh" || group == "scheduling.x-k8s.io";
+  return group == "kubeflow.org" || group == "scheduling.volcano.sh" || group == "scheduling.x-k8s.io" ||
+         group == "kueue.x-k8s.io";
 }
 
 bool ClusterScoped(const std::string& resource) {
   return resource == "namespaces" || resource == "nodes" || resource == "priorityclasses" ||
-         resource == "customresourcedefinitions";
+         resource == "customresourcedefinitions" || resource == "resourceflavors" ||
+         resource == "workloadpriorityclasses" || resource == "clusterqueues";
 }
 
 std::string KindOf(const std::string& resource) {

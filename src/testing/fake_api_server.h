@@ -4,7 +4,9 @@
 // unchanged, without a cluster or a socket. Test-only (linked only into tests).
 //
 // What it serves, with the real server's semantics for what the operator uses:
-// - one store per resource (group + plural; the version is not checked), objects as JSON;
+// - one store per resource (group + plural; the version is not checked), objects as JSON; the
+//   custom resources of the operator's world (kubeflow.org, Volcano's and scheduler-plugins'
+//   PodGroups, Kueue's kueue.x-k8s.io Workloads) need a resourceVersion on an update;
 // - create (POST): 409 AlreadyExists, 422 without a name, generateName; assigns metadata.uid,
 //   resourceVersion (one counter for every resource, as etcd's revision) and creationTimestamp
 //   (from the injected Clock); a pod starts in phase Pending; a resource with a status

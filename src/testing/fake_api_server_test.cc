@@ -189,6 +189,70 @@ TEST(FakeApiServer, UpdateNeedsTheCurrentVersion) {
       << "a custom resource's update needs a resourceVersion";
 }
 
+// Kueue's Workload (kueue.x-k8s.io/v1beta2, a namespaced custom resource with a status
+// subresource), as the operator's Kueue mode writes it (docs/kueue.md): created without status,
+// admitted through /status by Kueue, its status patched at a resourceVersion, updated only with
+// one, and held by Kueue's finalizer when deleted.
+TEST(FakeApiServer, ServesKueueWorkloads) {
+  Fixture f;
+  const kube::GroupVersionResource workloads{"kueue.x-k8s.io", "v1beta2", "workloads"};
+  json wl = {{"apiVersion", "kueue.x-k8s.io/v1beta2"},
+             {"kind", "Workload"},
+             {"metadata", {{"name", "tfjob-mnist-817ee"}, {"finalizers", {"kueue.x-k8s.io/resource-in-use"}}}},
+             {"spec", {{"queueName", "user-queue"}, {"podSets", {{{"name", "worker"}, {"count", 2}}}}}},
+             {"status", {{"conditions", {{{"type", "Admitted"}, {"status", "True"}}}}}}};
+  auto created = f.client.Create(workloads, "ns", wl);
+  ASSERT_TRUE(created.ok()) << created.status().message();
+  EXPECT_FALSE(created->contains("status")) << "the status subresource: a create carries none";
+  EXPECT_EQ((*created)["metadata"]["namespace"], "ns");
+  EXPECT_THAT(f.client.Create(workloads, "ns", wl).status().message(),
+              ::testing::HasSubstr("workloads.kueue.x-k8s.io \"tfjob-mnist-817ee\" already exists"));
+
+  // Kueue admits it through /status; the spec stays.
+  auto admitted = f.client.Patch(
+      workloads, "ns", "tfjob-mnist-817ee", kube::PatchType::kMerge,
+      {{"status", {{"admission", {{"clusterQueue", "cq"}}}, {"conditions", {{{"type", "Admitted"}, {"status", "True"}}}}}},
+       {"spec", {{"queueName", "changed"}}}},
+      "status");
+  ASSERT_TRUE(admitted.ok()) << admitted.status().message();
+  EXPECT_EQ((*admitted)["status"]["admission"]["clusterQueue"], "cq");
+  EXPECT_EQ((*admitted)["spec"]["queueName"], "user-queue");
+
+  // The operator's status patch at the version it read: a stale one is a conflict.
+  const json stale_patch = {{"metadata", {{"resourceVersion", (*created)["metadata"]["resourceVersion"]}}},
+                            {"status", {{"admission", nullptr}}}};
+  EXPECT_TRUE(IsConflict(
+      f.client.Patch(workloads, "ns", "tfjob-mnist-817ee", kube::PatchType::kMerge, stale_patch, "status").status()));
+  const json fresh_patch = {{"metadata", {{"resourceVersion", (*admitted)["metadata"]["resourceVersion"]}}},
+                            {"status", {{"admission", nullptr}}}};
+  auto cleared = f.client.Patch(workloads, "ns", "tfjob-mnist-817ee", kube::PatchType::kMerge, fresh_patch, "status");
+  ASSERT_TRUE(cleared.ok()) << cleared.status().message();
+  EXPECT_FALSE((*cleared)["status"].contains("admission"));
+
+  // An update needs the resourceVersion (a custom resource) and keeps the status.
+  json update = *cleared;
+  update["spec"]["queueName"] = "other";
+  update["status"] = {{"x", 1}};
+  update["metadata"].erase("resourceVersion");
+  EXPECT_EQ(f.client.Update(workloads, "ns", "tfjob-mnist-817ee", update).status().code(), StatusCode::kInvalid);
+  update["metadata"]["resourceVersion"] = (*cleared)["metadata"]["resourceVersion"];
+  auto updated = f.client.Update(workloads, "ns", "tfjob-mnist-817ee", update);
+  ASSERT_TRUE(updated.ok()) << updated.status().message();
+  EXPECT_EQ((*updated)["spec"]["queueName"], "other");
+  EXPECT_FALSE((*updated)["status"].contains("x"));
+
+  // Deleted: Kueue's finalizer holds it until it is removed.
+  ASSERT_TRUE(f.client.Delete(workloads, "ns", "tfjob-mnist-817ee").ok());
+  auto held = f.server.Get(workloads, "ns", "tfjob-mnist-817ee");
+  ASSERT_TRUE(held);
+  EXPECT_TRUE((*held)["metadata"].contains("deletionTimestamp"));
+  ASSERT_TRUE(f.client
+                  .Patch(workloads, "ns", "tfjob-mnist-817ee", kube::PatchType::kMerge,
+                         {{"metadata", {{"finalizers", nullptr}}}})
+                  .ok());
+  EXPECT_FALSE(f.server.Get(workloads, "ns", "tfjob-mnist-817ee"));
+}
+
 // Collects a watch's events on a thread until stopped.
 struct Watcher {
   kube::RestClient& client;

@@ -1,0 +1,233 @@
+#include "operator/kueue_mode.h"
+
+#include <algorithm>
+
+#include "api/json_fields.h"
+#include "api/object_key.h"
+#include "operator/plan_applier.h"
+#include "operator/resources.h"
+#include "tfjob/core/reconcile_phases.h"
+
+namespace tfjob::operator_ {
+namespace {
+
+using nlohmann::json;
+namespace core = ::tfjob::tfjob::core;
+
+// A pass that waits for something Kueue or a user must add looks again this late.
+constexpr std::chrono::seconds kRetryAfter{5};
+
+std::string ClusterKey(const json& object) {
+  return api::StringField(api::ObjectField(object, "metadata"), "name");
+}
+
+// The keys of the TFJobs a Workload's owner references name (Kueue lists a job's Workloads by
+// owner reference).
+std::vector<std::string> OwningJobs(const json& workload) {
+  const json& meta = api::ObjectField(workload, "metadata");
+  std::vector<std::string> out;
+  auto refs = meta.find("ownerReferences");
+  if (refs == meta.end() || !refs->is_array()) return out;
+  for (const json& ref : *refs)
+    if (api::StringField(ref, "kind") == api::kKind && api::StringField(ref, "apiVersion").starts_with(api::kGroup))
+      out.push_back(api::ObjectKey{api::StringField(meta, "namespace"), api::StringField(ref, "name")}.String());
+  return out;
+}
+
+StatusOr<core::KueueFlavor> DecodeFlavor(const json& object) {
+  const json& spec = api::ObjectField(object, "spec");
+  core::KueueFlavor flavor;
+  const json& labels = api::ObjectField(spec, "nodeLabels");
+  for (auto it = labels.begin(); it != labels.end(); ++it)
+    if (it->is_string()) flavor.node_labels[it.key()] = it->get<std::string>();
+  auto tolerations = spec.find("tolerations");
+  if (tolerations != spec.end() && tolerations->is_array()) flavor.tolerations = *tolerations;
+  return flavor;
+}
+
+StatusOr<int32_t> DecodeValue(const json& object) {
+  const int64_t v = api::IntField(object, "value", INT64_MIN);
+  if (v < INT32_MIN || v > INT32_MAX) return InvalidArgumentError("a priority class without an int32 value");
+  return static_cast<int32_t>(v);
+}
+
+bool Suspended(const api::TfJob& job) {
+  return job.spec.run_policy.suspend.value_or(false);
+}
+
+// Steps after which a running job may go on running: its Workload is admitted (or the job is done).
+bool MayRun(core::KueueStep step) {
+  switch (step) {
+    case core::KueueStep::kRunning:
+    case core::KueueStep::kReclaimablePods:
+    case core::KueueStep::kPodsReady:
+    case core::KueueStep::kFinishWorkload:
+    case core::KueueStep::kJobFinished:
+    case core::KueueStep::kWorkloadFinished: return true;
+    default: return false;
+  }
+}
+
+// Names of the Workload JSON.
+std::string WorkloadNs(const json& w) {
+  return api::StringField(api::ObjectField(w, "metadata"), "namespace");
+}
+
+}  // namespace
+
+KueueMode::KueueMode(kube::RestClient& client, controller::EventRecorder& events, const OperatorOptions& options,
+                     std::function<void(const std::string&)> enqueue,
+                     std::function<void(const std::string&, const json&)> wrote, Logger log)
+    : client_(client),
+      events_(events),
+      wrote_(std::move(wrote)),
+      options_(options.kueue),
+      ns_(options.ns),
+      log_(log.With({{"component", "kueue-mode"}})) {
+  workloads_ = std::make_unique<controller::Informer<json>>(
+      client_, controller::ListWatchSpec{kKueueWorkloads, ns_}, [](const json& j) -> StatusOr<json> { return j; },
+      controller::NamespacedKey, log_);
+  workloads_->AddIndex("job", [](const json& w) { return OwningJobs(w); });
+  auto on_event = [enqueue](const auto& w) {
+    for (const std::string& key : OwningJobs(*w)) enqueue(key);
+  };
+  workloads_->AddHandlers({on_event, [on_event](const auto&, const auto& n) { on_event(n); }, on_event});
+  // Flavours and classes: no handlers; a job sees a change at its next pass (a wait retries).
+  flavors_ = std::make_unique<controller::Informer<core::KueueFlavor>>(
+      client_, controller::ListWatchSpec{kKueueResourceFlavors, ""}, DecodeFlavor, ClusterKey, log_);
+  workload_priority_classes_ = std::make_unique<controller::Informer<int32_t>>(
+      client_, controller::ListWatchSpec{kKueueWorkloadPriorityClasses, ""}, DecodeValue, ClusterKey, log_);
+  priority_classes_ = std::make_unique<controller::Informer<PriorityClass>>(
+      client_, controller::ListWatchSpec{kPriorityClasses, ""},
+      [](const json& j) -> StatusOr<PriorityClass> {
+        auto value = DecodeValue(j);
+        if (!value.ok()) return value.status();
+        auto global = j.find("globalDefault");
+        return PriorityClass{*value, global != j.end() && global->is_boolean() && global->get<bool>()};
+      },
+      ClusterKey, log_);
+}
+
+KueueMode::~KueueMode() {
+  Stop();
+}
+
+void KueueMode::Start() {
+  workloads_->Start();
+  flavors_->Start();
+  workload_priority_classes_->Start();
+  priority_classes_->Start();
+}
+
+bool KueueMode::HasSynced() const {
+  return workloads_->HasSynced() && flavors_->HasSynced() && workload_priority_classes_->HasSynced() &&
+         priority_classes_->HasSynced();
+}
+
+void KueueMode::Stop() {
+  workloads_->Stop();
+  flavors_->Stop();
+  workload_priority_classes_->Stop();
+  priority_classes_->Stop();
+}
+
+core::KueueObserved KueueMode::Observe(const api::TfJob& job, api::Time now, int64_t live_pods) const {
+  core::KueueObserved o{.job = &job, .live_pods = live_pods, .now = now};
+  for (const auto& w : workloads_->store().ByIndex("job", api::JobKey(job))) o.workloads.push_back(*w);
+  if (auto prebuilt = core::KueuePrebuiltWorkloadName(job))
+    if (auto w = workloads_->store().Get(api::ObjectKey{job.metadata.ns, *prebuilt}.String())) o.prebuilt = *w;
+  for (const auto& key : flavors_->store().Keys())
+    if (auto f = flavors_->store().Get(key)) o.flavors[key] = *f;
+  for (const auto& key : workload_priority_classes_->store().Keys())
+    if (auto v = workload_priority_classes_->store().Get(key)) o.priority_classes.workload_priority_classes[key] = *v;
+  for (const auto& key : priority_classes_->store().Keys()) {
+    auto pc = priority_classes_->store().Get(key);
+    if (!pc) continue;
+    o.priority_classes.priority_classes[key] = pc->value;
+    auto& dflt = o.priority_classes.global_default;
+    if (pc->global_default && (!dflt || pc->value < dflt->second)) dflt = {key, pc->value};
+  }
+  return o;
+}
+
+StatusOr<KueueGate> KueueMode::Sync(const api::TfJob& job, api::Time now, int64_t live_pods) {
+  if (core::KueueQueueName(job).empty()) return KueueGate{};
+  // Another controller's job: not ours to queue (MultiKueue's copy is issue 26 item 3).
+  if (!job.metadata.deletion_timestamp && core::ShouldSkip(job)) return KueueGate{};
+  core::KueueObserved observed = Observe(job, now, live_pods);
+  const core::KueuePlan plan = core::PlanKueueWorkload(observed, options_);
+  TFJOB_RETURN_IF_ERROR(Apply(job, plan));
+  KueueGate gate{.step = plan.step};
+  gate.run_core = !plan.job_update && (Suspended(job) || MayRun(plan.step));
+  if (plan.retry || plan.step == core::KueueStep::kWaitPrebuilt || plan.step == core::KueueStep::kWaitPodsGone)
+    gate.requeue_after = kRetryAfter;
+  return gate;
+}
+
+Status KueueMode::Apply(const api::TfJob& job, const core::KueuePlan& plan) {
+  const std::string& ns = job.metadata.ns;
+  if (plan.job_update) {
+    auto written = client_.Patch(kTfJobs, ns, job.metadata.name, kube::PatchType::kMerge,
+                                 core::KueueJobMergePatch(job, *plan.job_update));
+    if (!written.ok()) return written.status().WithContext("kueue: updating the job");
+    // A pass woken before the informer shows this write must not plan it again on the old job.
+    if (wrote_) wrote_(api::JobKey(job), *written);
+  }
+  TFJOB_RETURN_IF_ERROR(ApplyToWorkloads(ns, plan));
+  for (const core::RenderEvent& e : plan.events)
+    events_.Record(JobReference(job), std::string(api::EnumName(e.type)), e.reason, e.message);
+  return OkStatus();
+}
+
+Status KueueMode::ApplyToWorkloads(const std::string& ns, const core::KueuePlan& plan) {
+  for (const std::string& name : plan.remove_finalizer)
+    TFJOB_RETURN_IF_ERROR(RemoveFinalizer(ns, name));
+  for (const std::string& name : plan.delete_workloads)
+    if (Status s = client_.Delete(kKueueWorkloads, ns, name); !s.ok() && !IsNotFound(s))
+      return s.WithContext("kueue: deleting Workload " + name);
+  if (plan.create_workload) {
+    auto created = client_.Create(kKueueWorkloads, ns, *plan.create_workload);
+    // The name is Kueue's deterministic one: an existing Workload is this job's (or Kueue's own
+    // integration's, if it is on too); the next pass reads it from the cache.
+    if (!created.ok() && !IsAlreadyExists(created.status()))
+      return created.status().WithContext("kueue: creating Workload " + plan.workload_name);
+  }
+  if (plan.update_workload) {
+    auto updated = client_.Update(kKueueWorkloads, ns, plan.workload_name, *plan.update_workload);
+    if (!updated.ok()) return updated.status().WithContext("kueue: updating Workload " + plan.workload_name);
+  }
+  if (plan.workload_status) {
+    auto written =
+        client_.Patch(kKueueWorkloads, ns, plan.workload_name, kube::PatchType::kMerge, *plan.workload_status, "status");
+    if (!written.ok()) return written.status().WithContext("kueue: writing the status of Workload " + plan.workload_name);
+  }
+  return OkStatus();
+}
+
+Status KueueMode::RemoveFinalizer(const std::string& ns, const std::string& name) {
+  auto cached = workloads_->store().Get(api::ObjectKey{ns, name}.String());
+  if (!cached) return OkStatus();
+  const json& meta = api::ObjectField(*cached, "metadata");
+  json finalizers = json::array();
+  auto list = meta.find("finalizers");
+  if (list == meta.end() || !list->is_array()) return OkStatus();
+  for (const json& f : *list)
+    if (f != core::kKueueResourceInUseFinalizer) finalizers.push_back(f);
+  if (finalizers.size() == list->size()) return OkStatus();
+  // At the version read, so that a finalizer someone added meanwhile is not dropped.
+  json patch = {{"metadata",
+                 {{"finalizers", finalizers.empty() ? json(nullptr) : finalizers},
+                  {"resourceVersion", api::StringField(meta, "resourceVersion")}}}};
+  auto written = client_.Patch(kKueueWorkloads, ns, name, kube::PatchType::kMerge, patch);
+  if (!written.ok() && !IsNotFound(written.status()))
+    return written.status().WithContext("kueue: removing the finalizer of Workload " + name);
+  return OkStatus();
+}
+
+Status KueueMode::JobGone(const std::string& key) {
+  for (const auto& w : workloads_->store().ByIndex("job", key))
+    TFJOB_RETURN_IF_ERROR(RemoveFinalizer(WorkloadNs(*w), ClusterKey(*w)));
+  return OkStatus();
+}
+
+}  // namespace tfjob::operator_

@@ -1,0 +1,94 @@
+#pragma once
+// KueueMode: the operator's own Kueue Workloads (--kueue-mode operator; docs/kueue.md), for
+// clusters where Kueue's kubeflow.org/tfjob integration is off. Informers on Kueue's Workloads
+// (indexed by the TFJob that owns them), ResourceFlavors, WorkloadPriorityClasses and
+// PriorityClasses; before each reconcile of a job, Sync runs the pure state machine
+// (tfjob/core/kueue_sync.h) on what they show and carries out its step with the RestClient,
+// synchronously on the worker: the job's suspend and templates (merge patch at its
+// resourceVersion), the Workload's create, update, status (merge patch of /status at its
+// resourceVersion), delete and finalizer. It plays the part of Kueue's jobframework reconciler for
+// one kind, as controller-runtime would run it beside the job's own controller.
+//
+// Not yet: the flag's parsing (src/cmd), MultiKueue, Kueue's configuration read from the cluster
+// (KueueOptions come from OperatorOptions).
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "api/tfjob.h"
+#include "common/logging.h"
+#include "common/status.h"
+#include "controller/event_recorder.h"
+#include "controller/informer.h"
+#include "kube/rest_client.h"
+#include "operator/options.h"
+#include "tfjob/core/kueue_sync.h"
+
+namespace tfjob::operator_ {
+
+inline const kube::GroupVersionResource kKueueWorkloads{"kueue.x-k8s.io", "v1beta2", "workloads"};
+inline const kube::GroupVersionResource kKueueResourceFlavors{"kueue.x-k8s.io", "v1beta2", "resourceflavors"};
+inline const kube::GroupVersionResource kKueueWorkloadPriorityClasses{"kueue.x-k8s.io", "v1beta2",
+                                                                      "workloadpriorityclasses"};
+
+// The Kueue side of one pass: whether the core may reconcile the job now. It may not while the
+// job runs (suspend false) without an admitted Workload, nor right after this pass changed the
+// job (the next pass sees the change).
+struct KueueGate {
+  bool run_core = true;
+  std::optional<std::chrono::nanoseconds> requeue_after;
+  tfjob::core::KueueStep step = tfjob::core::KueueStep::kNotQueued;
+};
+
+class KueueMode {
+ public:
+  // `enqueue` is called with a job key ("ns/name") when a Workload of that job changes, on the
+  // informer's thread; `wrote` with the job's key and the object the server returned after each
+  // write of the job (the controller's mutation cache, docs/semantics.md D28), on the caller's
+  // thread. All references must outlive the KueueMode.
+  KueueMode(kube::RestClient& client, controller::EventRecorder& events, const OperatorOptions& options,
+            std::function<void(const std::string&)> enqueue,
+            std::function<void(const std::string&, const nlohmann::json&)> wrote, Logger log);
+  ~KueueMode();
+
+  void Start();
+  bool HasSynced() const;
+  void Stop();
+
+  // The Kueue step for `job` (the cached job, as stored), its writes done. Errors: those of the
+  // writes (kConflict: the job or Workload changed meanwhile; retry). Thread-safe: one call per
+  // job at a time (the work queue's guarantee).
+  // `live_pods`: the job's pods in the cache, whatever their phase.
+  StatusOr<KueueGate> Sync(const api::TfJob& job, api::Time now, int64_t live_pods);
+  // The job `key` is gone: its Workloads lose Kueue's finalizer (garbage collection deletes them).
+  Status JobGone(const std::string& key);
+
+ private:
+  tfjob::core::KueueObserved Observe(const api::TfJob& job, api::Time now, int64_t live_pods) const;
+  // The plan's writes in its order (job, finalizers, deletes, create, update, status), then events.
+  Status Apply(const api::TfJob& job, const tfjob::core::KueuePlan& plan);
+  Status ApplyToWorkloads(const std::string& ns, const tfjob::core::KueuePlan& plan);
+  Status RemoveFinalizer(const std::string& ns, const std::string& name);
+
+  kube::RestClient& client_;
+  controller::EventRecorder& events_;
+  std::function<void(const std::string&, const nlohmann::json&)> wrote_;
+  const tfjob::core::KueueOptions options_;
+  const std::string ns_;
+  Logger log_;
+  std::unique_ptr<controller::Informer<nlohmann::json>> workloads_;  // index "job": the owning job's key
+  std::unique_ptr<controller::Informer<tfjob::core::KueueFlavor>> flavors_;
+  std::unique_ptr<controller::Informer<int32_t>> workload_priority_classes_;
+  struct PriorityClass {
+    int32_t value = 0;
+    bool global_default = false;
+  };
+  std::unique_ptr<controller::Informer<PriorityClass>> priority_classes_;
+};
+
+}  // namespace tfjob::operator_
