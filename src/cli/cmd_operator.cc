@@ -66,6 +66,10 @@ void DefineOperatorServers(CLI::App* oper, OperatorArgs& a) {
   operator_::OperatorOptions& op = a.op;
   oper->add_option("--gang-scheduler-name", op.gang_scheduler_name,
                    "volcano, kubernetes (kube-scheduler's Workload API), or a scheduler-plugins scheduler name");
+  oper->add_option("--kueue-mode", op.kueue_mode,
+                   "Who owns a queued job's Kueue Workload: integration (Kueue's TFJob integration) or operator")
+      ->check(CLI::IsMember({"integration", "operator"}))
+      ->capture_default_str();
   oper->add_option("--cluster-domain", op.cluster_domain, "Cluster domain for TF_CONFIG hosts")
       ->envname("CUSTOM_CLUSTER_DOMAIN");
   oper->add_option("--tf-config-evaluator-in-cluster", op.tf_config_evaluator_in_cluster,

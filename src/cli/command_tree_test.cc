@@ -98,9 +98,10 @@ TEST(CommandTree, OfflineCommandsBindTheirFlags) {
 
   CommandTree operator_tree("tfjob");
   p = ParseWith(operator_tree, {"operator", "--workers", "3", "--leader-elect", "false", "--log-format", "json",
-                                "--webhook-server-port", "0"});
+                                "--webhook-server-port", "0", "--kueue-mode", "operator"});
   ASSERT_EQ(p.result.kind, Kind::kRun) << p.result.text;
   EXPECT_EQ(OptionValue<int>(p.result, "--workers"), 3);
+  EXPECT_EQ(OptionValue<std::string>(p.result, "--kueue-mode"), "operator");
   EXPECT_EQ(OptionValue<std::string>(p.result, "--leader-elect"), "false");
   EXPECT_EQ(OptionValue<int>(p.result, "--webhook-port"), 0);
 }
@@ -120,6 +121,7 @@ TEST(CommandTree, UsageErrorsNameTheFlagAndTheCommand) {
            {{"run", "--grace-period", "-1", "f"}, "--grace-period: Value -1 not in range", "tfjob --help"},
            {{"operator", "--workers", "0"}, "--workers: Value 0 not in range 1 to 256", "tfjob --help"},
            {{"operator", "--log-level", "loud"}, "--log-level: loud not in", "tfjob --help"},
+           {{"operator", "--kueue-mode", "both"}, "--kueue-mode: both not in {integration,operator}", "tfjob --help"},
            {{"version", "extra"}, "not expected: extra", "tfjob --help"},
            {{"get", "-o", "xml"}, "--output: xml not in {yaml,json,wide}", "Run 'tfjob get --help' for usage."},
            {{"get", "-A", "-n", "x"}, "-A/--all-namespaces and -n/--namespace", "tfjob get --help"},
