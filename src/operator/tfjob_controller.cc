@@ -216,7 +216,7 @@ void TfJobController::NoteDisruption(const api::Pod& pod) {
   // An ended pod is not disrupted by its deletion (the pure rule: core::DeletionDisruption).
   std::optional<core::PodDisruption> d = core::DeletionDisruption(pod);
   if (!d) return;
-  std::lock_guard lock(disruptions_mu_);
+  MutexLock lock(disruptions_mu_);
   if (own_deletes_.contains(pod.meta.uid)) return;
   log_.Info("pod disrupted; it is recreated", {{"tfjob", key},
                                                {"pod", pod.meta.name},
@@ -230,7 +230,7 @@ void TfJobController::NoteDisruption(const api::Pod& pod) {
 void TfJobController::PodGone(const api::Pod& pod) {
   bool own = false;
   {
-    std::lock_guard lock(disruptions_mu_);
+    MutexLock lock(disruptions_mu_);
     own = own_deletes_.erase(pod.meta.uid) > 0;
   }
   // A pod last seen with a deletionTimestamp was noted then (or was ours).
@@ -238,7 +238,7 @@ void TfJobController::PodGone(const api::Pod& pod) {
 }
 
 void TfJobController::DeletingPod(const std::string& key, const std::string& uid) {
-  std::lock_guard lock(disruptions_mu_);
+  MutexLock lock(disruptions_mu_);
   own_deletes_.insert(uid);
   // Someone else was quicker (e.g. the pod GC of a pod a disruption left Failed, which this pass
   // counted already): the note must not count it a second time.
@@ -246,7 +246,7 @@ void TfJobController::DeletingPod(const std::string& key, const std::string& uid
 }
 
 void TfJobController::DeleteDone(const std::string& uid) {
-  std::lock_guard lock(disruptions_mu_);
+  MutexLock lock(disruptions_mu_);
   own_deletes_.erase(uid);
 }
 
@@ -335,7 +335,7 @@ void TfJobController::Settle(const std::string& key, const StatusOr<ReconcileRes
 
 std::shared_ptr<const api::TfJob> TfJobController::Newest(const std::string& key,
                                                           std::shared_ptr<const api::TfJob> cached) {
-  std::lock_guard lock(written_mu_);
+  MutexLock lock(written_mu_);
   auto it = written_.find(key);
   if (it == written_.end()) return cached;
   auto mine = ResourceVersionNumber(it->second->metadata.resource_version);
@@ -347,7 +347,7 @@ std::shared_ptr<const api::TfJob> TfJobController::Newest(const std::string& key
 
 void TfJobController::Wrote(const std::string& key, const json& object) {
   auto decoded = api::DecodeTfJobStrict(object);
-  std::lock_guard lock(written_mu_);
+  MutexLock lock(written_mu_);
   if (decoded.ok())
     written_[key] = std::make_shared<const api::TfJob>(std::move(decoded).value());
   else
@@ -359,14 +359,14 @@ void TfJobController::Wrote(const std::string& key, const json& object) {
 void TfJobController::ForgetJob(const std::string& key) {
   expectations_.Delete(key);
   {
-    std::lock_guard lock(disruptions_mu_);
+    MutexLock lock(disruptions_mu_);
     disruptions_.erase(key);
   }
   {
     MutexLock lock(status_mu_);
     status_written_.erase(key);
   }
-  std::lock_guard lock(written_mu_);
+  MutexLock lock(written_mu_);
   written_.erase(key);
 }
 
@@ -375,7 +375,7 @@ tfjob::core::ObservedState TfJobController::Observe(const std::string& key, cons
   core::ObservedState observed{job, {}, {}, std::nullopt, clock_.Now(), {}};
   {
     // Before the pods: a note is made after the pod cache changed, so the pods read next show it.
-    std::lock_guard lock(disruptions_mu_);
+    MutexLock lock(disruptions_mu_);
     if (auto it = disruptions_.find(key); it != disruptions_.end())
       for (const auto& [uid, d] : it->second) observed.disruptions.push_back(d);
   }
@@ -406,7 +406,7 @@ void TfJobController::ObserveGang(const std::string& key, const api::TfJob& job,
 
 // The disruption notes this pass read are counted (or never will be): drop them.
 void TfJobController::ConsumeDisruptionNotes(const std::string& key, const tfjob::core::ObservedState& observed) {
-  std::lock_guard lock(disruptions_mu_);
+  MutexLock lock(disruptions_mu_);
   auto it = disruptions_.find(key);
   if (it == disruptions_.end()) return;
   for (const auto& d : observed.disruptions) it->second.erase(d.uid);

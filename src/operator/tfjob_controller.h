@@ -151,11 +151,14 @@ class TfJobController {
   std::vector<std::jthread> workers_ TFJOB_GUARDED_BY(workers_mu_);
   bool stopped_ TFJOB_GUARDED_BY(workers_mu_) = false;
   std::atomic<uint64_t> reconcile_ids_{0};
-  std::mutex written_mu_;  // guards written_
-  std::map<std::string, std::shared_ptr<const api::TfJob>> written_;
-  std::mutex disruptions_mu_;          // guards own_deletes_, disruptions_
-  std::set<std::string> own_deletes_;  // uids of the pods this operator deleted, until gone
-  std::map<std::string, std::map<std::string, tfjob::core::PodDisruption>> disruptions_;  // key -> uid -> note
+  Mutex written_mu_;
+  std::map<std::string, std::shared_ptr<const api::TfJob>> written_ TFJOB_GUARDED_BY(written_mu_);
+  Mutex disruptions_mu_;
+  // uids of the pods this operator deleted, until gone
+  std::set<std::string> own_deletes_ TFJOB_GUARDED_BY(disruptions_mu_);
+  // key -> uid -> note
+  std::map<std::string, std::map<std::string, tfjob::core::PodDisruption>> disruptions_
+      TFJOB_GUARDED_BY(disruptions_mu_);
   controller::Family<controller::Counter>* pod_disruptions_;
   std::atomic<bool> leading_{false};  // set by StartWorkers: only the leader notes disruptions
 

@@ -42,7 +42,7 @@ class FakeApiControllerPeer {
   // (D21), while no worker has reconciled anything yet.
   static void Lead(TfJobController& c) { c.leading_ = true; }
   static bool Noted(TfJobController& c, const std::string& key) {
-    std::lock_guard lock(c.disruptions_mu_);
+    MutexLock lock(c.disruptions_mu_);
     return c.disruptions_.contains(key);
   }
   // The pod as this process's cache has it (nullptr: not there).
