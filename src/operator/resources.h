@@ -13,9 +13,8 @@ inline const kube::GroupVersionResource kTfJobs{std::string(api::kGroup), "v1", 
 inline const kube::GroupVersionResource kVolcanoPodGroups{"scheduling.volcano.sh", "v1beta1", "podgroups"};
 inline const kube::GroupVersionResource kPluginsPodGroups{"scheduling.x-k8s.io", "v1alpha1", "podgroups"};
 inline const kube::GroupVersionResource kPriorityClasses{"scheduling.k8s.io", "v1", "priorityclasses"};
-// kube-scheduler's own gang scheduling (--gang-scheduler-name kubernetes, docs/semantics.md D27).
-inline const kube::GroupVersionResource kNativeWorkloads{"scheduling.k8s.io", "v1alpha2", "workloads"};
-inline const kube::GroupVersionResource kNativePodGroups{"scheduling.k8s.io", "v1alpha2", "podgroups"};
+// kube-scheduler's own gang scheduling (--gang-scheduler-name kubernetes, docs/semantics.md D27):
+// its version is discovered, see operator/native_gang_api.h (NativeWorkloads, NativePodGroups).
 
 // A CustomResourceDefinition's name: "<resource>.<group>" ("tfjobs.kubeflow.org").
 inline std::string CrdName(const kube::GroupVersionResource& gvr) {
