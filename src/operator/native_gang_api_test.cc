@@ -184,9 +184,11 @@ TEST(NativeGangApiTracker, TheControllerFollowsAnUpgradeUnderIt) {
   ASSERT_TRUE(k.server.Delete(NativePodGroups(NativeGangApi::kV1beta1), "default", "gang").ok());
   ASSERT_TRUE(k.server.Delete(NativeWorkloads(NativeGangApi::kV1beta1), "default", "gang").ok());
 
+  // (Two passes may do it: the PodGroup's deletion can be seen before the Workload's.)
   ASSERT_TRUE(WaitUntil([&] {
     auto pg = k.PodGroup(NativeGangApi::kV1beta1);
-    return pg && (*pg)["apiVersion"] == "scheduling.k8s.io/v1beta1";
+    auto wl = k.Workload(NativeGangApi::kV1beta1);
+    return pg && (*pg)["apiVersion"] == "scheduling.k8s.io/v1beta1" && wl;
   })) << "the gang was not built again in v1beta1";
   auto w = k.Workload(NativeGangApi::kV1beta1);
   ASSERT_TRUE(w);
