@@ -22,6 +22,7 @@ std::string_view StatusCodeName(StatusCode code) {
     case StatusCode::kUnavailable: return "Unavailable";
     case StatusCode::kInternal: return "Internal";
     case StatusCode::kDataLoss: return "DataLoss";
+    case StatusCode::kNotAcceptable: return "NotAcceptable";
   }
   return "Unknown";
 }

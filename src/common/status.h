@@ -28,7 +28,8 @@ enum class StatusCode {
   kTooManyRequests,  // 429, may carry retry_after
   kUnavailable,      // connect / TLS / 5xx
   kInternal,
-  kDataLoss,  // undecodable body or file
+  kDataLoss,       // undecodable body or file
+  kNotAcceptable,  // 406: the server cannot answer in the version or media type asked for
 };
 
 std::string_view StatusCodeName(StatusCode code);
@@ -107,6 +108,9 @@ inline bool IsAlreadyExists(const Status& s) {
 }
 inline bool IsConflict(const Status& s) {
   return s.code() == StatusCode::kConflict;
+}
+inline bool IsNotAcceptable(const Status& s) {
+  return s.code() == StatusCode::kNotAcceptable;
 }
 inline bool IsGone(const Status& s) {
   return s.code() == StatusCode::kGone;

@@ -32,7 +32,8 @@ Status Reflector::ListOnce() {
   kube::ListOptions options{
       .label_selector = spec_.label_selector, .field_selector = spec_.field_selector, .limit = spec_.page_size};
   std::string rv;
-  TFJOB_ASSIGN_OR_RETURN(std::vector<json> items, client_.ListAll(spec_.gvr, spec_.ns, options, &rv));
+  listed_ = Resource();
+  TFJOB_ASSIGN_OR_RETURN(std::vector<json> items, client_.ListAll(listed_, spec_.ns, options, &rv));
   ++lists_;
   sink_.Replace(std::move(items));
   SetVersion(rv);
@@ -55,7 +56,7 @@ Status Reflector::WatchOnce(std::stop_token stop) {
   ++watches_;
   auto started = client_.clock().SteadyNow();
   Status s = client_.Watch(
-      spec_.gvr, spec_.ns, options,
+      listed_, spec_.ns, options,
       [&](std::string_view chunk) {
         std::vector<Status> errors;
         for (auto& e : decoder.Feed(chunk, &errors)) {
@@ -92,6 +93,7 @@ void Reflector::Run(std::stop_token stop) {
   // includes the REST client's own retries), so the log matches the time between its lines.
   auto retry_later = [&](const char* what, const Status& s, Clock::SteadyTime started) {
     sink_.Failed(s);
+    if (spec_.on_failure) spec_.on_failure(listed_, s);
     log_.Warning(what, {{"error", s.message()},
                         {"elapsed", FormatDuration(clock.SteadyNow() - started)},
                         {"retry_in", FormatDuration(backoff)}});
@@ -110,6 +112,11 @@ void Reflector::Run(std::stop_token stop) {
       }
       need_list = false;
       backoff = kInitialBackoff;
+    }
+    if (spec_.gvr_source && Resource() != listed_) {
+      log_.Info("the resource's version changed; relisting", {{"from", listed_.version}, {"to", Resource().version}});
+      need_list = true;
+      continue;
     }
     auto started = clock.SteadyNow();
     Status s = WatchOnce(stop);

@@ -31,6 +31,14 @@ struct ListWatchSpec {
   std::string label_selector;
   std::string field_selector;
   int64_t page_size = 500;
+  // Optional, for a resource whose version can change under a running process (a cluster
+  // upgraded from one API version to the next): when set, asked before every list and watch
+  // instead of `gvr`; a watch whose answer differs from the last list's lists again. Called on the
+  // reflector's thread.
+  std::function<kube::GroupVersionResource()> gvr_source;
+  // Optional: told of every failed list or watch, with the resource it asked for (before the
+  // back-off), e.g. to discover the served version again on a 404. Called on the reflector's thread.
+  std::function<void(const kube::GroupVersionResource&, const Status&)> on_failure;
 };
 
 class ReflectorSink {
@@ -56,6 +64,7 @@ class Reflector {
   int watches() const { return watches_.load(); }
 
  private:
+  kube::GroupVersionResource Resource() const { return spec_.gvr_source ? spec_.gvr_source() : spec_.gvr; }
   Status ListOnce();
   Status WatchOnce(std::stop_token stop);
   void SetVersion(const std::string& rv);
@@ -67,6 +76,7 @@ class Reflector {
   std::atomic<bool> synced_{false};
   std::atomic<int> lists_{0};
   std::atomic<int> watches_{0};
+  kube::GroupVersionResource listed_;  // what the last list asked for; Run's thread only
   mutable Mutex mu_;
   std::string version_ TFJOB_GUARDED_BY(mu_);
 };

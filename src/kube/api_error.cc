@@ -26,6 +26,7 @@ Status StatusFromHttp(long code, std::string_view body, std::optional<int> retry
     case 401: sc = StatusCode::kUnauthorized; break;
     case 403: sc = StatusCode::kForbidden; break;
     case 404: sc = StatusCode::kNotFound; break;
+    case 406: sc = StatusCode::kNotAcceptable; break;
     case 409: sc = reason == "AlreadyExists" ? StatusCode::kAlreadyExists : StatusCode::kConflict; break;
     case 410: sc = StatusCode::kGone; break;
     case 422: sc = StatusCode::kInvalid; break;

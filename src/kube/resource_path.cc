@@ -19,6 +19,10 @@ std::string UrlEncode(const std::string& value) {
   return out;
 }
 
+std::string ApiGroupPath(const std::string& group) {
+  return "/apis/" + group;
+}
+
 std::string ResourcePath(const GroupVersionResource& gvr, const std::string& ns, const std::string& name,
                          const std::string& subresource) {
   std::string path = gvr.group.empty() ? "/api/" + gvr.version : "/apis/" + gvr.group + "/" + gvr.version;

@@ -13,6 +13,7 @@ struct GroupVersionResource {
   std::string group;  // "" for the core group
   std::string version;
   std::string resource;  // plural, lower case
+  friend bool operator==(const GroupVersionResource&, const GroupVersionResource&) = default;
 };
 
 inline const GroupVersionResource kPods{"", "v1", "pods"};
@@ -37,6 +38,8 @@ struct ListOptions {
 // "" namespace = cluster scope (or all namespaces for a namespaced collection).
 std::string ResourcePath(const GroupVersionResource& gvr, const std::string& ns, const std::string& name = "",
                          const std::string& subresource = "");
+// The discovery document of a named API group: "/apis/<group>".
+std::string ApiGroupPath(const std::string& group);
 // "?labelSelector=...&limit=..." (empty when no option is set). Values are percent-encoded.
 std::string ListQuery(const ListOptions& options);
 std::string UrlEncode(const std::string& value);

@@ -7,6 +7,13 @@ namespace {
 
 const GroupVersionResource kTfJobs{"kubeflow.org", "v1", "tfjobs"};  // a custom resource
 
+TEST(ResourcePath, ApiGroupDiscovery) {
+  EXPECT_EQ(ApiGroupPath("scheduling.k8s.io"), "/apis/scheduling.k8s.io");
+  const GroupVersionResource a{"scheduling.k8s.io", "v1beta1", "podgroups"};
+  EXPECT_EQ(a, (GroupVersionResource{"scheduling.k8s.io", "v1beta1", "podgroups"}));
+  EXPECT_NE(a, (GroupVersionResource{"scheduling.k8s.io", "v1alpha2", "podgroups"}));
+}
+
 TEST(ResourcePath, CoreGroupAndNamedGroups) {
   EXPECT_EQ(ResourcePath(kPods, "ns", "p"), "/api/v1/namespaces/ns/pods/p");
   EXPECT_EQ(ResourcePath(kPods, ""), "/api/v1/pods");

@@ -149,6 +149,10 @@ StatusOr<json> RestClient::Get(const GroupVersionResource& gvr, const std::strin
   return Do("get", gvr.resource, Request("GET", ResourcePath(gvr, ns, name, subresource)), true);
 }
 
+StatusOr<json> RestClient::GetApiGroup(const std::string& group) {
+  return Do("get", "apigroups", Request("GET", ApiGroupPath(group)), true);
+}
+
 StatusOr<json> RestClient::List(const GroupVersionResource& gvr, const std::string& ns, const ListOptions& options) {
   HttpRequest r = Request("GET", ResourcePath(gvr, ns) + ListQuery(options));
   r.timeout = 2 * options_.request_timeout;  // a page of up to 500 objects

@@ -78,6 +78,9 @@ class RestClient {
 
   StatusOr<nlohmann::json> Get(const GroupVersionResource& gvr, const std::string& ns, const std::string& name,
                                const std::string& subresource = "");
+  // Discovery: the APIGroup document of an API group (GET /apis/<group>): the versions the
+  // server serves (`versions[].version`) and the preferred one. 404 when it serves none.
+  StatusOr<nlohmann::json> GetApiGroup(const std::string& group);
   // One page (the raw List object).
   StatusOr<nlohmann::json> List(const GroupVersionResource& gvr, const std::string& ns, const ListOptions& options);
   // Every page (limit = options.limit or 500); `resource_version` receives the list's version.

@@ -14,9 +14,8 @@ inline const GroupVersionResource kTfJobs{std::string(api::kGroup), "v1", std::s
 inline const GroupVersionResource kVolcanoPodGroups{"scheduling.volcano.sh", "v1beta1", "podgroups"};
 inline const GroupVersionResource kPluginsPodGroups{"scheduling.x-k8s.io", "v1alpha1", "podgroups"};
 inline const GroupVersionResource kPriorityClasses{"scheduling.k8s.io", "v1", "priorityclasses"};
-// kube-scheduler's own gang scheduling (--gang-scheduler-name kubernetes, docs/semantics.md D27).
-inline const GroupVersionResource kNativeWorkloads{"scheduling.k8s.io", "v1alpha2", "workloads"};
-inline const GroupVersionResource kNativePodGroups{"scheduling.k8s.io", "v1alpha2", "podgroups"};
+// kube-scheduler's own gang scheduling (--gang-scheduler-name kubernetes, docs/semantics.md D27,
+// D31): its version is discovered, operator/native_gang_api.h.
 // Kueue's Workloads (`tfjob describe` of a queued job), newest version first.
 inline const GroupVersionResource kKueueWorkloadsV1beta2{"kueue.x-k8s.io", "v1beta2", "workloads"};
 inline const GroupVersionResource kKueueWorkloadsV1beta1{"kueue.x-k8s.io", "v1beta1", "workloads"};

@@ -14,8 +14,10 @@
 #include "kube/kube_config.h"
 #include "operator/crd_check.h"
 #include "operator/manager.h"
+#include "operator/native_gang_api.h"
 #include "operator/resources.h"
 #include "operator/tfjob_controller.h"
+#include "tfjob/core/pod_group.h"
 #include "tfjob/core/render.h"
 
 namespace tfjob::operator_ {
@@ -46,25 +48,29 @@ std::jthread ShutdownWatchdog(std::stop_token begin, Logger log) {
   });
 }
 
-// A missing PodGroup CRD (or, for `kubernetes`, the scheduling.k8s.io/v1alpha2 API) is a
-// start-up error, named clearly (docs/semantics.md 2.8, D27). Returns the exit code when the
-// operator must not start (0 when stopped meanwhile).
-std::optional<int> CheckGangApi(kube::RestClient& client, const OperatorOptions& options, std::stop_token stop,
+// A missing PodGroup CRD (or, for `kubernetes`, a cluster serving neither scheduling.k8s.io/v1beta1
+// nor v1alpha2) is a start-up error, named clearly (docs/semantics.md 2.8, D27, D31). Returns the
+// exit code when the operator must not start (0 when stopped meanwhile). For `kubernetes`, sets
+// options->native_gang_api to the version found.
+std::optional<int> CheckGangApi(kube::RestClient& client, OperatorOptions* options, std::stop_token stop,
                                 const Logger& log) {
-  auto gang = tfjob::core::GangSchedulerFor(options.gang_scheduler_name);
+  auto gang = tfjob::core::GangSchedulerFor(options->gang_scheduler_name);
   if (gang == tfjob::core::GangScheduler::kNone) return std::nullopt;
   if (gang == tfjob::core::GangScheduler::kKubernetes) {
-    // No CRD: the API is kube-apiserver's own, served only with the GenericWorkload gate and
-    // --runtime-config=scheduling.k8s.io/v1alpha2=true (docs/operator.md).
-    auto found = client.List(kNativeWorkloads, options.ns, {.limit = 1});
+    // No CRD: the API is kube-apiserver's own, served only with feature gates and runtime-config
+    // (docs/operator.md). Discovery says which version (D31).
+    NativeGangApiTracker tracker(client, options->native_gang_api, log);
+    auto found = tracker.Discover();
     if (stop.stop_requested()) return 0;
-    if (found.ok()) return std::nullopt;
-    log.Error(IsNotFound(found.status())
-                  ? "gang scheduling by kubernetes needs the scheduling.k8s.io/v1alpha2 API (feature gate "
-                    "GenericWorkload, runtime-config scheduling.k8s.io/v1alpha2=true); it is not served"
-                  : "cannot check for the scheduling.k8s.io/v1alpha2 Workload API",
-              {{"error", found.status().message()}});
-    return 2;
+    if (!found.ok()) {
+      log.Error(IsNotFound(found.status()) ? std::string(found.status().message())
+                                           : "cannot discover the served versions of scheduling.k8s.io",
+                {{"error", found.status().message()}});
+      return 2;
+    }
+    options->native_gang_api = *found;
+    log.Info("gang scheduling by kubernetes", {{"api", tfjob::core::NativeGangApiGroupVersion(*found)}});
+    return std::nullopt;
   }
   std::string crd = CrdName(gang == tfjob::core::GangScheduler::kVolcano ? kVolcanoPodGroups : kPluginsPodGroups);
   auto found = client.Get(kube::kCrds, "", crd);
@@ -148,8 +154,8 @@ int RunOperator(const OperatorOptions& options, const std::map<std::string, std:
   client.set_observer(controller::RestClientMetrics(registry));
   client.set_logger(log.With({{"client", "controller"}}));
 
-  if (auto exit_code = CheckGangApi(client, options, stop, log)) return *exit_code;
   OperatorOptions run_options = options;
+  if (auto exit_code = CheckGangApi(client, &run_options, stop, log)) return *exit_code;
   auto counters_in_annotation = CountersInAnnotation(client, registry, stop, log);
   if (!counters_in_annotation) return 0;
   run_options.counters_in_annotation = *counters_in_annotation;

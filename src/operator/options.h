@@ -6,6 +6,7 @@
 
 #include "common/logging.h"
 #include "tfjob/core/kueue_workload.h"
+#include "tfjob/core/render.h"
 
 namespace tfjob::operator_ {
 
@@ -48,6 +49,9 @@ struct OperatorOptions {
   // Not a flag: set by the start-up check of the TFJob CRD when its status schema prunes
   // replicaStatuses.<type>.restarts (docs/semantics.md D29).
   bool counters_in_annotation = false;
+  // Not a flag: with --gang-scheduler-name kubernetes, the Workload API version the start-up
+  // discovery found (docs/semantics.md D31); the controller discovers again on a 404 or 406.
+  tfjob::core::NativeGangApi native_gang_api = tfjob::core::NativeGangApi::kV1alpha2;
 };
 
 }  // namespace tfjob::operator_

@@ -4,9 +4,12 @@
 #include <atomic>
 #include <future>
 
+#include "api/json_fields.h"
 #include "api/object_key.h"
 #include "api/tfjob_json.h"
+#include "operator/native_gang_api.h"
 #include "operator/resources.h"
+#include "tfjob/core/pod_group.h"
 
 namespace tfjob::operator_ {
 
@@ -33,8 +36,8 @@ StatusOr<json> RestObjectWriter::MergePatch(const kube::GroupVersionResource& gv
   return client_.Patch(gvr, ns, name, kube::PatchType::kMerge, patch, subresource);
 }
 
-const kube::GroupVersionResource& PodGroupResource(core::GangScheduler gang) {
-  if (gang == core::GangScheduler::kKubernetes) return kNativePodGroups;
+kube::GroupVersionResource PodGroupResource(core::GangScheduler gang, core::NativeGangApi native) {
+  if (gang == core::GangScheduler::kKubernetes) return NativePodGroups(native);
   return gang == core::GangScheduler::kVolcano ? kVolcanoPodGroups : kPluginsPodGroups;
 }
 
@@ -228,17 +231,40 @@ Status PlanApplier::DeleteChildren(const api::TfJob& job, const core::Plan& plan
   return result;
 }
 
-// The Workload (D27) before the PodGroup, the PodGroup's update, and their deletion.
+namespace {
+
+// D31: the version a native object was rendered for; `otherwise` (the version in use) for none.
+core::NativeGangApi RenderedVersion(const std::optional<json>& object, core::NativeGangApi otherwise) {
+  if (!object) return otherwise;
+  return api::StringField(*object, "apiVersion") == core::NativeGangApiGroupVersion(core::NativeGangApi::kV1beta1)
+             ? core::NativeGangApi::kV1beta1
+             : core::NativeGangApi::kV1alpha2;
+}
+
+}  // namespace
+
+// A native Workload or PodGroup call failed: a 404 or 406 may be an upgrade (D31).
+void PlanApplier::NativeCallDone(const kube::GroupVersionResource& gvr, const Status& s) {
+  if (gang_ == core::GangScheduler::kKubernetes && !s.ok() && hooks_.native_gang_failed)
+    hooks_.native_gang_failed(gvr, s);
+}
+
+// The Workload (D27) before the PodGroup, the PodGroup's update, and their deletion. Native
+// (D31): a create goes to the version its object was rendered for, the rest to the version in use.
 Status PlanApplier::ApplyGang(const api::TfJob& job, const core::Plan& plan) {
   const std::string& ns = job.metadata.ns;
   Status result = OkStatus();
   auto keep_first = [&result](const Status& s) {
     if (result.ok() && !s.ok()) result = s;
   };
-  const auto& pg_gvr = PodGroupResource(gang_);
-  bool workload_ready = true;  // the API server refuses a PodGroup whose Workload does not exist
+  const core::NativeGangApi native = hooks_.native_gang_api ? hooks_.native_gang_api() : core::NativeGangApi::kV1alpha2;
+  const auto pg_gvr = PodGroupResource(
+      gang_, RenderedVersion(plan.create_pod_group ? plan.create_pod_group : plan.update_pod_group, native));
+  bool workload_ready = true;  // v1.36's API server refuses a PodGroup whose Workload does not exist
   if (plan.create_workload) {
-    auto r = writer_.Create(kNativeWorkloads, ns, *plan.create_workload);
+    const auto gvr = NativeWorkloads(RenderedVersion(plan.create_workload, native));
+    auto r = writer_.Create(gvr, ns, *plan.create_workload);
+    NativeCallDone(gvr, r.status());
     if (r.ok()) {
       events_.Record(JobReference(job), "Normal", "SuccessfulCreateWorkload", "Created Workload: " + job.metadata.name);
     } else if (!IsAlreadyExists(r.status())) {
@@ -249,26 +275,30 @@ Status PlanApplier::ApplyGang(const api::TfJob& job, const core::Plan& plan) {
   }
   if (plan.create_pod_group && workload_ready) {
     auto r = writer_.Create(pg_gvr, ns, *plan.create_pod_group);
+    NativeCallDone(pg_gvr, r.status());
     if (!r.ok() && !IsAlreadyExists(r.status())) keep_first(r.status());
   }
   if (plan.update_pod_group) {
     auto r = writer_.MergePatch(pg_gvr, ns, job.metadata.name, json{{"spec", (*plan.update_pod_group)["spec"]}}, "");
+    NativeCallDone(pg_gvr, r.status());
     keep_first(r.status());
   }
-  // The job's PodGroup or Workload (named as the job): gone already counts as deleted.
-  auto delete_named_as_job = [&](const kube::GroupVersionResource& gvr, const std::string& kind) {
-    Status s = writer_.Delete(gvr, ns, job.metadata.name, "");
-    if (s.ok() || IsNotFound(s)) {
-      events_.Record(JobReference(job), "Normal", "SuccessfulDelete" + kind,
-                     "Deleted " + kind + ": " + job.metadata.name);
-    } else {
-      events_.Record(JobReference(job), "Warning", "FailedDelete" + kind, "Error deleting: " + s.message());
-      keep_first(s);
-    }
-  };
-  if (plan.delete_pod_group) delete_named_as_job(pg_gvr, "PodGroup");
-  if (plan.delete_workload) delete_named_as_job(kNativeWorkloads, "Workload");
+  if (plan.delete_pod_group) keep_first(DeleteNamedAsJob(job, pg_gvr, "PodGroup"));
+  if (plan.delete_workload) keep_first(DeleteNamedAsJob(job, NativeWorkloads(native), "Workload"));
   return result;
+}
+
+// The job's PodGroup or Workload (named as the job): gone already counts as deleted.
+Status PlanApplier::DeleteNamedAsJob(const api::TfJob& job, const kube::GroupVersionResource& gvr,
+                                     const std::string& kind) {
+  Status s = writer_.Delete(gvr, job.metadata.ns, job.metadata.name, "");
+  if (s.ok() || IsNotFound(s)) {
+    events_.Record(JobReference(job), "Normal", "SuccessfulDelete" + kind,
+                   "Deleted " + kind + ": " + job.metadata.name);
+    return OkStatus();
+  }
+  events_.Record(JobReference(job), "Warning", "FailedDelete" + kind, "Error deleting: " + s.message());
+  return s;
 }
 
 // The plan's events, the status (merge patch on /status, D14), the job counters, the TTL delete.

@@ -83,10 +83,17 @@ struct PlanApplierHooks {
   std::function<void(const std::string& key, const std::string& uid)> deleting_pod;
   // ...and no delete event of it will come (it was gone, or the name is a namesake's).
   std::function<void(const std::string& uid)> pod_delete_done;
+  // --gang-scheduler-name kubernetes (docs/semantics.md D31): the Workload API version in use,
+  // for deletes (a create goes to the version its object names; unset: v1alpha2)...
+  std::function<tfjob::core::NativeGangApi()> native_gang_api;
+  // ...and a Workload or PodGroup call that failed (NativeGangApiTracker::CallFailed).
+  std::function<void(const kube::GroupVersionResource&, const Status&)> native_gang_failed;
 };
 
-// The PodGroup resource of a gang scheduler (REQUIRES: not kNone for a write).
-const kube::GroupVersionResource& PodGroupResource(tfjob::core::GangScheduler gang);
+// The PodGroup resource of a gang scheduler (REQUIRES: not kNone for a write); for kKubernetes,
+// that of `native` (docs/semantics.md D31).
+kube::GroupVersionResource PodGroupResource(tfjob::core::GangScheduler gang,
+                                            tfjob::core::NativeGangApi native = tfjob::core::NativeGangApi::kV1alpha2);
 
 // The job as the object of its events.
 controller::ObjectReference JobReference(const api::TfJob& job);
@@ -131,6 +138,8 @@ class PlanApplier {
   void EndPart(const std::shared_ptr<CreateRun>& run);
   Status DeleteChildren(const api::TfJob& job, const tfjob::core::Plan& plan);
   Status ApplyGang(const api::TfJob& job, const tfjob::core::Plan& plan);
+  Status DeleteNamedAsJob(const api::TfJob& job, const kube::GroupVersionResource& gvr, const std::string& kind);
+  void NativeCallDone(const kube::GroupVersionResource& gvr, const Status& s);
   // What comes before the children's writes: the D29 annotation, and the status that ends the
   // job (Plan::ends_job). A value when the pass stops there (its outcome).
   std::optional<Status> WriteFirst(const api::TfJob& job, const tfjob::core::Plan& plan);

@@ -7,11 +7,11 @@
 namespace tfjob::operator_ {
 
 using kube::CrdName;
-using kube::kNativePodGroups;
-using kube::kNativeWorkloads;
 using kube::kPluginsPodGroups;
 using kube::kPriorityClasses;
 using kube::kTfJobs;
 using kube::kVolcanoPodGroups;
+// kube-scheduler's own gang scheduling (--gang-scheduler-name kubernetes, docs/semantics.md D27):
+// its version is discovered, see operator/native_gang_api.h (NativeWorkloads, NativePodGroups).
 
 }  // namespace tfjob::operator_

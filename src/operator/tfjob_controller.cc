@@ -74,11 +74,18 @@ TfJobController::TfJobController(kube::RestClient& client, Clock& clock, control
       busy_(clock, options.workers),
       write_pool_(options.write_concurrency),
       writer_(client),
+      native_gang_(core::GangSchedulerFor(options.gang_scheduler_name) == core::GangScheduler::kKubernetes
+                       ? std::make_unique<NativeGangApiTracker>(client, options.native_gang_api, log_)
+                       : nullptr),
       applier_(writer_, write_pool_, expectations_, events, registry,
                core::GangSchedulerFor(options.gang_scheduler_name),
                PlanApplierHooks{[this](const std::string& key, const json& object) { Wrote(key, object); },
                                 [this](const std::string& key, const std::string& uid) { DeletingPod(key, uid); },
-                                [this](const std::string& uid) { DeleteDone(uid); }}) {
+                                [this](const std::string& uid) { DeleteDone(uid); },
+                                [this] { return native_gang_ ? native_gang_->current() : core::NativeGangApi{}; },
+                                [this](const kube::GroupVersionResource& gvr, const Status& s) {
+                                  if (native_gang_) native_gang_->CallFailed(gvr, s);
+                                }}) {
   reconcile_options_.render.gang_scheduler_name = options.gang_scheduler_name;
   reconcile_options_.render.tf_config.cluster_domain = options.cluster_domain;
   reconcile_options_.render.tf_config.evaluator_in_cluster = options.tf_config_evaluator_in_cluster;
@@ -175,8 +182,18 @@ void TfJobController::WatchChildren() {
 void TfJobController::WatchGang() {
   auto gang = core::GangSchedulerFor(options_.gang_scheduler_name);
   if (gang != core::GangScheduler::kNone) {
+    // Native: the version in use, found again when a list or watch answers 404/406 (D31).
+    auto spec_of = [this](auto resource_of) {
+      controller::ListWatchSpec spec{resource_of(native_gang_->current()), options_.ns};
+      spec.gvr_source = [this, resource_of] { return resource_of(native_gang_->current()); };
+      spec.on_failure = [this](const kube::GroupVersionResource& gvr, const Status& s) {
+        native_gang_->CallFailed(gvr, s);
+      };
+      return spec;
+    };
     pod_groups_ = std::make_unique<controller::Informer<json>>(
-        client_, controller::ListWatchSpec{PodGroupResource(gang), options_.ns},
+        client_,
+        native_gang_ ? spec_of(NativePodGroups) : controller::ListWatchSpec{PodGroupResource(gang), options_.ns},
         [](const json& j) -> StatusOr<json> { return j; }, controller::NamespacedKey, log_);
     auto enqueue = [this](const auto& pg) {
       const json& m = api::ObjectField(*pg, "metadata");
@@ -189,8 +206,8 @@ void TfJobController::WatchGang() {
         [](const json& j) { return api::StringField(api::ObjectField(j, "metadata"), "name"); }, log_);
     if (gang == core::GangScheduler::kKubernetes) {
       workloads_ = std::make_unique<controller::Informer<json>>(
-          client_, controller::ListWatchSpec{kNativeWorkloads, options_.ns},
-          [](const json& j) -> StatusOr<json> { return j; }, controller::NamespacedKey, log_);
+          client_, spec_of(NativeWorkloads), [](const json& j) -> StatusOr<json> { return j; },
+          controller::NamespacedKey, log_);
       workloads_->AddHandlers({enqueue, [enqueue](const auto&, const auto& n) { enqueue(n); }, enqueue});
     }
   }
@@ -385,6 +402,12 @@ tfjob::core::ObservedState TfJobController::Observe(const std::string& key, cons
   return observed;
 }
 
+core::ReconcileOptions TfJobController::PassOptions() const {
+  core::ReconcileOptions options = reconcile_options_;
+  if (native_gang_) options.render.native_gang_api = native_gang_->current();
+  return options;
+}
+
 // Gang scheduling only: the PodGroup (a terminating one counts as gone with the native API), the
 // values of the PriorityClasses the templates name, whether the Workload exists.
 void TfJobController::ObserveGang(const std::string& key, const api::TfJob& job, tfjob::core::ObservedState& observed) {
@@ -432,7 +455,8 @@ StatusOr<ReconcileResult> TfJobController::ReconcileKey(const std::string& key) 
   }
   Logger log = log_.With({{"tfjob", key}, {"reconcile_id", std::to_string(++reconcile_ids_)}});
   core::ObservedState observed = Observe(key, *job);
-  core::Plan plan = core::Reconcile(observed, reconcile_options_);
+  core::Plan plan =
+      native_gang_ ? core::Reconcile(observed, PassOptions()) : core::Reconcile(observed, reconcile_options_);
   if (plan.skip) {
     ConsumeDisruptionNotes(key, observed);  // never counted: another controller's job, or one being deleted
     return ReconcileResult{};

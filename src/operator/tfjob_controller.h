@@ -34,6 +34,7 @@
 #include "controller/write_pool.h"
 #include "kube/rest_client.h"
 #include "operator/kueue_mode.h"
+#include "operator/native_gang_api.h"
 #include "operator/options.h"
 #include "operator/plan_applier.h"
 #include "tfjob/core/reconcile.h"
@@ -96,6 +97,8 @@ class TfJobController {
   // ReconcileKey's steps.
   void ForgetJob(const std::string& key);
   tfjob::core::ObservedState Observe(const std::string& key, const api::TfJob& job);
+  // reconcile_options_, with the Workload API version in use when gang scheduling is native (D31).
+  tfjob::core::ReconcileOptions PassOptions() const;
   void ObserveGang(const std::string& key, const api::TfJob& job, tfjob::core::ObservedState& observed);
   void ConsumeDisruptionNotes(const std::string& key, const tfjob::core::ObservedState& observed);
   void OnChildEvent(const api::ChildMeta& meta, int created, int deleted);
@@ -132,9 +135,11 @@ class TfJobController {
   tfjob::core::ReconcileOptions reconcile_options_;
   controller::WorkQueue queue_;
   controller::Expectations expectations_;
-  controller::BusyWorkers busy_;  // which worker is on which job since when
+  controller::BusyWorkers busy_;      // which worker is on which job since when
   controller::WritePool write_pool_;  // --write-concurrency threads, shared by the workers (D17)
   RestObjectWriter writer_;
+  // --gang-scheduler-name kubernetes: the Workload API version in use (D31); null otherwise.
+  std::unique_ptr<NativeGangApiTracker> native_gang_;
   PlanApplier applier_;  // the write side: carries out each reconcile's Plan
   std::unique_ptr<controller::Informer<api::TfJob>> jobs_;
   std::unique_ptr<controller::Informer<api::Pod>> pods_;

@@ -130,10 +130,15 @@ FakeRequest ParseRequest(const kube::HttpRequest& h) {
   std::vector<std::string> seg = Split(path, '/');
   size_t i = 0;
   if (!seg.empty() && seg[0] == "api") {
+    if (seg.size() >= 2) r.version = seg[1];
     i = 2;
   } else if (!seg.empty() && seg[0] == "apis" && seg.size() >= 3) {
     r.group = seg[1];
+    r.version = seg[2];
     i = 3;
+  } else if (seg.size() == 2 && seg[0] == "apis") {
+    r.group = seg[1];  // the group's discovery document
+    i = 2;
   }
   std::vector<std::string> rest(seg.begin() + static_cast<long>(std::min(i, seg.size())), seg.end());
   if (rest.size() >= 3 && rest[0] == "namespaces") {
@@ -480,7 +485,32 @@ StatusOr<kube::HttpResponse> FakeApiServer::Send(const kube::HttpRequest& reques
   return kube::HttpResponse{a.code, a.body.is_null() ? "" : a.body.dump(), retry_after};
 }
 
+void FakeApiServer::ServeVersions(const std::string& group, std::vector<std::string> versions) {
+  MutexLock lock(mu_);
+  served_versions_[group] = std::move(versions);
+}
+
+std::optional<FakeApiServer::Answer> FakeApiServer::Discovery(const FakeRequest& r) const {
+  auto served = served_versions_.find(r.group);
+  if (r.group.empty() || served == served_versions_.end()) return std::nullopt;
+  const std::vector<std::string>& versions = served->second;
+  const Answer not_found{404, StatusBody(404, "NotFound", "the server could not find the requested resource")};
+  if (!r.version.empty())
+    return std::find(versions.begin(), versions.end(), r.version) == versions.end() ? std::optional(not_found)
+                                                                                    : std::nullopt;
+  if (r.method != "GET" || !r.resource.empty() || versions.empty()) return not_found;
+  json list = json::array();
+  for (const auto& v : versions) list.push_back({{"groupVersion", r.group + "/" + v}, {"version", v}});
+  return Answer{200,
+                {{"kind", "APIGroup"},
+                 {"apiVersion", "v1"},
+                 {"name", r.group},
+                 {"versions", list},
+                 {"preferredVersion", list.front()}}};
+}
+
 FakeApiServer::Answer FakeApiServer::Serve(const FakeRequest& r, const std::string& body) {
+  if (auto answer = Discovery(r)) return *answer;
   if (r.resource.empty()) return {404, StatusBody(404, "NotFound", "the server could not find the requested resource")};
   if (r.verb == "create") {
     json object;
@@ -820,6 +850,7 @@ Status FakeApiServer::Watch(FakeRequest& r, const std::stop_token& abort, const 
     std::string message = fault->message.empty() ? "injected " + std::to_string(fault->code) : fault->message;
     return Refuse(r, fault->code, StatusBody(fault->code, reason, message, &r));
   }
+  if (auto answer = Discovery(r)) return Refuse(r, answer->code, answer->body);
   Selection sel;
   if (auto error = ParseSelection(r, &sel)) return Refuse(r, 400, *error);
   std::string rv_text = r.query.contains("resourceVersion") ? r.query["resourceVersion"] : "";

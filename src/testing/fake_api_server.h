@@ -30,6 +30,11 @@
 //   the events back (a lagging watch), set_watch_event_drop loses some (a gap);
 // - errors as metav1.Status bodies (kind Status, status Failure, reason, code, message,
 //   details), so kube::StatusFromHttp classifies them as the real server's.
+// - discovery of the groups given to ServeVersions: GET /apis/<group> answers the APIGroup
+//   document of those versions (404 when none), and a request of any other version of that group
+//   answers 404 NotFound, as a server that does not serve it (calling it again with other versions
+//   is an upgrade under a running client: the objects stay, stored per group and resource).
+//   Other groups: any version is served, and their discovery is 404;
 // Not modelled: admission, validation beyond names, namespaces' existence, garbage collection
 // of owned objects, graceful pod deletion (a pod without finalizers goes at once, as one that
 // was never bound to a node), strategic merge patch (415), server-side apply.
@@ -64,6 +69,7 @@ struct FakeRequest {
   std::string method;       // GET, POST, PUT, PATCH, DELETE
   std::string verb;         // create, get, list, watch, update, patch, delete
   std::string group;        // "" for the core group
+  std::string version;      // "" for a group's discovery document (GET /apis/<group>)
   std::string resource;     // plural
   std::string ns;           // "" for cluster scope or all namespaces
   std::string name;         // "" for a collection
@@ -114,6 +120,9 @@ class FakeApiServer final : public kube::HttpTransport {
   void set_watch_event_drop(std::function<bool(const std::string& type, const nlohmann::json& object)> drop)
       TFJOB_EXCLUDES(mu_);
 
+  // The versions of `group` the server serves from now on (see above), preferred first.
+  void ServeVersions(const std::string& group, std::vector<std::string> versions) TFJOB_EXCLUDES(mu_);
+
   // --- Assertions --------------------------------------------------------------------------
   std::vector<FakeRequest> requests() const TFJOB_EXCLUDES(mu_);
   // Requests of `verb` on `resource` (empty = any), with `subresource` when given.
@@ -159,6 +168,8 @@ class FakeApiServer final : public kube::HttpTransport {
   using Objects = std::map<std::string, nlohmann::json>;  // "ns/name" -> object
 
   Answer Serve(const FakeRequest& r, const std::string& body) TFJOB_REQUIRES(mu_);
+  // The discovery answer, or a 404 for a version not served; nullopt: serve the request.
+  std::optional<Answer> Discovery(const FakeRequest& r) const TFJOB_REQUIRES(mu_);
   Answer DoCreate(const FakeRequest& r, nlohmann::json object) TFJOB_REQUIRES(mu_);
   Answer DoGet(const FakeRequest& r) TFJOB_REQUIRES(mu_);
   Answer DoList(const FakeRequest& r) TFJOB_REQUIRES(mu_);
@@ -187,6 +198,7 @@ class FakeApiServer final : public kube::HttpTransport {
   bool watches_paused_ TFJOB_GUARDED_BY(mu_) = false;
   std::function<bool(const std::string&, const nlohmann::json&)> drop_event_ TFJOB_GUARDED_BY(mu_);
   std::vector<Fault> faults_ TFJOB_GUARDED_BY(mu_);
+  std::map<std::string, std::vector<std::string>> served_versions_ TFJOB_GUARDED_BY(mu_);  // group -> versions
   std::function<void(const FakeRequest&)> latency_hook_ TFJOB_GUARDED_BY(mu_);
   std::vector<FakeRequest> log_ TFJOB_GUARDED_BY(mu_);
 };

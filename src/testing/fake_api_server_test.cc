@@ -92,6 +92,35 @@ TEST(FakeApiServer, DeleteChecksTheUidPrecondition) {
   EXPECT_TRUE(IsConflict(stale_rv));
 }
 
+// Discovery of a group given to ServeVersions, 404 for its other versions, and an upgrade that
+// changes the served versions while the objects stay.
+TEST(FakeApiServer, ServesTheVersionsItIsGiven) {
+  Fixture f;
+  const kube::GroupVersionResource alpha{"scheduling.k8s.io", "v1alpha2", "podgroups"};
+  const kube::GroupVersionResource beta{"scheduling.k8s.io", "v1beta1", "podgroups"};
+  EXPECT_TRUE(IsNotFound(f.client.GetApiGroup("scheduling.k8s.io").status())) << "no discovery before ServeVersions";
+  EXPECT_TRUE(f.client.List(beta, "ns", {}).ok()) << "any version before ServeVersions";
+  f.server.ServeVersions("scheduling.k8s.io", {"v1", "v1alpha2"});
+  auto group = f.client.GetApiGroup("scheduling.k8s.io");
+  ASSERT_TRUE(group.ok()) << group.status().message();
+  EXPECT_EQ((*group)["kind"], "APIGroup");
+  EXPECT_EQ((*group)["versions"], json::parse(R"([{"groupVersion":"scheduling.k8s.io/v1","version":"v1"},
+    {"groupVersion":"scheduling.k8s.io/v1alpha2","version":"v1alpha2"}])"));
+  ASSERT_TRUE(f.client.Create(alpha, "ns", {{"metadata", {{"name", "g"}}}}).ok());
+  EXPECT_TRUE(IsNotFound(f.client.Create(beta, "ns", {{"metadata", {{"name", "h"}}}}).status()));
+  EXPECT_TRUE(IsNotFound(f.client.List(beta, "ns", {}).status()));
+  f.server.ServeVersions("scheduling.k8s.io", {"v1", "v1beta1"});  // the upgrade
+  EXPECT_TRUE(IsNotFound(f.client.Get(alpha, "ns", "g").status()));
+  auto kept = f.client.Get(beta, "ns", "g");
+  ASSERT_TRUE(kept.ok()) << kept.status().message();
+  std::stop_source stop;
+  Status watch = f.client.Watch(
+      alpha, "ns", {.watch = true}, [](std::string_view) { return true; }, stop.get_token());
+  EXPECT_TRUE(IsNotFound(watch)) << watch.message();
+  f.server.ServeVersions("scheduling.k8s.io", {});
+  EXPECT_TRUE(IsNotFound(f.client.GetApiGroup("scheduling.k8s.io").status()));
+}
+
 TEST(FakeApiServer, FinalizersHoldADeletion) {
   Fixture f;
   json pg = {{"metadata", {{"name", "g"}, {"finalizers", {"x/protect"}}}}, {"spec", json::object()}};

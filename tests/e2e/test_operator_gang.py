@@ -90,9 +90,10 @@ def test_volcano_keeps_an_existing_podgroups_queue(kube, namespace, tfjob_crd):
         assert op.stop() == 0
 
 
-# --- Kubernetes' own gang scheduling (--gang-scheduler-name kubernetes; docs/semantics.md D27) ------
+# --- Kubernetes' own gang scheduling (--gang-scheduler-name kubernetes; docs/semantics.md D27, D31) -
 # scripts/test-cluster runs kube-apiserver, kube-scheduler and kube-controller-manager with the
-# GenericWorkload and GangScheduling gates and serves scheduling.k8s.io/v1alpha2. The jobs below
+# GenericWorkload and GangScheduling gates and serves scheduling.k8s.io/v1alpha2 (v1.36.3), which
+# the operator finds by discovery (it would prefer v1beta1, v1.37's). The jobs below
 # are scheduled by the real kube-scheduler onto KWOK nodes of their own (cpu 32 each, from
 # tests/e2e/manifests/kwok-stages.yaml), tainted so that no other suite's pod lands on them.
 WORKLOADS, PODGROUPS = "workloads.scheduling.k8s.io", "podgroups.scheduling.k8s.io"

@@ -117,7 +117,7 @@ std::optional<json> RenderPodGroup(const api::TfJob& job, const RenderOptions& o
                                    const std::map<std::string, int32_t>& priority_class_values) {
   GangScheduler gang = GangSchedulerFor(options.gang_scheduler_name);
   if (gang == GangScheduler::kNone) return std::nullopt;
-  if (gang == GangScheduler::kKubernetes) return RenderNativePodGroup(job);
+  if (gang == GangScheduler::kKubernetes) return RenderNativePodGroup(job, options.native_gang_api);
   const auto& sp = job.spec.run_policy.scheduling_policy;
   json meta = {{"name", job.metadata.name},
                {"namespace", job.metadata.ns},
@@ -152,28 +152,59 @@ json NativeMeta(const api::TfJob& job) {
 
 }  // namespace
 
+std::string_view NativeGangApiVersion(NativeGangApi api) {
+  return api == NativeGangApi::kV1beta1 ? "v1beta1" : "v1alpha2";
+}
+
+std::string NativeGangApiGroupVersion(NativeGangApi api) {
+  return std::string(kNativeSchedulingGroup) + "/" + std::string(NativeGangApiVersion(api));
+}
+
+namespace {
+
+// v1beta1 only (v1alpha2's disruptionMode is a string behind the alpha WorkloadAwarePreemption
+// gate): a gang is preempted or evicted whole, never one pod of it (D31).
+void AddDisruptionMode(NativeGangApi api, json* spec_or_template) {
+  if (api == NativeGangApi::kV1beta1 && (*spec_or_template)["schedulingPolicy"].contains("gang"))
+    (*spec_or_template)["disruptionMode"] = {{"all", json::object()}};
+}
+
+}  // namespace
+
 std::optional<json> RenderWorkload(const api::TfJob& job, const RenderOptions& options) {
   if (GangSchedulerFor(options.gang_scheduler_name) != GangScheduler::kKubernetes) return std::nullopt;
+  json tmpl = {{"name", std::string(kNativePodGroupTemplate)}, {"schedulingPolicy", NativeSchedulingPolicy(job)}};
+  AddDisruptionMode(options.native_gang_api, &tmpl);
   json spec = {
       {"controllerRef", {{"apiGroup", "kubeflow.org"}, {"kind", std::string(api::kKind)}, {"name", job.metadata.name}}},
-      {"podGroupTemplates", json::array({{{"name", std::string(kNativePodGroupTemplate)},
-                                          {"schedulingPolicy", NativeSchedulingPolicy(job)}}})}};
-  return json{{"apiVersion", std::string(kNativeSchedulingApiVersion)},
+      {"podGroupTemplates", json::array({std::move(tmpl)})}};
+  return json{{"apiVersion", NativeGangApiGroupVersion(options.native_gang_api)},
               {"kind", "Workload"},
               {"metadata", NativeMeta(job)},
               {"spec", std::move(spec)}};
 }
 
-json RenderNativePodGroup(const api::TfJob& job) {
-  json spec = {
-      {"podGroupTemplateRef",
-       {{"workload",
-         {{"workloadName", job.metadata.name}, {"podGroupTemplateName", std::string(kNativePodGroupTemplate)}}}}},
-      {"schedulingPolicy", NativeSchedulingPolicy(job)}};
-  return json{{"apiVersion", std::string(kNativeSchedulingApiVersion)},
+json RenderNativePodGroup(const api::TfJob& job, NativeGangApi api) {
+  json spec;
+  if (api == NativeGangApi::kV1beta1)
+    spec["workloadRef"] = {{"workloadName", job.metadata.name}, {"templateName", std::string(kNativePodGroupTemplate)}};
+  else
+    spec["podGroupTemplateRef"] = {
+        {"workload",
+         {{"workloadName", job.metadata.name}, {"podGroupTemplateName", std::string(kNativePodGroupTemplate)}}}};
+  spec["schedulingPolicy"] = NativeSchedulingPolicy(job);
+  AddDisruptionMode(api, &spec);
+  return json{{"apiVersion", NativeGangApiGroupVersion(api)},
               {"kind", "PodGroup"},
               {"metadata", NativeMeta(job)},
               {"spec", std::move(spec)}};
+}
+
+std::optional<int64_t> NativeGangMinCount(const json& spec) {
+  const json& gang = api::ObjectField(api::ObjectField(spec, "schedulingPolicy"), "gang");
+  auto it = gang.find("minCount");
+  if (it == gang.end() || !it->is_number_integer()) return std::nullopt;
+  return it->get<int64_t>();
 }
 
 void SetNativeSchedulingGroup(const api::TfJob& job, json* pod_spec) {

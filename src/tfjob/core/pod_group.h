@@ -2,7 +2,8 @@
 // PodGroup rendering for gang scheduling (docs/semantics.md 2.8): Volcano
 // (scheduling.volcano.sh/v1beta1) or scheduler-plugins (scheduling.x-k8s.io/v1alpha1),
 // including minMember and the computed minResources with priority-class ordering; and
-// kube-scheduler's own gang scheduling (scheduling.k8s.io/v1alpha2 Workload and PodGroup, D27).
+// kube-scheduler's own gang scheduling (scheduling.k8s.io Workload and PodGroup, v1alpha2 or
+// v1beta1: D27, D31).
 
 #include <map>
 #include <optional>
@@ -38,20 +39,29 @@ std::optional<nlohmann::json> RenderPodGroup(const api::TfJob& job, const Render
                                              const std::string& existing_queue = "",
                                              const std::map<std::string, int32_t>& priority_class_values = {});
 
-// Kubernetes-native gang scheduling (--gang-scheduler-name kubernetes, docs/semantics.md D27):
-// one Workload per job with one PodGroupTemplate, and one PodGroup made from that template; both
-// are named after the job and owned by it. Every pod names the PodGroup in
+// Kubernetes-native gang scheduling (--gang-scheduler-name kubernetes, docs/semantics.md D27,
+// D31): one Workload per job with one PodGroupTemplate, and one PodGroup made from that template;
+// both are named after the job and owned by it. Every pod names the PodGroup in
 // spec.schedulingGroup.podGroupName. The gang's minCount is PodGroupMinMember (a minAvailable of 0
-// gives the basic policy: no gang).
-inline constexpr std::string_view kNativeSchedulingApiVersion = "scheduling.k8s.io/v1alpha2";
+// gives the basic policy: no gang). The shape follows options.native_gang_api: v1alpha2 refers to
+// the template by podGroupTemplateRef.workload; v1beta1 by workloadRef, and a gang there is
+// disrupted as a whole (disruptionMode all).
+inline constexpr std::string_view kNativeSchedulingGroup = "scheduling.k8s.io";
 inline constexpr std::string_view kNativePodGroupTemplate = "tfjob";
+
+// "v1alpha2" or "v1beta1".
+std::string_view NativeGangApiVersion(NativeGangApi api);
+// "scheduling.k8s.io/<version>".
+std::string NativeGangApiGroupVersion(NativeGangApi api);
 
 // nullopt unless the gang scheduler is kKubernetes.
 std::optional<nlohmann::json> RenderWorkload(const api::TfJob& job, const RenderOptions& options);
 // The PodGroup of RenderWorkload's template (RenderPodGroup returns it for kKubernetes).
-nlohmann::json RenderNativePodGroup(const api::TfJob& job);
+nlohmann::json RenderNativePodGroup(const api::TfJob& job, NativeGangApi api);
+// The gang minCount of a native PodGroup's (or template's) spec; nullopt for the basic policy.
+std::optional<int64_t> NativeGangMinCount(const nlohmann::json& spec);
 // Points a pod spec at the job's PodGroup (spec.schedulingGroup.podGroupName), replacing any group
-// the template names.
+// the template names. The field is the same in both versions.
 void SetNativeSchedulingGroup(const api::TfJob& job, nlohmann::json* pod_spec);
 
 }  // namespace tfjob::tfjob::core

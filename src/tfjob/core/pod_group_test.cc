@@ -202,5 +202,76 @@ TEST(RenderNative, WorkloadAndPodGroupPerMinAvailable) {
   EXPECT_EQ(GangSchedulerFor("kubernetes"), GangScheduler::kKubernetes);
 }
 
+// D31: the same gang in scheduling.k8s.io/v1beta1 (Kubernetes v1.37): the PodGroup names its
+// template by workloadRef, and a gang (not the basic policy) is disrupted whole.
+TEST(RenderNative, V1beta1WorkloadAndPodGroup) {
+  struct Case {
+    std::string name;
+    std::string run_policy;
+    json policy;
+    json disruption;  // null: none
+  };
+  const json all = json::parse(R"({"all":{}})");
+  const std::vector<Case> cases = {
+      {"every replica by default", "", json::parse(R"({"gang":{"minCount":4}})"), all},
+      {"minAvailable", "  runPolicy: {schedulingPolicy: {minAvailable: 2}}\n",
+       json::parse(R"({"gang":{"minCount":2}})"), all},
+      {"minAvailable 0: basic, no disruption mode", "  runPolicy: {schedulingPolicy: {minAvailable: 0}}\n",
+       json::parse(R"({"basic":{}})"), nullptr},
+  };
+  RenderOptions native;
+  native.gang_scheduler_name = "kubernetes";
+  native.native_gang_api = NativeGangApi::kV1beta1;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    api::TfJob job = GangJob(c.run_policy);
+    std::optional<json> w = RenderWorkload(job, native);
+    ASSERT_TRUE(w);
+    json tmpl = {{"name", "tfjob"}, {"schedulingPolicy", c.policy}};
+    if (!c.disruption.is_null()) tmpl["disruptionMode"] = c.disruption;
+    EXPECT_EQ(*w, json::parse(R"({"apiVersion":"scheduling.k8s.io/v1beta1","kind":"Workload",
+      "metadata":{"name":"g","namespace":"ns","ownerReferences":[{"apiVersion":"kubeflow.org/v1","kind":"TFJob",
+        "name":"g","uid":"u","controller":true,"blockOwnerDeletion":true}]},
+      "spec":{"controllerRef":{"apiGroup":"kubeflow.org","kind":"TFJob","name":"g"},
+        "podGroupTemplates":[)" +
+                              tmpl.dump() + "]}}"));
+    std::optional<json> pg = RenderPodGroup(job, native);
+    ASSERT_TRUE(pg);
+    json spec = {{"workloadRef", {{"workloadName", "g"}, {"templateName", "tfjob"}}}, {"schedulingPolicy", c.policy}};
+    if (!c.disruption.is_null()) spec["disruptionMode"] = c.disruption;
+    EXPECT_EQ(*pg, (json{{"apiVersion", "scheduling.k8s.io/v1beta1"},
+                         {"kind", "PodGroup"},
+                         {"metadata", (*w)["metadata"]},
+                         {"spec", spec}}));
+    EXPECT_EQ(NativeGangMinCount((*pg)["spec"]), NativeGangMinCount(tmpl));
+  }
+  EXPECT_EQ(NativeGangApiGroupVersion(NativeGangApi::kV1alpha2), "scheduling.k8s.io/v1alpha2");
+  EXPECT_EQ(NativeGangApiGroupVersion(NativeGangApi::kV1beta1), "scheduling.k8s.io/v1beta1");
+  EXPECT_EQ(NativeGangMinCount(json::parse(R"({"schedulingPolicy":{"gang":{"minCount":3}}})")), 3);
+  EXPECT_EQ(NativeGangMinCount(json::parse(R"({"schedulingPolicy":{"basic":{}}})")), std::nullopt);
+  EXPECT_EQ(NativeGangMinCount(json::object()), std::nullopt);
+}
+
+// The pods are the same in both versions: spec.schedulingGroup.podGroupName.
+TEST(RenderNative, PodsNameTheGroupInBothVersions) {
+  for (NativeGangApi api : {NativeGangApi::kV1alpha2, NativeGangApi::kV1beta1}) {
+    RenderOptions native;
+    native.gang_scheduler_name = "kubernetes";
+    native.native_gang_api = api;
+    auto rendered = RenderJob(GangJob(), native);
+    ASSERT_TRUE(rendered.ok()) << rendered.status().message();
+    ASSERT_GE(rendered->objects.size(), 3u);
+    EXPECT_EQ(rendered->objects[0]["kind"], "Workload");
+    EXPECT_EQ(rendered->objects[1]["kind"], "PodGroup");
+    for (const auto& o : rendered->objects) {
+      if (o["kind"] == "Pod") {
+        EXPECT_EQ(o["spec"]["schedulingGroup"], json::parse(R"({"podGroupName":"g"})"));
+      } else if (o["kind"] != "Service") {
+        EXPECT_EQ(o["apiVersion"], NativeGangApiGroupVersion(api));
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tfjob::tfjob::core

@@ -262,6 +262,19 @@ std::string ExitCodeFailure(const api::TfJob& job, const RestartDecisions& decis
          std::string(api::ReplicaTypeName(decisions.exit_code_failures.front().first)) + "\" replica(s) failed.";
 }
 
+namespace {
+
+// D31: v1beta1's gang minCount is mutable (v1alpha2's whole policy is not; basic and gang never
+// turn into each other): a changed minAvailable or replica count updates the PodGroup at once.
+bool NativeMinCountChanged(const nlohmann::json& desired, const PodGroupState& group, const RenderOptions& options) {
+  if (options.native_gang_api != NativeGangApi::kV1beta1) return false;
+  auto want = NativeGangMinCount(desired.at("spec"));
+  auto have = NativeGangMinCount(group.spec);
+  return want && have && *want != *have;
+}
+
+}  // namespace
+
 GangPlan PlanGang(const api::TfJob& job, const ReconcileOptions& options, const ObservedState& observed) {
   GangPlan out;
   const GangScheduler gang = GangSchedulerFor(options.render.gang_scheduler_name);
@@ -270,7 +283,8 @@ GangPlan PlanGang(const api::TfJob& job, const ReconcileOptions& options, const 
   auto desired = RenderPodGroup(job, options.render, group ? group->queue : "", observed.priority_classes);
   if (!group)
     out.create_pod_group = desired;
-  else if (gang != GangScheduler::kKubernetes && (*desired)["spec"] != group->spec)
+  else if (gang != GangScheduler::kKubernetes ? (*desired)["spec"] != group->spec
+                                              : NativeMinCountChanged(*desired, *group, options.render))
     out.update_pod_group = desired;
   out.wait = gang == GangScheduler::kVolcano && (!group || group->phase.empty() || group->phase == "Pending");
   if (gang == GangScheduler::kKubernetes && !observed.workload_exists)

@@ -9,6 +9,7 @@
 #include "testing/fixtures.h"
 #include "tfjob/core/conditions.h"
 #include "tfjob/core/naming.h"
+#include "tfjob/core/pod_group.h"
 
 namespace tfjob::api {
 // Readable failures: "{active 1, succeeded 0, failed 0, restarts 2}".
@@ -1343,6 +1344,43 @@ TEST(Reconcile, KubernetesGangWorkloadAndPodGroup) {
     }
     for (const auto& pod : plan.create_pods)
       EXPECT_EQ(pod.object["spec"]["schedulingGroup"]["podGroupName"], "test-tfjob");
+  }
+}
+
+// D31: on v1beta1 the gang's minCount follows the job (it is mutable there); v1alpha2's is
+// immutable, and a gang never turns basic or back (NoSet/NoUnset) in either version.
+TEST(Reconcile, NativeMinCountUpdatedOnlyOnV1beta1) {
+  struct Case {
+    std::string name;
+    NativeGangApi api;
+    std::string observed_spec;
+    std::optional<int64_t> updated_to;
+  };
+  const std::vector<Case> cases = {
+      {"v1beta1, minCount changed", NativeGangApi::kV1beta1, R"({"schedulingPolicy":{"gang":{"minCount":4}}})", 2},
+      {"v1beta1, same minCount, server defaults differ", NativeGangApi::kV1beta1,
+       R"({"schedulingPolicy":{"gang":{"minCount":2}},"priority":0,"disruptionMode":{"all":{}}})", std::nullopt},
+      {"v1beta1, basic stays basic", NativeGangApi::kV1beta1, R"({"schedulingPolicy":{"basic":{}}})", std::nullopt},
+      {"v1alpha2, minCount changed: immutable", NativeGangApi::kV1alpha2,
+       R"({"schedulingPolicy":{"gang":{"minCount":4}}})", std::nullopt},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    ReconcileOptions options;
+    options.render.gang_scheduler_name = "kubernetes";
+    options.render.native_gang_api = c.api;
+    api::TfJob job = testing::NewTfJob(2, 0);  // two workers: minCount 2
+    ObservedState o{job, {}, {}, std::nullopt, kNow};
+    o.workload_exists = true;
+    o.pod_group = PodGroupState{"", "", nlohmann::json::parse(c.observed_spec)};
+    Plan plan = Reconcile(o, options);
+    EXPECT_FALSE(plan.create_pod_group);
+    EXPECT_FALSE(plan.create_workload);
+    ASSERT_EQ(plan.update_pod_group.has_value(), c.updated_to.has_value());
+    if (c.updated_to) {
+      EXPECT_EQ((*plan.update_pod_group)["apiVersion"], "scheduling.k8s.io/v1beta1");
+      EXPECT_EQ(NativeGangMinCount((*plan.update_pod_group)["spec"]), c.updated_to);
+    }
   }
 }
 

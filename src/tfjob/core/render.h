@@ -21,9 +21,15 @@ enum class GangScheduler { kNone, kVolcano, kSchedulerPlugins, kKubernetes };
 // (kube-scheduler's own gang scheduling, docs/semantics.md D27); any other name -> kSchedulerPlugins.
 GangScheduler GangSchedulerFor(const std::string& gang_scheduler_name);
 
+// The version of scheduling.k8s.io's Workload API that kKubernetes speaks: v1alpha2 (Kubernetes
+// v1.36) or v1beta1 (v1.37). The operator finds it by discovery (docs/semantics.md D31).
+enum class NativeGangApi { kV1alpha2, kV1beta1 };
+
 struct RenderOptions {
   TfConfigOptions tf_config;
   std::string gang_scheduler_name;
+  // Only with kKubernetes. `tfjob render`, which has no cluster, keeps the default.
+  NativeGangApi native_gang_api = NativeGangApi::kV1alpha2;
 };
 
 // An event the operator records while creating a child (e.g. SetPodTemplateRestartPolicy).

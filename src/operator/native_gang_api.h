@@ -1,0 +1,66 @@
+#pragma once
+// Which version of kube-scheduler's Workload API (group scheduling.k8s.io) the operator speaks
+// with --gang-scheduler-name kubernetes (docs/semantics.md D31): v1beta1 (Kubernetes v1.37) when
+// the API server serves it, else v1alpha2 (v1.36). Found by discovery at start-up, and found again
+// when a call of the version in use answers 404 or 406: a cluster upgraded under a running
+// operator needs no restart. The version is a value handed to the pure core
+// (core::RenderOptions::native_gang_api), never a global.
+
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "common/clock.h"
+#include "common/logging.h"
+#include "common/status.h"
+#include "common/thread_annotations.h"
+#include "kube/resource_path.h"
+#include "kube/rest_client.h"
+#include "tfjob/core/render.h"
+
+namespace tfjob::operator_ {
+
+// Pure: the version to speak, from the APIGroup document of GET /apis/scheduling.k8s.io
+// (`versions[].version`): v1beta1 if served, else v1alpha2. kNotFound, naming what the cluster
+// needs, when it serves neither (v1alpha3 alone is not enough: it is v1.37's alpha, whose
+// PodGroups kube-scheduler does not read).
+StatusOr<tfjob::core::NativeGangApi> ChooseNativeGangApi(const nlohmann::json& api_group);
+
+kube::GroupVersionResource NativeWorkloads(tfjob::core::NativeGangApi api);
+kube::GroupVersionResource NativePodGroups(tfjob::core::NativeGangApi api);
+// The version of a scheduling.k8s.io resource in one of the versions above; nullopt otherwise.
+std::optional<tfjob::core::NativeGangApi> NativeGangApiOf(const kube::GroupVersionResource& gvr);
+// Whether a failed call says its version is not (or no longer) served: 404 or 406.
+bool VersionNotServed(const Status& status);
+
+// The version in use, shared by the informers (as their ListWatchSpec::gvr_source), the
+// reconcile (RenderOptions) and the writes. Thread-safe.
+class NativeGangApiTracker {
+ public:
+  // Discoveries prompted by failed calls are at least this far apart (a failing reflector
+  // retries every 0.8-5 s, and every job's write may fail at once).
+  static constexpr std::chrono::seconds kMinInterval{1};
+
+  NativeGangApiTracker(kube::RestClient& client, tfjob::core::NativeGangApi initial, Logger log);
+
+  tfjob::core::NativeGangApi current() const TFJOB_EXCLUDES(mu_);
+  // GET /apis/scheduling.k8s.io and ChooseNativeGangApi; on success that version is used from
+  // now on (a change is logged). On failure the version in use stays.
+  StatusOr<tfjob::core::NativeGangApi> Discover() TFJOB_EXCLUDES(mu_);
+  // A call of `gvr` failed with `status`: when that says the version is not served and it is
+  // still the version in use, discovers again (at most once per kMinInterval).
+  void CallFailed(const kube::GroupVersionResource& gvr, const Status& status) TFJOB_EXCLUDES(mu_);
+  // Discoveries made (for tests and logs).
+  int discoveries() const TFJOB_EXCLUDES(mu_);
+
+ private:
+  kube::RestClient& client_;
+  Logger log_;
+  mutable Mutex mu_;
+  tfjob::core::NativeGangApi current_ TFJOB_GUARDED_BY(mu_);
+  std::optional<Clock::SteadyTime> last_prompted_ TFJOB_GUARDED_BY(mu_);
+  int discoveries_ TFJOB_GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace tfjob::operator_
