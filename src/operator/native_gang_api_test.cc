@@ -120,15 +120,7 @@ TEST(NativeGangApiTracker, DiscoversAgainWhenItsVersionIsNotServed) {
   EXPECT_THAT(none.status().message(), ::testing::HasSubstr("serves neither"));
 }
 
-// Polls `done` (1 ms steps) for at most 10 s: a hang guard, not a time assertion.
-template <typename F>
-bool WaitUntil(F done) {
-  for (int i = 0; i < 10000; ++i) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return done();
-}
+using testing::WaitUntil;
 
 struct NativeCluster : Server {
   controller::Registry registry;

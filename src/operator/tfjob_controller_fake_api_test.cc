@@ -56,15 +56,7 @@ namespace {
 using nlohmann::json;
 using Peer = FakeApiControllerPeer;
 
-// Polls `done` (1 ms steps) for at most 10 s: a hang guard, not a time assertion.
-template <typename F>
-bool WaitUntil(F done) {
-  for (int i = 0; i < 10000; ++i) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return done();
-}
+using testing::WaitUntil;
 
 struct Cluster {
   FakeClock clock;
@@ -99,15 +91,23 @@ struct Cluster {
   // Issue 25: pod `pod` is created by the operator and deleted by someone else inside a watch
   // gap that a relist papered over: its informer never hears of it, so the pass that created it
   // waits for an event that will never come.
+  // Call before the job is created: the drop must be in place before the operator creates the
+  // pod (under load it can create it and see its ADDED event before the test thread runs on).
   void LosePodInAWatchGap(const std::string& pod) {
-    auto losing = std::make_shared<std::atomic<bool>>(true);
-    server.set_watch_event_drop([losing, pod](const std::string&, const json& o) {
+    losing_ = std::make_shared<std::atomic<bool>>(true);
+    server.set_watch_event_drop([losing = losing_, pod](const std::string&, const json& o) {
       return losing->load() && o.value("kind", "") == "Pod" && o["metadata"].value("name", "") == pod;
     });
-    ASSERT_TRUE(WaitUntil([&] { return server.Get(kube::kPods, "default", pod).has_value(); }));
-    ASSERT_TRUE(server.Delete(kube::kPods, "default", pod).ok());
-    *losing = false;
+    lost_pod_ = pod;
   }
+  // Then, once the job exists: waits for the pod on the server and deletes it unseen.
+  void DeleteTheLostPod() {
+    ASSERT_TRUE(WaitUntil([&] { return server.Get(kube::kPods, "default", lost_pod_).has_value(); }));
+    ASSERT_TRUE(server.Delete(kube::kPods, "default", lost_pod_).ok());
+    *losing_ = false;
+  }
+  std::shared_ptr<std::atomic<bool>> losing_;
+  std::string lost_pod_;
   api::Time StatusTime(const std::string& job, const char* field) {
     auto j = Job(job);
     std::optional<api::Time> t;
@@ -201,10 +201,15 @@ TEST(TfJobControllerFakeApi, AWorkerStuckInOnePassFailsTheLivenessCheck) {
 TEST(TfJobControllerFakeApi, ALostWatchEventDoesNotFreezeTheJob) {
   Cluster k;
   k.c().StartWorkers();
-  k.CreateJob("lost", 2);
   k.LosePodInAWatchGap("lost-worker-1");
+  k.CreateJob("lost", 2);
+  k.DeleteTheLostPod();
   ASSERT_TRUE(WaitUntil([&] { return k.server.CountRequests("create", "services") == 2; }));
   ASSERT_TRUE(WaitUntil([&] { return Peer::Queue(k.c()).DelayedLenForTesting() >= 1; })) << "no pass waited";
+  // The state this test is about: worker-0's ADDED event seen, worker-1's lost. Under load the
+  // pod informer may not have shown worker-0 yet; advancing the clock then would let the pass at
+  // the TTL see neither pod and create both again (4 creates, not 3; two fresh-clone runs did).
+  ASSERT_TRUE(WaitUntil([&] { return Peer::PodPhases(k.c(), "default/lost").size() == 1; }));
   EXPECT_FALSE(Peer::Satisfied(k.c(), "default/lost"));
   k.clock.Advance(std::chrono::minutes(5) + std::chrono::seconds(1));
   ASSERT_TRUE(WaitUntil([&] { return k.server.CountRequests("create", "pods") == 3; }))
@@ -223,8 +228,9 @@ TEST(TfJobControllerFakeApi, ALostWatchEventDoesNotFreezeTheJob) {
 TEST(TfJobControllerFakeApi, ADeadlineFiresOnTimeWhileExpectationsWait) {
   Cluster k;
   k.c().StartWorkers();
-  k.CreateJob("late", 2, 60);
   k.LosePodInAWatchGap("late-worker-1");
+  k.CreateJob("late", 2, 60);
+  k.DeleteTheLostPod();
   ASSERT_TRUE(WaitUntil([&] { return k.Job("late")->value("status", json::object()).contains("startTime"); }));
   ASSERT_TRUE(WaitUntil([&] { return Peer::Queue(k.c()).DelayedLenForTesting() >= 1; }));
   EXPECT_FALSE(Peer::Satisfied(k.c(), "default/late"));

@@ -52,6 +52,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -215,6 +216,17 @@ bool SelectorMatches(const std::vector<LabelRequirement>& selector, const nlohma
 // Options for a RestClient in front of the fake: no retries (a test sees each injected error
 // once) and no client-side rate limit.
 kube::RestClientOptions UnthrottledClientOptions();
+
+// Polls `done` (1 ms steps) for at most 10 s: a hang guard for tests that wait on the fake's
+// watches and the code under test's threads, not a time assertion.
+template <typename F>
+bool WaitUntil(F done) {
+  for (int i = 0; i < 10000; ++i) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return done();
+}
 
 // A TFJob object of `workers` Workers (restartPolicy Never), as a user would create it.
 nlohmann::json WorkerJobObject(const std::string& name, int workers);
