@@ -62,7 +62,7 @@ build/tsan/build.ninja: | deps
 # controller, the write pool and plan applier, the fake API server) under ThreadSanitizer.
 test-tsan: deps build/tsan/build.ninja
 	cmake --build build/tsan -j $(JOBS) --target controller_test common_test operator_test fake_api_server_test
-	ctest --test-dir build/tsan -L unit --output-on-failure -j $(JOBS) -R '^(WorkQueue|Informer|EventRecorder|LeaderElector|Expectations|TokenBucket|HttpEndpoint|HttpServerBaseTest|WebhookServerTest|Registry|Manager|TfJobController|TfJobControllerFakeApi|PlanApplier|WritePool|FakeApiServer)\.'
+	ctest --test-dir build/tsan -L unit --output-on-failure -j $(JOBS) -R '^(WorkQueue|Informer|EventRecorder|LeaderElector|Expectations|TokenBucket|HttpEndpoint|HttpServerBaseTest|WebhookServerTest|Registry|Manager|TfJobController|TfJobControllerFakeApi|PlanApplier|WritePool|FakeApiServer|BusyWorkers)\.'
 
 # libFuzzer under ASan/UBSan, $(FUZZ_SECONDS) s each: file -> TFJob -> render, the watch-stream
 # decoder (split-invariance checked), the kubeconfig reader, the API object decoders, the webhook's
