@@ -122,8 +122,6 @@ class Reader {
   bool timed_out_ = false;
 };
 
-
-
 // The answer of the route for req: the handler's (200 unless it sets a status; 500 when it
 // throws), else 404, or 405 with Allow when the path is served for other methods.
 httplib::Response Route(const HttpRoutes& routes, const httplib::Request& req) {
@@ -144,7 +142,6 @@ httplib::Response Route(const HttpRoutes& routes, const httplib::Request& req) {
   }
   return res;
 }
-
 
 }  // namespace
 

@@ -18,8 +18,8 @@ Status SplitAddress(const std::string& address, std::string* host, std::string* 
   *port = address.substr(colon + 1);
   if (host->size() >= 2 && host->front() == '[' && host->back() == ']') *host = host->substr(1, host->size() - 2);
   if (host->empty()) *host = "0.0.0.0";
-  if (port->empty() || port->size() > 5 || !std::all_of(port->begin(), port->end(), [](char c) { return c >= '0' && c <= '9'; }) ||
-      std::stoi(*port) > 65535)
+  if (port->empty() || port->size() > 5 ||
+      !std::all_of(port->begin(), port->end(), [](char c) { return c >= '0' && c <= '9'; }) || std::stoi(*port) > 65535)
     return InvalidArgumentError("address \"" + address + "\" has no valid port");
   return OkStatus();
 }

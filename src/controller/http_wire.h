@@ -29,7 +29,6 @@ const char* Reason(int status);
 // res as bytes: status line, its headers but the framing ones, then Content-Length and
 // Connection (keep-alive: Keep-Alive with `idle_seconds` and the `left` requests), then the body
 // (not for HEAD).
-std::string FormatAnswer(const httplib::Response& res, bool head_only, bool close, long idle_seconds,
-                         std::size_t left);
+std::string FormatAnswer(const httplib::Response& res, bool head_only, bool close, long idle_seconds, std::size_t left);
 
 }  // namespace tfjob::controller::http_wire
