@@ -104,6 +104,12 @@ TEST(CommandTree, OfflineCommandsBindTheirFlags) {
   EXPECT_EQ(OptionValue<std::string>(p.result, "--kueue-mode"), "operator");
   EXPECT_EQ(OptionValue<std::string>(p.result, "--leader-elect"), "false");
   EXPECT_EQ(OptionValue<int>(p.result, "--webhook-port"), 0);
+  // PodsReady is kept by default (Kueue's waitForPodsReady evicts a Workload without it).
+  EXPECT_TRUE(OptionValue<bool>(p.result, "--kueue-wait-for-pods-ready"));
+  CommandTree no_pods_ready("tfjob");
+  p = ParseWith(no_pods_ready, {"operator", "--kueue-mode", "operator", "--kueue-wait-for-pods-ready", "false"});
+  ASSERT_EQ(p.result.kind, Kind::kRun) << p.result.text;
+  EXPECT_FALSE(OptionValue<bool>(p.result, "--kueue-wait-for-pods-ready"));
 }
 
 TEST(CommandTree, UsageErrorsNameTheFlagAndTheCommand) {

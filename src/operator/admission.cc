@@ -1,7 +1,11 @@
 #include "operator/admission.h"
 
+#include <algorithm>
+#include <cstdint>
+
 #include "api/json_fields.h"
 #include "api/known_fields.h"
+#include "api/labels.h"
 #include "api/tfjob_json.h"
 #include "api/validation.h"
 
@@ -22,9 +26,8 @@ json Answer(const json& review, const std::string& uid, const api::FieldErrors& 
           {"response", std::move(response)}};
 }
 
-}  // namespace
-
-StatusOr<json> ReviewTfJob(const json& review) {
+// The request of an AdmissionReview, after the checks both webhooks make.
+StatusOr<const json*> Request(const json& review) {
   if (!review.is_object() || api::StringField(review, "kind") != "AdmissionReview")
     return InvalidArgumentError("body is not an AdmissionReview");
   auto request = review.find("request");
@@ -32,13 +35,75 @@ StatusOr<json> ReviewTfJob(const json& review) {
   auto uid = request->find("uid");
   if (uid == request->end() || !uid->is_string() || uid->get<std::string>().empty())
     return InvalidArgumentError("AdmissionReview request has no uid");
+  return &*request;
+}
+
+std::string Base64(const std::string& in) {
+  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((in.size() + 2) / 3 * 4);
+  for (size_t i = 0; i < in.size(); i += 3) {
+    const size_t n = std::min<size_t>(3, in.size() - i);
+    uint32_t v = 0;
+    for (size_t k = 0; k < 3; ++k) v = (v << 8) | (k < n ? static_cast<unsigned char>(in[i + k]) : 0);
+    for (size_t k = 0; k < 4; ++k) out += k <= n ? kAlphabet[(v >> (18 - 6 * k)) & 0x3f] : '=';
+  }
+  return out;
+}
+
+// The JSONPatch that suspends a queued job on create; null when none is needed.
+json SuspendPatch(const json& object) {
+  const json& labels = api::ObjectField(api::ObjectField(object, "metadata"), "labels");
+  if (api::StringField(labels, std::string(api::kLabelKueueQueueName)).empty()) return nullptr;
+  auto spec = object.find("spec");
+  if (spec == object.end() || !spec->is_object()) return nullptr;  // the validating webhook denies it
+  auto run_policy = spec->find("runPolicy");
+  if (run_policy == spec->end() || !run_policy->is_object())
+    return json::array({{{"op", "add"}, {"path", "/spec/runPolicy"}, {"value", {{"suspend", true}}}}});
+  auto suspend = run_policy->find("suspend");
+  if (suspend != run_policy->end() && suspend->is_boolean() && suspend->get<bool>()) return nullptr;
+  // "add" replaces a member that is there (RFC 6902 4.1).
+  return json::array({{{"op", "add"}, {"path", "/spec/runPolicy/suspend"}, {"value", true}}});
+}
+
+std::pair<int, std::string> Serve(StatusOr<json> (*decide)(const json&), const std::string& body) {
+  json review = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (review.is_discarded()) return {400, json{{"error", "request body is not JSON"}}.dump()};
+  auto answer = decide(review);
+  if (!answer.ok()) return {400, json{{"error", answer.status().message()}}.dump()};
+  return {200, answer->dump(-1, ' ', false, json::error_handler_t::replace)};
+}
+
+}  // namespace
+
+StatusOr<json> DefaultTfJob(const json& review) {
+  TFJOB_ASSIGN_OR_RETURN(const json* request, Request(review));
+  const std::string uid = api::StringField(*request, "uid");
+  json answer = Answer(review, uid, {});
+  auto object = request->find("object");
+  if (api::StringField(*request, "operation") != "CREATE" || object == request->end() || !object->is_object())
+    return answer;
+  json patch = SuspendPatch(*object);
+  if (patch.is_null()) return answer;
+  answer["response"]["patchType"] = "JSONPatch";
+  answer["response"]["patch"] = Base64(patch.dump());
+  return answer;
+}
+
+std::pair<int, std::string> ServeTfJobDefaulting(const std::string& body) {
+  return Serve(DefaultTfJob, body);
+}
+
+StatusOr<json> ReviewTfJob(const json& review) {
+  TFJOB_ASSIGN_OR_RETURN(const json* request, Request(review));
+  const std::string uid = api::StringField(*request, "uid");
 
   // A field of the wrong JSON type reads as absent (json's value() would throw).
   const std::string operation = api::StringField(*request, "operation");
-  if (operation != "CREATE" && operation != "UPDATE") return Answer(review, *uid, {});  // DELETE is not validated
+  if (operation != "CREATE" && operation != "UPDATE") return Answer(review, uid, {});  // DELETE is not validated
   auto object = request->find("object");
   if (object == request->end() || !object->is_object())
-    return Answer(review, *uid, {api::Required("object", "the request carries no object")});
+    return Answer(review, uid, {api::Required("object", "the request carries no object")});
 
   api::FieldErrors errors;
   api::TfJob job = api::DecodeTfJob(*object, &errors);
@@ -52,15 +117,11 @@ StatusOr<json> ReviewTfJob(const json& review) {
   errors.insert(errors.end(), checks.begin(), checks.end());
   std::vector<std::string> warnings = api::UnknownFieldWarnings(*object);
   for (auto& w : api::SpecWarnings(job)) warnings.push_back(std::move(w));  // D22
-  return Answer(review, *uid, errors, warnings);
+  return Answer(review, uid, errors, warnings);
 }
 
 std::pair<int, std::string> ServeTfJobReview(const std::string& body) {
-  json review = json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (review.is_discarded()) return {400, json{{"error", "request body is not JSON"}}.dump()};
-  auto answer = ReviewTfJob(review);
-  if (!answer.ok()) return {400, json{{"error", answer.status().message()}}.dump()};
-  return {200, answer->dump(-1, ' ', false, json::error_handler_t::replace)};
+  return Serve(ReviewTfJob, body);
 }
 
 }  // namespace tfjob::operator_

@@ -171,6 +171,76 @@ TEST(ServeTfJobReview, AnswersHttp) {
   EXPECT_EQ(r["status"]["message"].get<std::string>().rfind("metadata.name: Invalid value: \"00test\"", 0), 0u);
 }
 
+// The mutating webhook (docs/kueue.md): a queued job is suspended on create, nothing else changes.
+std::string Unbase64(const std::string& in) {
+  static const std::string kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  uint32_t v = 0;
+  int bits = 0;
+  for (char c : in) {
+    if (c == '=') break;
+    v = (v << 6) | static_cast<uint32_t>(kAlphabet.find(c));
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out += static_cast<char>((v >> bits) & 0xff);
+    }
+  }
+  return out;
+}
+
+json Queued(json run_policy = nullptr, std::string queue = "user-queue") {
+  json job = Job("test", kGoodSpecs, std::move(run_policy));
+  job["metadata"]["labels"] = {{"kueue.x-k8s.io/queue-name", queue}};
+  return job;
+}
+
+TEST(DefaultTfJob, SuspendsAQueuedJobOnCreate) {
+  const json kAddSuspend = json::array({{{"op", "add"}, {"path", "/spec/runPolicy/suspend"}, {"value", true}}});
+  struct Case {
+    std::string name;
+    std::string operation;
+    json object;
+    json patch;  // null: none
+  } cases[] = {
+      {"no runPolicy", "CREATE", Queued(),
+       json::array({{{"op", "add"}, {"path", "/spec/runPolicy"}, {"value", {{"suspend", true}}}}})},
+      {"runPolicy without suspend", "CREATE", Queued({{"backoffLimit", 3}}), kAddSuspend},
+      {"suspend false", "CREATE", Queued({{"suspend", false}}), kAddSuspend},
+      {"suspend of the wrong type", "CREATE", Queued({{"suspend", "no"}}), kAddSuspend},
+      {"already suspended", "CREATE", Queued({{"suspend", true}}), nullptr},
+      {"empty queue name", "CREATE", Queued(nullptr, ""), nullptr},
+      {"no label", "CREATE", Job("test", kGoodSpecs), nullptr},
+      {"no spec", "CREATE", json{{"metadata", {{"labels", {{"kueue.x-k8s.io/queue-name", "q"}}}}}}, nullptr},
+      {"update is not defaulted", "UPDATE", Queued(), nullptr},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto answer = DefaultTfJob(Review(c.operation, c.object));
+    ASSERT_TRUE(answer.ok()) << answer.status().ToString();
+    const json& r = (*answer)["response"];
+    EXPECT_EQ(r["uid"], "705ab4f5-6393-11e8-b7cc-42010a800002");
+    EXPECT_EQ(r["allowed"], true);
+    if (c.patch.is_null()) {
+      EXPECT_FALSE(r.contains("patch"));
+      EXPECT_FALSE(r.contains("patchType"));
+    } else {
+      EXPECT_EQ(r["patchType"], "JSONPatch");
+      EXPECT_EQ(json::parse(Unbase64(r["patch"].get<std::string>())), c.patch);
+    }
+  }
+}
+
+TEST(DefaultTfJob, MalformedReviewsAreRejected) {
+  EXPECT_FALSE(DefaultTfJob(json::array()).ok());
+  EXPECT_FALSE(DefaultTfJob({{"kind", "AdmissionReview"}, {"request", {{"operation", "CREATE"}}}}).ok());
+  auto [code, body] = ServeTfJobDefaulting("{not json");
+  EXPECT_EQ(code, 400);
+  std::tie(code, body) = ServeTfJobDefaulting(Review("CREATE", Queued()).dump());
+  EXPECT_EQ(code, 200);
+  EXPECT_EQ(json::parse(body)["response"]["patchType"], "JSONPatch");
+}
+
 // The review's own fields with the wrong JSON type are a 400 or read as absent, never an
 // exception out of the webhook's handler (nlohmann's value() throws on a type mismatch).
 TEST(ReviewTfJob, FieldsOfTheWrongTypeAreRefusedNotThrown) {

@@ -104,6 +104,8 @@ int Manager::StartServers() {
   // The webhook is stateless: it serves before the caches sync, and on every replica (leader or not).
   if (options_.webhook_port > 0) {
     webhook_.Handle(kValidatePath, ServeTfJobReview);
+    // Registered by a MutatingWebhookConfiguration only for --kueue-mode operator (docs/kueue.md).
+    webhook_.Handle(kDefaultPath, ServeTfJobDefaulting);
     std::string address = options_.webhook_host + ":" + std::to_string(options_.webhook_port);
     if (Status s = webhook_.Start(address); !s.ok()) {
       log_.Error("cannot serve the webhook", {{"address", address}, {"error", s.message()}});

@@ -1,7 +1,9 @@
 """Real Kueue (scripts/build-kueue, pinned in scripts/versions.env) as a process against the test
 cluster: its CRDs and webhook manifests come from its Go module, its webhooks are registered by
-URL on 127.0.0.1 with a CA made by config/webhook/generate-cert (as test_webhook.py does for ours),
-and its configuration enables the kubeflow.org/tfjob integration (README.md, "Kueue in the test bed")."""
+URL on 127.0.0.1 with a CA made by config/webhook/generate-cert (as test_webhook.py does for ours).
+Two modes (docs/kueue.md): "integration" enables Kueue's kubeflow.org/tfjob integration (README.md,
+"Kueue in the test bed"); "operator" leaves it off and names TFJob.v1.kubeflow.org an external
+framework, for `tfjob operator --kueue-mode operator`, which owns the Workloads itself."""
 import base64
 import json
 import os
@@ -14,13 +16,15 @@ import uuid
 
 from conftest import ROOT, wait_for
 
+MODES = ("integration", "operator")
 # Kueue only manages jobs in namespaces with this label, and its TFJob webhooks are scoped to
 # them, so the other e2e suites never meet Kueue.
 NAMESPACE_LABEL = "tfjob.test/kueue"
 # The waitForPodsReady timeout: an admitted TFJob must reach Running=True within it.
 PODS_READY_TIMEOUT_S = 20
-# Webhooks of Kueue that serve Kueue's own kinds; the job-framework ones are kept for TFJob only
-# (the other frameworks are not enabled, so Kueue does not serve their paths).
+# Webhooks of Kueue that serve Kueue's own kinds; of the job-framework ones only TFJob's are kept,
+# in the integration mode (Kueue serves no path of a framework it has not enabled, and batch/job's
+# are not needed here).
 KUEUE_GROUP = "kueue.x-k8s.io"
 # The CRDs Kueue's kustomization patches with a conversion webhook (v1beta1 <-> v1beta2).
 METRICS_CERTS = "/etc/kueue/metrics/certs"
@@ -49,9 +53,24 @@ def yaml_objects(kube, path):
     return objects
 
 
-def configuration(ports, cert_dir, multikueue=None):
+def integrations(mode):
+    """Kueue's integrations section for a mode. An absent or empty `frameworks` list is not "none":
+    Kueue v0.17.0 defaults it to batch/job alone (apis/config/v1beta2/defaults.go), so the operator
+    mode names batch/job, which Kueue then serves, and TFJob only as an external framework (Kueue
+    rejects a kind listed in both, pkg/config/validation.go)."""
+    assert mode in MODES, mode
+    if mode == "integration":
+        # Without this list Kueue v0.17.0 enables batch/job only (its built-in default); the TFJob
+        # integration must be named. Our operator is the TFJob controller, not Kubeflow's.
+        return {"frameworks": ["kubeflow.org/tfjob"]}
+    # Kueue starts nothing for an external framework: it only keeps its pod integration off the
+    # pods a TFJob owns; the operator creates and follows the Workloads.
+    return {"frameworks": ["batch/job"], "externalFrameworks": ["TFJob.v1.kubeflow.org"]}
+
+
+def configuration(ports, cert_dir, multikueue=None, mode="integration"):
     """Kueue's Configuration (config.kueue.x-k8s.io/v1beta2 at v0.17.0) for the test bed; with
-    `multikueue` (its multiKueue section) a MultiKueue manager."""
+    `multikueue` (its multiKueue section) a MultiKueue manager; `mode` as for integrations()."""
     cfg = {
         "apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration",
         "namespace": "kueue-system",
@@ -67,9 +86,7 @@ def configuration(ports, cert_dir, multikueue=None):
                              "requeuingStrategy": {"timestamp": "Eviction", "backoffBaseSeconds": 60}},
         "manageJobsWithoutQueueName": False,
         "managedJobsNamespaceSelector": {"matchLabels": {NAMESPACE_LABEL: "true"}},
-        # Without this list Kueue v0.17.0 enables batch/job only (its built-in default); the TFJob
-        # integration must be named. Our operator is the TFJob controller, not Kubeflow's.
-        "integrations": {"frameworks": ["kubeflow.org/tfjob"]},
+        "integrations": integrations(mode),
         # The visibility API server would listen on 0.0.0.0:8082; the test bed does not need it.
         "featureGates": {"VisibilityOnDemand": False},
         "clientConnection": {"qps": 50, "burst": 100},
@@ -86,9 +103,11 @@ class Kueue:
     health, metrics) are free ones of its own, so a second instance against a second cluster
     (the MultiKueue worker, test_multikueue.py) shares nothing with the first."""
 
-    def __init__(self, kube, multikueue=None):
+    def __init__(self, kube, multikueue=None, mode="integration"):
+        assert mode in MODES, mode
         self.kube = kube
         self.multikueue = multikueue
+        self.mode = mode
         self.home = build()
         self.dir = os.path.join(kube.dir, "kueue-" + uuid.uuid4().hex[:6])
         os.makedirs(self.dir)
@@ -111,7 +130,7 @@ class Kueue:
         self.kube.run("create", "namespace", "kueue-system", check=False)  # Kueue's own namespace
         cfg = os.path.join(self.dir, "config.json")  # JSON is YAML; Kueue decodes either
         with open(cfg, "w") as f:
-            json.dump(configuration(self.ports, certs, self.multikueue), f, indent=2)
+            json.dump(configuration(self.ports, certs, self.multikueue, self.mode), f, indent=2)
         self.log = open(self.log_path, "ab")
         env = dict(os.environ, KUBECONFIG=self.kube.kubeconfig)  # admin: Kueue's own RBAC is not needed
         # With internalCertManagement off, Kueue v0.17.0 reads its metrics serving certificate from
@@ -172,7 +191,9 @@ class Kueue:
                 resources = {r for rule in hook["rules"] for r in rule["resources"]}
                 if groups == {KUEUE_GROUP}:
                     pass
-                elif groups == {"kubeflow.org"} and resources == {"tfjobs"}:
+                elif groups == {"kubeflow.org"} and resources == {"tfjobs"} and self.mode == "integration":
+                    # Served only with the integration on; in the operator mode the path would
+                    # answer 404 and every TFJob create would fail (failurePolicy Fail).
                     hook["namespaceSelector"] = {"matchLabels": {NAMESPACE_LABEL: "true"}}
                 else:
                     continue

@@ -1,20 +1,29 @@
-"""The Kueue contract (issues 8 and 16; docs/semantics.md 3.12 and section 6; regressions R07-R09) against real
-Kueue (tests/e2e/kueue.py: scripts/build-kueue's manager, its CRDs, its webhooks by URL, the
-kubeflow.org/tfjob integration, waitForPodsReady on). A TFJob with the queue-name label is
-suspended by Kueue's webhook, admitted in order of quota with the flavour's node selector, runs,
+"""The Kueue contract (issues 8, 16 and 26; docs/semantics.md 3.12 and section 6; regressions R07-R09;
+docs/kueue.md) against real Kueue (tests/e2e/kueue.py: scripts/build-kueue's manager, its CRDs, its
+webhooks by URL, waitForPodsReady on), in both modes, each scenario once per mode (the test id
+names it): "integration", Kueue's kubeflow.org/tfjob integration owns the Workloads and our
+operator only honours suspend; "operator", that integration is off (TFJob an external framework)
+and `tfjob operator --kueue-mode operator` creates and follows the Workloads itself, with its
+mutating webhook suspending a queued job on create. A TFJob with the queue-name label is
+suspended on create, admitted in order of quota with the flavour's node selector, runs,
 finishes and releases its quota; a higher-priority workload preempts it (with and without
 ttlSecondsAfterFinished, trainer#2239); a job whose pods never start is evicted by Kueue's
-PodsReady timeout. What Kueue reads of ours: Running (PodsReady), Succeeded/Failed (Finished) and
-replicaStatuses[*].active (still active while suspended)."""
+PodsReady timeout. What Kueue reads of ours in the integration mode: Running (PodsReady),
+Succeeded/Failed (Finished) and replicaStatuses[*].active (still active while suspended).
+One control plane for both modes; Kueue and the operator are restarted once, between them."""
 import json
 import time
 import uuid
 
 import pytest
 
-from conftest import api_time, wait_for
-from kueue import NAMESPACE_LABEL, PODS_READY_TIMEOUT_S, Kueue
-from test_operator import conditions, ends, job_status, operator, pods, tfjob  # noqa: F401
+import contextlib
+import os
+import subprocess
+
+from conftest import ROOT, OperatorProcess, api_time, wait_for
+from kueue import MODES, NAMESPACE_LABEL, PODS_READY_TIMEOUT_S, Kueue, free_port
+from test_operator import conditions, ends, job_status, pods, tfjob
 
 FLAVOR = "e2e-kwok"
 # The flavour's node labels: every KWOK node of scripts/test-cluster carries type=kwok and has
@@ -23,9 +32,98 @@ FLAVOR_LABELS = {"type": "kwok"}
 QUEUE = "user-queue"
 
 
+@pytest.fixture(scope="module", params=MODES)
+def mode(request):
+    """Who owns the Workloads (tests/e2e/kueue.py MODES); module-scoped, so pytest runs every
+    scenario of one mode before switching Kueue and the operator to the other."""
+    return request.param
+
+
+class KueueOperator:
+    """The operator of one mode: `tfjob operator --kueue-mode MODE`; in the operator mode with its
+    webhook served on 127.0.0.1 and registered by URL as a mutating webhook for the namespaces
+    Kueue manages (config/webhook/kueue-defaulter.yaml), as Kueue's own
+    TFJob webhook is in the integration mode."""
+
+    def __init__(self, kube, kueue_mode):
+        self.kube, self.kueue_mode, self.proc, self.webhook_config = kube, kueue_mode, None, None
+
+    def start(self):
+        args = ["--workers", "4", "--kueue-mode", self.kueue_mode]
+        if self.kueue_mode == "operator":
+            certs = subprocess.run([os.path.join(ROOT, "config", "webhook", "generate-cert"), "--out",
+                                    os.path.join(self.kube.dir, "tfjob-webhook-" + uuid.uuid4().hex[:6]),
+                                    "--ip", "127.0.0.1"], check=True, stdout=subprocess.PIPE, text=True).stdout.strip()
+            port = free_port()
+            args += ["--webhook-port", str(port), "--webhook-host", "127.0.0.1", "--webhook-cert-dir", certs]
+        self.proc = OperatorProcess(self.kube, *args).start()
+        if self.kueue_mode == "operator":
+            self.proc.port("webhook")
+            self.register_webhook(certs, port)
+        return self
+
+    def register_webhook(self, certs, port):
+        import base64
+        from kueue import yaml_objects
+        [config] = yaml_objects(self.kube, os.path.join(ROOT, "config", "webhook", "kueue-defaulter.yaml"))
+        with open(os.path.join(certs, "ca.crt"), "rb") as f:
+            ca = base64.b64encode(f.read()).decode()
+        config["metadata"] = {"name": "tfjob-kueue-defaulter-" + uuid.uuid4().hex[:6]}
+        for hook in config["webhooks"]:
+            hook["clientConfig"] = {"url": f"https://127.0.0.1:{port}{hook['clientConfig']['service']['path']}",
+                                    "caBundle": ca}
+            hook["namespaceSelector"] = {"matchLabels": {NAMESPACE_LABEL: "true"}}
+        self.kube.apply(config)
+        self.webhook_config = config["metadata"]["name"]
+        # The API server picks up a new webhook configuration within a second or so.
+        probe_ns = "kueue-probe-" + uuid.uuid4().hex[:6]
+        self.kube("create", "namespace", probe_ns)
+        self.kube("label", "namespace", probe_ns, f"{NAMESPACE_LABEL}=true")
+        probe = queued_job("probe", {"Worker": replica(1, "1")})
+
+        def defaulted():
+            r = self.kube.run("create", "--dry-run=server", "-n", probe_ns, "-o", "json", "-f", "-",
+                              stdin=json.dumps(probe), check=False)
+            return r.returncode == 0 and json.loads(r.stdout)["spec"].get("runPolicy", {}).get("suspend") is True
+        try:
+            wait_for(defaulted, timeout=30, what="the API server to call the operator's mutating webhook")
+        finally:
+            self.kube.run("delete", "namespace", probe_ns, "--wait=false", check=False)
+
+    def stop(self):
+        if self.webhook_config:
+            self.kube.run("delete", "mutatingwebhookconfiguration", self.webhook_config, "--ignore-not-found",
+                          check=False)
+            self.webhook_config = None
+        return self.proc.stop()
+
+
 @pytest.fixture(scope="module")
-def kueue(kube, tfjob_crd):
-    k = Kueue(kube).start()
+def operator(kube, tfjob_crd, mode, kueue):
+    """The operator of the mode. `operator.switch(kueue_mode)` runs a block with another one in its
+    place (the misconfiguration test), then the mode's own again."""
+    class Holder:
+        current = KueueOperator(kube, mode).start()
+
+        @contextlib.contextmanager
+        def switch(self, kueue_mode):
+            assert self.current.stop() == 0, "the operator did not stop cleanly on SIGTERM"
+            self.current = KueueOperator(kube, kueue_mode).start()
+            try:
+                yield self.current
+            finally:
+                code = self.current.stop()
+                self.current = KueueOperator(kube, mode).start()
+            assert code == 0, "the operator did not stop cleanly on SIGTERM"
+
+    holder = Holder()
+    yield holder
+    assert holder.current.stop() == 0, "the operator did not stop cleanly on SIGTERM"
+
+
+@pytest.fixture(scope="module")
+def kueue(kube, tfjob_crd, mode):
+    k = Kueue(kube, mode=mode).start()
     try:
         kube.apply({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": FLAVOR},
                     "spec": {"nodeLabels": FLAVOR_LABELS}})
