@@ -23,8 +23,8 @@ NAMESPACE_LABEL = "tfjob.test/kueue"
 # The waitForPodsReady timeout: an admitted TFJob must reach Running=True within it.
 PODS_READY_TIMEOUT_S = 20
 # Webhooks of Kueue that serve Kueue's own kinds; of the job-framework ones only TFJob's are kept,
-# in the integration mode (Kueue serves no path of a framework it has not enabled, and batch/job's
-# are not needed here).
+# in the integration mode (the other frameworks' paths answer as no-ops, batch/job's are not
+# needed here).
 KUEUE_GROUP = "kueue.x-k8s.io"
 # The CRDs Kueue's kustomization patches with a conversion webhook (v1beta1 <-> v1beta2).
 METRICS_CERTS = "/etc/kueue/metrics/certs"
@@ -192,8 +192,10 @@ class Kueue:
                 if groups == {KUEUE_GROUP}:
                     pass
                 elif groups == {"kubeflow.org"} and resources == {"tfjobs"} and self.mode == "integration":
-                    # Served only with the integration on; in the operator mode the path would
-                    # answer 404 and every TFJob create would fail (failurePolicy Fail).
+                    # In the operator mode Kueue still serves these paths, but as no-ops
+                    # (jobframework/setup.go: WithNoopWebhook for a framework not enabled): they
+                    # would neither suspend nor validate, only add a call. The operator's own
+                    # mutating webhook suspends instead (test_kueue.py).
                     hook["namespaceSelector"] = {"matchLabels": {NAMESPACE_LABEL: "true"}}
                 else:
                     continue

@@ -142,10 +142,11 @@ def queue(kube, kueue, operator):
     ClusterQueue's cpu quota (and preemption policy) to create them; returns the namespace."""
     made = []
 
-    def make(cpu, preemption=None):
+    def make(cpu, preemption=None, labelled=True):
         ns = "kueue-" + uuid.uuid4().hex[:8]
         kube("create", "namespace", ns)
-        kube("label", "namespace", ns, f"{NAMESPACE_LABEL}=true")
+        if labelled:  # else no webhook (Kueue's or the operator's) sees the namespace's jobs
+            kube("label", "namespace", ns, f"{NAMESPACE_LABEL}=true")
         cq = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": ns},
               "spec": {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": ns}},
                        "queueingStrategy": "StrictFIFO",
@@ -410,3 +411,58 @@ def test_kueue_describe_says_why_a_job_waits_for_admission(kube, queue):
     wait_for(lambda: wl_true(kube, ns, "big", "Admitted"), what="big admitted once the quota is raised")
     wait_for(lambda: not suspended(kube, ns, "big"), what="big resumed")
     wait_for(lambda: not any("Kueue" in line for line in describe()), what="describe no longer blames Kueue")
+
+
+def workloads_of(kube, ns, job):
+    return [w["metadata"]["name"] for w in kube.get("workloads.kueue.x-k8s.io", None, ns)["items"]
+            if any(o["kind"] == "TFJob" and o["name"] == job for o in w["metadata"].get("ownerReferences", []))]
+
+
+@pytest.mark.parametrize("mode", ["integration"], indirect=True)
+def test_kueue_integration_and_operator_mode_both_on_keep_one_workload_per_job(kube, queue, operator):
+    """The misconfiguration (docs/kueue.md): Kueue's TFJob integration on AND `--kueue-mode
+    operator`. Both create the Workload under Kueue's deterministic name, so the second create
+    collides (AlreadyExists) instead of reserving the quota twice: each job has exactly one
+    Workload at every look, is admitted one at a time in the quota, and runs to Succeeded."""
+    with operator.switch("operator"):
+        ns = queue("2")
+        names = ("one", "two")
+        for name in names:  # 1.5 cpu each: one at a time fits the quota of 2
+            submit(kube, ns, queued_job(name, {"PS": replica(1, "500m"), "Worker": replica(2, "500m", ends(0, "3s"))}))
+        seen = {name: set() for name in names}
+
+        def all_succeeded():
+            for name in names:
+                wls = workloads_of(kube, ns, name)
+                assert len(wls) <= 1, f"{name} has {wls}"
+                seen[name].update(wls)
+            usage = cq_usage(kube, ns)
+            assert usage[0] <= 1, f"two Workloads reserve quota at once: {usage}"
+            return all(("Succeeded", "True") in conditions(kube, ns, name) for name in names)
+        wait_for(all_succeeded, timeout=120, what="both jobs Succeeded")
+        for name in names:
+            assert len(seen[name]) == 1 and workloads_of(kube, ns, name) == list(seen[name]), (name, seen[name])
+            assert wl_true(kube, ns, name, "Finished", "Succeeded"), name
+            assert_placed_by_kueue(kube, ns, name)
+        wait_for(lambda: cq_usage(kube, ns) == (0, 0, "0"), what="all quota released")
+
+
+@pytest.mark.parametrize("mode", ["operator"], indirect=True)
+def test_kueue_operator_mode_suspends_a_job_no_webhook_suspended(kube, queue):
+    """Without the mutating webhook (the namespace is not selected by it), a queued job is created
+    running; the operator's mode suspends it before the core may create a pod (docs/kueue.md), so
+    every pod it ever gets is made from the admitted templates (the podset label, the flavour's
+    node selector), and only once its Workload holds quota."""
+    ns = queue("2", labelled=False)
+    created = submit(kube, ns, queued_job("bare", {"Worker": replica(2, "500m", ends(0, "3s"))}))
+    assert created["spec"].get("runPolicy", {}).get("suspend") is not True  # no webhook defaulted it
+    wait_for(lambda: ("Succeeded", "True") in conditions(kube, ns, "bare"), timeout=90, what="bare Succeeded")
+    assert wl_true(kube, ns, "bare", "Finished", "Succeeded")
+    reserved = api_time(wl_condition(kube, ns, "bare", "QuotaReserved")["lastTransitionTime"])
+    made = [e for e in kube.get("events", None, ns)["items"]
+            if e["involvedObject"]["name"] == "bare" and e["reason"] == "SuccessfulCreatePod"]
+    # No pod before admission, none deleted: two creates in all.
+    assert sum(e.get("count", 1) for e in made) == 2 and len(pods(kube, ns, "bare")) == 2, made
+    assert_placed_by_kueue(kube, ns, "bare")
+    for p in pods(kube, ns, "bare").values():
+        assert api_time(p["metadata"]["creationTimestamp"]) >= reserved, p["metadata"]["name"]
