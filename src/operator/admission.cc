@@ -19,7 +19,7 @@ json Answer(const json& review, const std::string& uid, const api::FieldErrors& 
   json response = {{"uid", uid}, {"allowed", errors.empty()}};
   if (!errors.empty())
     response["status"] = {{"code", 403}, {"reason", "Forbidden"}, {"message", api::AggregateMessage(errors)}};
-  if (!warnings.empty()) response["warnings"] = warnings;  // kubectl prints them as "Warning: ..."
+  if (!warnings.empty()) response["warnings"] = warnings;            // kubectl prints them as "Warning: ..."
   std::string api_version = api::StringField(review, "apiVersion");  // "" unless a string
   return {{"apiVersion", api_version.empty() ? "admission.k8s.io/v1" : api_version},
           {"kind", "AdmissionReview"},
