@@ -57,6 +57,8 @@ class KueueOperator:
             port = free_port()
             args += ["--webhook-port", str(port), "--webhook-host", "127.0.0.1", "--webhook-cert-dir", certs]
         self.proc = OperatorProcess(self.kube, *args).start()
+        # Up (its signal handling too: a SIGTERM right after the start would kill it otherwise).
+        self.proc.port("health probes")
         if self.kueue_mode == "operator":
             self.proc.port("webhook")
             self.register_webhook(certs, port)
@@ -414,7 +416,9 @@ def test_kueue_describe_says_why_a_job_waits_for_admission(kube, queue):
 
 
 def workloads_of(kube, ns, job):
-    return [w["metadata"]["name"] for w in kube.get("workloads.kueue.x-k8s.io", None, ns)["items"]
+    """(name, uid) of every Workload the job owns: a Workload deleted and made again under the same
+    name shows as a second uid."""
+    return [(w["metadata"]["name"], w["metadata"]["uid"]) for w in kube.get("workloads.kueue.x-k8s.io", None, ns)["items"]
             if any(o["kind"] == "TFJob" and o["name"] == job for o in w["metadata"].get("ownerReferences", []))]
 
 
@@ -423,7 +427,8 @@ def test_kueue_integration_and_operator_mode_both_on_keep_one_workload_per_job(k
     """The misconfiguration (docs/kueue.md): Kueue's TFJob integration on AND `--kueue-mode
     operator`. Both create the Workload under Kueue's deterministic name, so the second create
     collides (AlreadyExists) instead of reserving the quota twice: each job has exactly one
-    Workload at every look, is admitted one at a time in the quota, and runs to Succeeded."""
+    Workload at every look (the same object throughout: neither deletes the other's), is admitted
+    one at a time in the quota, and runs to Succeeded."""
     with operator.switch("operator"):
         ns = queue("2")
         names = ("one", "two")
