@@ -11,18 +11,18 @@ ttlSecondsAfterFinished, trainer#2239); a job whose pods never start is evicted 
 PodsReady timeout. What Kueue reads of ours in the integration mode: Running (PodsReady),
 Succeeded/Failed (Finished) and replicaStatuses[*].active (still active while suspended).
 One control plane for both modes; Kueue and the operator are restarted once, between them."""
+import base64
+import contextlib
 import json
+import os
+import subprocess
 import time
 import uuid
 
 import pytest
 
-import contextlib
-import os
-import subprocess
-
 from conftest import ROOT, OperatorProcess, api_time, wait_for
-from kueue import MODES, NAMESPACE_LABEL, PODS_READY_TIMEOUT_S, Kueue, free_port
+from kueue import MODES, NAMESPACE_LABEL, PODS_READY_TIMEOUT_S, Kueue, free_port, yaml_objects
 from test_operator import conditions, ends, job_status, pods, tfjob
 
 FLAVOR = "e2e-kwok"
@@ -42,8 +42,8 @@ def mode(request):
 class KueueOperator:
     """The operator of one mode: `tfjob operator --kueue-mode MODE`; in the operator mode with its
     webhook served on 127.0.0.1 and registered by URL as a mutating webhook for the namespaces
-    Kueue manages (config/webhook/kueue-defaulter.yaml), as Kueue's own
-    TFJob webhook is in the integration mode."""
+    Kueue manages (config/webhook/kueue-defaulter.yaml), as Kueue's own TFJob webhook is in the
+    integration mode."""
 
     def __init__(self, kube, kueue_mode):
         self.kube, self.kueue_mode, self.proc, self.webhook_config = kube, kueue_mode, None, None
@@ -65,8 +65,6 @@ class KueueOperator:
         return self
 
     def register_webhook(self, certs, port):
-        import base64
-        from kueue import yaml_objects
         [config] = yaml_objects(self.kube, os.path.join(ROOT, "config", "webhook", "kueue-defaulter.yaml"))
         with open(os.path.join(certs, "ca.crt"), "rb") as f:
             ca = base64.b64encode(f.read()).decode()
@@ -105,7 +103,8 @@ def operator(kube, tfjob_crd, mode, kueue):
     """The operator of the mode. `operator.switch(kueue_mode)` runs a block with another one in its
     place (the misconfiguration test), then the mode's own again."""
     class Holder:
-        current = KueueOperator(kube, mode).start()
+        def __init__(self):
+            self.current = KueueOperator(kube, mode).start()
 
         @contextlib.contextmanager
         def switch(self, kueue_mode):
@@ -418,7 +417,8 @@ def test_kueue_describe_says_why_a_job_waits_for_admission(kube, queue):
 def workloads_of(kube, ns, job):
     """(name, uid) of every Workload the job owns: a Workload deleted and made again under the same
     name shows as a second uid."""
-    return [(w["metadata"]["name"], w["metadata"]["uid"]) for w in kube.get("workloads.kueue.x-k8s.io", None, ns)["items"]
+    return [(w["metadata"]["name"], w["metadata"]["uid"])
+            for w in kube.get("workloads.kueue.x-k8s.io", None, ns)["items"]
             if any(o["kind"] == "TFJob" and o["name"] == job for o in w["metadata"].get("ownerReferences", []))]
 
 
