@@ -1,9 +1,10 @@
 // libFuzzer target: the webhook's request handling, from the bytes on the connection to the
 // AdmissionReview answer, never crashes, hangs or allocates without bound. The input is either
-// an AdmissionReview body (first byte even), posted to the validate path, or (first byte odd) the
-// raw bytes of an HTTP/1.1 connection. Both go through HttpServerBase::Serve, what the server's
-// connection threads run, and ServeWebhookBody (what WebhookServer::Handle does with a body) with
-// the operator's handler (ServeTfJobReview) behind it.
+// an AdmissionReview body (first byte even), posted to the validate path and handed to the
+// mutating webhook's handler (ServeTfJobDefaulting) too, or (first byte odd) the raw bytes of an
+// HTTP/1.1 connection. Both go through HttpServerBase::Serve, what the server's connection threads
+// run, and ServeWebhookBody (what WebhookServer::Handle does with a body) with the operator's
+// handlers (ServeTfJobReview, ServeTfJobDefaulting) behind it.
 #include <httplib.h>
 
 #include <algorithm>
@@ -45,6 +46,11 @@ HttpServerBase& Server() {
       res.status = code;
       res.set_content(body, "application/json");
     });
+    s->routes().Post(tfjob::operator_::kDefaultPath, [](const httplib::Request& req, httplib::Response& res) {
+      auto [code, body] = tfjob::controller::ServeWebhookBody(tfjob::operator_::ServeTfJobDefaulting, req.body);
+      res.status = code;
+      res.set_content(body, "application/json");
+    });
     return s;
   }();
   return *server;
@@ -55,6 +61,7 @@ HttpServerBase& Server() {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   std::string rest(reinterpret_cast<const char*>(data) + 1, size - 1);
+  if ((data[0] & 1) == 0) tfjob::controller::ServeWebhookBody(tfjob::operator_::ServeTfJobDefaulting, rest);
   std::string wire = (data[0] & 1) != 0 ? rest
                                         : std::string("POST ") + tfjob::operator_::kValidatePath +
                                               " HTTP/1.1\r\nHost: webhook\r\nContent-Type: application/json\r\n"
