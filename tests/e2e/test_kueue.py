@@ -151,6 +151,7 @@ def assert_placed_by_kueue(kube, ns, job):
         assert p["spec"]["nodeSelector"] == FLAVOR_LABELS
 
 
+@pytest.mark.every_version
 def test_kueue_suspends_admits_in_quota_order_and_releases(kube, queue):
     ns = queue("2")
     # PS 0.5 + 2 workers x 0.5 = 1.5 cpu each: one job at a time fits the quota of 2.
