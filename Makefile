@@ -7,6 +7,10 @@ export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := true
 export PATH := /usr/local/go/bin:$(PATH)
 JOBS ?= $(shell nproc)
+# The Kubernetes versions make test-e2e runs on (scripts/versions.env; README, "Kubernetes versions"):
+# the whole e2e suite on the default, the `every_version` subset on each of the others.
+K8S_VERSION := $(shell . scripts/versions.env && echo $$K8S_VERSION)
+K8S_SUBSET_VERSIONS := $(shell . scripts/versions.env && echo $$K8S_SUBSET_VERSIONS)
 FUZZ_SECONDS ?= 60
 
 .PHONY: all deps build build-tfjob install crd test test-unit test-local test-hostile test-tensorflow test-asan test-tsan test-fuzz test-e2e chaos demo bench fuzz check-headers check-layers check-size format tidy clean control-plane kueue sdk-venv
@@ -88,8 +92,10 @@ test-hostile: build
 test-tensorflow: build
 	python3 -m pytest -p no:cacheprovider -q tests/tensorflow
 
+# Every claimed version: the default in full, the others' kube-apiserver, -controller-manager and
+# -scheduler only (scripts/build-k8s).
 control-plane: deps
-	scripts/build-k8s >/dev/null
+	for v in $(K8S_VERSION) $(K8S_SUBSET_VERSIONS); do scripts/build-k8s $$v >/dev/null || exit 1; done
 
 # Kueue's manager, CRDs and webhook manifests from its Go module (pinned in scripts/versions.env),
 # cached in ~/.cache/tfjob/kueue-<version>, for tests/e2e/test_kueue.py and test_multikueue.py.
@@ -103,8 +109,10 @@ sdk-venv: deps
 
 # End-to-end: a real control plane (etcd, kube-apiserver, controller-manager, scheduler, KWOK),
 # and real Kueue for tests/e2e/test_kueue.py and test_multikueue.py (a second cluster as its worker).
+# The whole suite on K8S_VERSION, then the `every_version` subset on each of K8S_SUBSET_VERSIONS.
 test-e2e: build control-plane kueue sdk-venv
 	tests/e2e/run
+	for v in $(K8S_SUBSET_VERSIONS); do tests/e2e/run --kubernetes $$v -m every_version || exit 1; done
 
 # The operator SIGKILLed at random points, with more trials than make test's 30
 # (tests/e2e/test_operator_chaos.py). A failure prints its seed: TFJOB_CHAOS_SEED=<seed> make chaos.

@@ -16,6 +16,12 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
+def pytest_configure(config):
+    # The subset of the suite that make test-e2e runs on every claimed Kubernetes version beside the
+    # default (tests/e2e/run --kubernetes V -m every_version; README, "Kubernetes versions").
+    config.addinivalue_line("markers", "every_version: runs on every claimed Kubernetes version, not only the default")
+
+
 class Kube:
     def __init__(self, cluster_dir, kubeconfig):
         self.dir = cluster_dir

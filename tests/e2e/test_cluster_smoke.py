@@ -7,6 +7,8 @@ import subprocess
 import tempfile
 import time
 
+import pytest
+
 from conftest import ROOT, wait_for
 
 
@@ -30,6 +32,7 @@ def phase(kube, ns, name):
     return p and p["status"].get("phase")
 
 
+@pytest.mark.every_version
 def test_crd_applies_and_kubectl_lists_tfjobs(kube, namespace):
     kube("apply", "-f", os.path.join(ROOT, "config", "crd", "kubeflow.org_tfjobs.yaml"))
     kube("wait", "--for=condition=Established", "crd/tfjobs.kubeflow.org", "--timeout=30s")
@@ -78,6 +81,7 @@ def test_owned_children_are_garbage_collected(kube, namespace):
              what="the garbage collector to delete the child pod")
 
 
+@pytest.mark.every_version
 def test_podgroup_crds_are_installed(kube, namespace):
     kube.apply({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup", "metadata": {"name": "v"},
                 "spec": {"minMember": 2, "queue": "default"}}, namespace)
@@ -87,6 +91,7 @@ def test_podgroup_crds_are_installed(kube, namespace):
     assert kube.get("podgroups.scheduling.x-k8s.io", "s", namespace)["spec"]["minMember"] == 2
 
 
+@pytest.mark.every_version
 def test_operator_identity_has_least_privilege(kube, namespace):
     op = os.path.join(kube.dir, "operator.kubeconfig")
     r = kube.run("apply", "-n", namespace, "-f", "-", stdin=json.dumps(pod("made-by-operator")), kubeconfig=op)

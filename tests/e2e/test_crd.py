@@ -10,6 +10,9 @@ import pytest
 
 from conftest import ROOT
 
+# The CRD must install and work on every claimed Kubernetes version (no schema feature one lacks).
+pytestmark = pytest.mark.every_version
+
 
 def job(name, container_extra=None, metadata=None):
     container = {"name": "tensorflow", "image": "busybox"}

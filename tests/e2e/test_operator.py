@@ -60,6 +60,7 @@ def events(kube, ns, name):
     return [(e["type"], e["reason"], e["message"]) for e in out if e["involvedObject"]["name"] == name]
 
 
+@pytest.mark.every_version
 def test_ps_worker_job_runs_and_succeeds(kube, namespace, operator):
     kube.apply(tfjob("dist", {"PS": {"replicas": 2, "template": container()},
                               "Worker": {"replicas": 3, "template": container(ends(0, "4s"))}}), namespace)
@@ -219,6 +220,7 @@ def test_R09_managed_by_multikueue_writes_nothing(kube, namespace, operator):
         assert watches[kind].names("mk-") == set(), f"{kind} of mk: {watches[kind].names('mk-')}"
 
 
+@pytest.mark.every_version
 def test_R07_R08_suspend_then_resume_with_new_template(kube, namespace, operator):
     kube.apply(tfjob("susp", {"Worker": {"replicas": 2, "template": container()}}, {"ttlSecondsAfterFinished": 60}), namespace)
     wait_for(lambda: has_condition(kube, namespace, "susp", "Running"), what="Running")
@@ -450,6 +452,7 @@ def test_metrics_serve_the_upstream_job_counters(kube, namespace, operator):
     assert operator.metric("tfjob_job_pods_created_seconds_count") >= 1
 
 
+@pytest.mark.every_version
 def test_kustomize_install_applies(kube):
     r = kube.run("apply", "--dry-run=server", "-k", os.path.join(ROOT, "config", "default"))
     assert "deployment.apps/tfjob-operator created (server dry run)" in r.stdout

@@ -91,13 +91,46 @@ def test_volcano_keeps_an_existing_podgroups_queue(kube, namespace, tfjob_crd):
 
 
 # --- Kubernetes' own gang scheduling (--gang-scheduler-name kubernetes; docs/semantics.md D27, D31) -
-# scripts/test-cluster runs kube-apiserver, kube-scheduler and kube-controller-manager with the
-# GenericWorkload and GangScheduling gates and serves scheduling.k8s.io/v1alpha2 (v1.36.3), which
-# the operator finds by discovery (it would prefer v1beta1, v1.37's). The jobs below
-# are scheduled by the real kube-scheduler onto KWOK nodes of their own (cpu 32 each, from
-# tests/e2e/manifests/kwok-stages.yaml), tainted so that no other suite's pod lands on them.
-WORKLOADS, PODGROUPS = "workloads.scheduling.k8s.io", "podgroups.scheduling.k8s.io"
+# scripts/test-cluster turns the Workload API on with the gates of the cluster's version: on v1.36
+# GenericWorkload and GangScheduling, scheduling.k8s.io/v1alpha2 served; on v1.37 GenericWorkload
+# alone, scheduling.k8s.io/v1beta1 served. The operator finds the version by discovery; the
+# tests expect each release's shape from the cluster's own version (GET /version), not from what
+# the operator chose. The jobs below are scheduled by the real kube-scheduler onto KWOK nodes of
+# their own (cpu 32 each, from tests/e2e/manifests/kwok-stages.yaml), tainted so that no other
+# suite's pod lands on them.
 CPU_PER_POD = "12"  # two pods fit on one node, three do not
+
+
+class GangApi:
+    """What one Kubernetes minor version serves and writes (docs/semantics.md D31's table)."""
+
+    def __init__(self, minor):
+        self.v1beta1 = minor >= 37
+        version = "v1beta1" if self.v1beta1 else "v1alpha2"
+        # kubectl's resource.version.group form: read in exactly the version the operator must write.
+        self.workloads = f"workloads.{version}.scheduling.k8s.io"
+        self.podgroups = f"podgroups.{version}.scheduling.k8s.io"
+        self.scheduled = "PodGroupInitiallyScheduled" if self.v1beta1 else "PodGroupScheduled"
+
+    def template_ref(self, workload):
+        if self.v1beta1:
+            return "workloadRef", {"workloadName": workload, "templateName": "tfjob"}
+        return "podGroupTemplateRef", {"workload": {"workloadName": workload, "podGroupTemplateName": "tfjob"}}
+
+    def disruption_mode(self, kind):
+        """A gang is disrupted whole on v1beta1 (the operator writes `all`). On v1alpha2 the
+        operator writes none (the field is behind an alpha gate): the Workload's template shows
+        none, the PodGroup the API server's default, `Pod`."""
+        if self.v1beta1:
+            return {"all": {}}
+        return "Pod" if kind == "PodGroup" else None
+
+
+@pytest.fixture(scope="module")
+def gang_api(kube):
+    status, version, _ = kube.server_get("/version")
+    assert status == 200, status
+    return GangApi(int(version["minor"].rstrip("+")))
 
 
 @pytest.fixture
@@ -153,17 +186,22 @@ def native_operator(kube, namespace, tfjob_crd):
     assert op.stop() == 0
 
 
-def test_kubernetes_gang_that_fits_is_bound_at_once(kube, namespace, native_operator, gang_nodes):
+@pytest.mark.every_version
+def test_kubernetes_gang_that_fits_is_bound_at_once(kube, namespace, native_operator, gang_nodes, gang_api):
     gang_nodes()
     kube.apply(native_job("fit", gang_nodes.tag, 2), namespace)
-    wl = wait_for(lambda: kube.get(WORKLOADS, "fit", namespace, check=False), what="the Workload")
-    # (v1.36.3 serves schedulingConstraints: null, its JSON tag has no omitempty)
-    assert [(t["name"], t["schedulingPolicy"]) for t in wl["spec"]["podGroupTemplates"]] == \
-        [("tfjob", {"gang": {"minCount": 2}})]
+    wl = wait_for(lambda: kube.get(gang_api.workloads, "fit", namespace, check=False), what="the Workload")
+    # (v1.36.3 and v1.37.2 serve schedulingConstraints: null, its JSON tag has no omitempty)
+    assert [(t["name"], t["schedulingPolicy"], t.get("disruptionMode")) for t in wl["spec"]["podGroupTemplates"]] == \
+        [("tfjob", {"gang": {"minCount": 2}}, gang_api.disruption_mode("Workload"))]
     assert wl["metadata"]["ownerReferences"][0]["kind"] == "TFJob"
-    pg = wait_for(lambda: kube.get(PODGROUPS, "fit", namespace, check=False), what="the PodGroup")
+    if gang_api.v1beta1:
+        assert wl["spec"]["controllerRef"] == {"apiGroup": "kubeflow.org", "kind": "TFJob", "name": "fit"}
+    pg = wait_for(lambda: kube.get(gang_api.podgroups, "fit", namespace, check=False), what="the PodGroup")
     assert pg["spec"]["schedulingPolicy"] == {"gang": {"minCount": 2}}
-    assert pg["spec"]["podGroupTemplateRef"] == {"workload": {"workloadName": "fit", "podGroupTemplateName": "tfjob"}}
+    ref_field, ref = gang_api.template_ref("fit")
+    assert pg["spec"][ref_field] == ref, json.dumps(pg["spec"])
+    assert pg["spec"].get("disruptionMode") == gang_api.disruption_mode("PodGroup"), json.dumps(pg["spec"])
     wait_for(lambda: len(bound(pods(kube, namespace, "fit"))) == 2, timeout=90, what="both pods bound")
     placed = pods(kube, namespace, "fit")
     for p in placed.values():
@@ -176,15 +214,16 @@ def test_kubernetes_gang_that_fits_is_bound_at_once(kube, namespace, native_oper
     wait_for(lambda: has_condition(kube, namespace, "fit", "Running"), timeout=60, what="fit Running")
 
 
+@pytest.mark.every_version
 def test_kubernetes_gang_that_does_not_fit_binds_nothing_until_a_node_is_added(kube, namespace, native_operator,
-                                                                              gang_nodes):
+                                                                              gang_nodes, gang_api):
     gang_nodes()  # room for two of the three pods
     kube.apply(native_job("big", gang_nodes.tag, 3), namespace)
     wait_for(lambda: len(pods(kube, namespace, "big")) == 3, timeout=60, what="the three pods")
 
     def scheduler_gave_up():
-        pg = kube.get(PODGROUPS, "big", namespace, check=False) or {}
-        if any(c["type"] == "PodGroupScheduled" and c["status"] == "False"
+        pg = kube.get(gang_api.podgroups, "big", namespace, check=False) or {}
+        if any(c["type"] == gang_api.scheduled and c["status"] == "False"
                for c in pg.get("status", {}).get("conditions", [])):
             return True
         return any(c["type"] == "PodScheduled" and c["status"] == "False"
@@ -196,28 +235,34 @@ def test_kubernetes_gang_that_does_not_fit_binds_nothing_until_a_node_is_added(k
     wait_for(lambda: len(bound(pods(kube, namespace, "big"))) == 3, timeout=120,
              what="all three pods bound once a second node exists")
     wait_for(lambda: has_condition(kube, namespace, "big", "Running"), timeout=60, what="big Running")
+    if gang_api.v1beta1:  # terminal once True (D31's table)
+        wait_for(lambda: any(c["type"] == gang_api.scheduled and c["status"] == "True" for c in
+                             kube.get(gang_api.podgroups, "big", namespace)["status"].get("conditions", [])),
+                 timeout=60, what=f"{gang_api.scheduled}=True on the PodGroup")
 
 
-def gone(kube, namespace, name):
-    return kube.get(WORKLOADS, name, namespace, check=False) is None and \
-        kube.get(PODGROUPS, name, namespace, check=False) is None
+def gone(kube, namespace, name, gang_api):
+    return kube.get(gang_api.workloads, name, namespace, check=False) is None and \
+        kube.get(gang_api.podgroups, name, namespace, check=False) is None
 
 
-def test_kubernetes_gang_suspended_or_deleted_leaves_no_workload(kube, namespace, native_operator, gang_nodes):
+@pytest.mark.every_version
+def test_kubernetes_gang_suspended_or_deleted_leaves_no_workload(kube, namespace, native_operator, gang_nodes,
+                                                                 gang_api):
     gang_nodes()
     for name in ("sus", "del"):
         kube.apply(native_job(name, gang_nodes.tag, 1), namespace)
     for name in ("sus", "del"):
         wait_for(lambda: len(bound(pods(kube, namespace, name))) == 1, timeout=90, what=f"{name}'s pod bound")
-        assert kube.get(WORKLOADS, name, namespace, check=False) is not None
+        assert kube.get(gang_api.workloads, name, namespace, check=False) is not None
     kube("patch", "tfjob", "sus", "-n", namespace, "--type=merge", "-p", '{"spec":{"runPolicy":{"suspend":true}}}')
     kube("delete", "tfjob", "del", "-n", namespace, "--wait=false")
-    wait_for(lambda: gone(kube, namespace, "sus") and pods(kube, namespace, "sus") == {}, timeout=90,
+    wait_for(lambda: gone(kube, namespace, "sus", gang_api) and pods(kube, namespace, "sus") == {}, timeout=90,
              what="the suspended job's pods, Workload and PodGroup deleted")
     assert kube.get("tfjob", "sus", namespace) is not None
-    wait_for(lambda: gone(kube, namespace, "del"), timeout=90,
+    wait_for(lambda: gone(kube, namespace, "del", gang_api), timeout=90,
              what="the garbage collector to delete the deleted job's Workload and PodGroup")
     # Resumed: a new Workload and PodGroup, and the pod bound again.
     kube("patch", "tfjob", "sus", "-n", namespace, "--type=merge", "-p", '{"spec":{"runPolicy":{"suspend":false}}}')
-    wait_for(lambda: not gone(kube, namespace, "sus") and len(bound(pods(kube, namespace, "sus"))) == 1, timeout=90,
+    wait_for(lambda: not gone(kube, namespace, "sus", gang_api) and len(bound(pods(kube, namespace, "sus"))) == 1, timeout=90,
              what="the resumed job's Workload, PodGroup and bound pod")

@@ -83,6 +83,7 @@ def apply_in(kube, namespace, obj, *extra):
     return kube.run("apply", *extra, "-f", "-", stdin=json.dumps(obj), check=False)
 
 
+@pytest.mark.every_version
 def test_invalid_examples_are_denied_with_every_error(kube, namespace, webhook):
     files = sorted(glob.glob(os.path.join(ROOT, "examples", "invalid", "*.yaml")))
     assert len(files) >= 7
