@@ -1,7 +1,8 @@
 """Real Kueue (scripts/build-kueue, pinned in scripts/versions.env) as a process against the test
 cluster: its CRDs and webhook manifests come from its Go module, its webhooks are registered by
 URL on 127.0.0.1 with a CA made by config/webhook/generate-cert (as test_webhook.py does for ours),
-and its configuration enables the kubeflow.org/tfjob integration (README.md, "Kueue in the test bed")."""
+and its configuration enables the kubeflow.org/tfjob integration (README.md, "Kueue in the test bed"),
+or, in mode "operator", leaves it off for our operator's own Workloads (docs/kueue.md)."""
 import base64
 import json
 import os
@@ -49,9 +50,21 @@ def yaml_objects(kube, path):
     return objects
 
 
-def configuration(ports, cert_dir, multikueue=None):
+# The two ways a TFJob is queued (docs/kueue.md): Kueue's own kubeflow.org/tfjob integration, or
+# our operator's Workloads (`tfjob operator --kueue-mode operator`) with that integration off.
+MODES = ("integration", "operator")
+# How Kueue names a kind it has no integration for (kind.version.group).
+EXTERNAL_TFJOB = "TFJob.v1.kubeflow.org"
+
+
+def configuration(ports, cert_dir, multikueue=None, mode="integration"):
     """Kueue's Configuration (config.kueue.x-k8s.io/v1beta2 at v0.17.0) for the test bed; with
-    `multikueue` (its multiKueue section) a MultiKueue manager."""
+    `multikueue` (its multiKueue section) a MultiKueue manager. Mode "integration" enables Kueue's
+    kubeflow.org/tfjob integration; mode "operator" leaves it out of integrations.frameworks and
+    names TFJob in integrations.externalFrameworks (so Kueue's pod integration keeps off its
+    pods) and, for MultiKueue, in multiKueue.externalFrameworks (Kueue's generic adapter copies
+    the job to the worker; it reads and clears .spec.managedBy, docs/kueue.md)."""
+    assert mode in MODES, mode
     cfg = {
         "apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration",
         "namespace": "kueue-system",
@@ -69,7 +82,9 @@ def configuration(ports, cert_dir, multikueue=None):
         "managedJobsNamespaceSelector": {"matchLabels": {NAMESPACE_LABEL: "true"}},
         # Without this list Kueue v0.17.0 enables batch/job only (its built-in default); the TFJob
         # integration must be named. Our operator is the TFJob controller, not Kubeflow's.
-        "integrations": {"frameworks": ["kubeflow.org/tfjob"]},
+        # In mode "operator" the list holds Kueue's default (batch/job: an empty list means it too).
+        "integrations": {"frameworks": ["kubeflow.org/tfjob"]} if mode == "integration" else
+                        {"frameworks": ["batch/job"], "externalFrameworks": [EXTERNAL_TFJOB]},
         # The visibility API server would listen on 0.0.0.0:8082; the test bed does not need it.
         "featureGates": {"VisibilityOnDemand": False},
         "clientConnection": {"qps": 50, "burst": 100},
@@ -77,7 +92,11 @@ def configuration(ports, cert_dir, multikueue=None):
     if multikueue is not None:
         # MultiKueue is beta and on by default at v0.17.0; named so that the manager's role shows.
         cfg["featureGates"]["MultiKueue"] = True
-        cfg["multiKueue"] = multikueue
+        cfg["multiKueue"] = dict(multikueue)
+        if mode == "operator":
+            # MultiKueueAdaptersForCustomJobs is beta and on by default at v0.17.0; named likewise.
+            cfg["featureGates"]["MultiKueueAdaptersForCustomJobs"] = True
+            cfg["multiKueue"]["externalFrameworks"] = [{"name": EXTERNAL_TFJOB}]
     return cfg
 
 
@@ -86,9 +105,11 @@ class Kueue:
     health, metrics) are free ones of its own, so a second instance against a second cluster
     (the MultiKueue worker, test_multikueue.py) shares nothing with the first."""
 
-    def __init__(self, kube, multikueue=None):
+    def __init__(self, kube, multikueue=None, mode="integration"):
+        assert mode in MODES, mode
         self.kube = kube
         self.multikueue = multikueue
+        self.mode = mode
         self.home = build()
         self.dir = os.path.join(kube.dir, "kueue-" + uuid.uuid4().hex[:6])
         os.makedirs(self.dir)
@@ -111,7 +132,7 @@ class Kueue:
         self.kube.run("create", "namespace", "kueue-system", check=False)  # Kueue's own namespace
         cfg = os.path.join(self.dir, "config.json")  # JSON is YAML; Kueue decodes either
         with open(cfg, "w") as f:
-            json.dump(configuration(self.ports, certs, self.multikueue), f, indent=2)
+            json.dump(configuration(self.ports, certs, self.multikueue, self.mode), f, indent=2)
         self.log = open(self.log_path, "ab")
         env = dict(os.environ, KUBECONFIG=self.kube.kubeconfig)  # admin: Kueue's own RBAC is not needed
         # With internalCertManagement off, Kueue v0.17.0 reads its metrics serving certificate from
