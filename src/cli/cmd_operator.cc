@@ -70,6 +70,10 @@ void DefineOperatorServers(CLI::App* oper, OperatorArgs& a) {
                    "Who owns a queued job's Kueue Workload: integration (Kueue's TFJob integration) or operator")
       ->check(CLI::IsMember({"integration", "operator"}))
       ->capture_default_str();
+  oper->add_option("--kueue-wait-for-pods-ready", op.kueue.wait_for_pods_ready,
+                   "With --kueue-mode operator: keep the Workload's PodsReady condition (Kueue's waitForPodsReady "
+                   "evicts a job without it); false only when Kueue's waitForPodsReady is off")
+      ->capture_default_str();
   oper->add_option("--cluster-domain", op.cluster_domain, "Cluster domain for TF_CONFIG hosts")
       ->envname("CUSTOM_CLUSTER_DOMAIN");
   oper->add_option("--tf-config-evaluator-in-cluster", op.tf_config_evaluator_in_cluster,

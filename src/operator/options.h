@@ -45,7 +45,10 @@ struct OperatorOptions {
   // for a Kueue whose TFJob integration is off (v0.19 on, by default).
   std::string kueue_mode = "integration";
   // What Kueue's configuration decides (ShortWorkloadNames, waitForPodsReady, labelKeysToCopy, ...).
-  tfjob::core::KueueOptions kueue;
+  // PodsReady is kept unless --kueue-wait-for-pods-ready=false: with Kueue's waitForPodsReady on, a
+  // Workload that never gets it is evicted at the timeout, while writing it for a Kueue that does
+  // not wait costs only a status write or two per job (docs/kueue.md).
+  tfjob::core::KueueOptions kueue{.wait_for_pods_ready = true};
   // Not a flag: set by the start-up check of the TFJob CRD when its status schema prunes
   // replicaStatuses.<type>.restarts (docs/semantics.md D29).
   bool counters_in_annotation = false;

@@ -43,6 +43,7 @@ struct KueueObserved {
 enum class KueueStep {
   kNotQueued,            // no queue-name label: Kueue leaves the job alone, so does this mode
   kReleaseFinalizers,    // the job is being deleted: its Workloads lose Kueue's finalizer
+  kMarkForMultiKueue,    // a manager's job for MultiKueue: spec.managedBy repeats runPolicy.managedBy
   kBadJob,               // the job's PodSets cannot be built (a topology annotation does not parse)
   kDeleteExtra,          // Workloads that do not match the job (or a second one) are deleted
   kUpdateWorkload,       // a suspended job's unreserved, non-matching Workload is made to match
