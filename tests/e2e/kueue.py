@@ -1,8 +1,9 @@
 """Real Kueue (scripts/build-kueue, pinned in scripts/versions.env) as a process against the test
 cluster: its CRDs and webhook manifests come from its Go module, its webhooks are registered by
-URL on 127.0.0.1 with a CA made by config/webhook/generate-cert (as test_webhook.py does for ours),
-and its configuration enables the kubeflow.org/tfjob integration (README.md, "Kueue in the test bed"),
-or, in mode "operator", leaves it off for our operator's own Workloads (docs/kueue.md)."""
+URL on 127.0.0.1 with a CA made by config/webhook/generate-cert (as test_webhook.py does for ours).
+Two modes (docs/kueue.md): "integration" enables Kueue's kubeflow.org/tfjob integration (README.md,
+"Kueue in the test bed"); "operator" leaves it off and names TFJob.v1.kubeflow.org an external
+framework, for `tfjob operator --kueue-mode operator`, which owns the Workloads itself."""
 import base64
 import json
 import os
@@ -15,13 +16,17 @@ import uuid
 
 from conftest import ROOT, wait_for
 
+MODES = ("integration", "operator")
+# How Kueue names a kind it has no integration for (Kind.version.group).
+EXTERNAL_TFJOB = "TFJob.v1.kubeflow.org"
 # Kueue only manages jobs in namespaces with this label, and its TFJob webhooks are scoped to
 # them, so the other e2e suites never meet Kueue.
 NAMESPACE_LABEL = "tfjob.test/kueue"
 # The waitForPodsReady timeout: an admitted TFJob must reach Running=True within it.
 PODS_READY_TIMEOUT_S = 20
-# Webhooks of Kueue that serve Kueue's own kinds; the job-framework ones are kept for TFJob only
-# (the other frameworks are not enabled, so Kueue does not serve their paths).
+# Webhooks of Kueue that serve Kueue's own kinds; of the job-framework ones only TFJob's are kept,
+# in the integration mode (the other frameworks' paths answer as no-ops, batch/job's are not
+# needed here).
 KUEUE_GROUP = "kueue.x-k8s.io"
 # The CRDs Kueue's kustomization patches with a conversion webhook (v1beta1 <-> v1beta2).
 METRICS_CERTS = "/etc/kueue/metrics/certs"
@@ -50,21 +55,24 @@ def yaml_objects(kube, path):
     return objects
 
 
-# The two ways a TFJob is queued (docs/kueue.md): Kueue's own kubeflow.org/tfjob integration, or
-# our operator's Workloads (`tfjob operator --kueue-mode operator`) with that integration off.
-MODES = ("integration", "operator")
-# How Kueue names a kind it has no integration for (kind.version.group).
-EXTERNAL_TFJOB = "TFJob.v1.kubeflow.org"
+def integrations(mode):
+    """Kueue's integrations section for a mode. An absent or empty `frameworks` list is not "none":
+    Kueue v0.17.0 defaults it to batch/job alone (apis/config/v1beta2/defaults.go), so the operator
+    mode names batch/job, which Kueue then serves, and TFJob only as an external framework (Kueue
+    rejects a kind listed in both, pkg/config/validation.go)."""
+    assert mode in MODES, mode
+    if mode == "integration":
+        # Without this list Kueue v0.17.0 enables batch/job only (its built-in default); the TFJob
+        # integration must be named. Our operator is the TFJob controller, not Kubeflow's.
+        return {"frameworks": ["kubeflow.org/tfjob"]}
+    # Kueue starts nothing for an external framework: it only keeps its pod integration off the
+    # pods a TFJob owns; the operator creates and follows the Workloads.
+    return {"frameworks": ["batch/job"], "externalFrameworks": [EXTERNAL_TFJOB]}
 
 
 def configuration(ports, cert_dir, multikueue=None, mode="integration"):
     """Kueue's Configuration (config.kueue.x-k8s.io/v1beta2 at v0.17.0) for the test bed; with
-    `multikueue` (its multiKueue section) a MultiKueue manager. Mode "integration" enables Kueue's
-    kubeflow.org/tfjob integration; mode "operator" leaves it out of integrations.frameworks and
-    names TFJob in integrations.externalFrameworks (so Kueue's pod integration keeps off its
-    pods) and, for MultiKueue, in multiKueue.externalFrameworks (Kueue's generic adapter copies
-    the job to the worker; it reads and clears .spec.managedBy, docs/kueue.md)."""
-    assert mode in MODES, mode
+    `multikueue` (its multiKueue section) a MultiKueue manager; `mode` as for integrations()."""
     cfg = {
         "apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration",
         "namespace": "kueue-system",
@@ -80,11 +88,7 @@ def configuration(ports, cert_dir, multikueue=None, mode="integration"):
                              "requeuingStrategy": {"timestamp": "Eviction", "backoffBaseSeconds": 60}},
         "manageJobsWithoutQueueName": False,
         "managedJobsNamespaceSelector": {"matchLabels": {NAMESPACE_LABEL: "true"}},
-        # Without this list Kueue v0.17.0 enables batch/job only (its built-in default); the TFJob
-        # integration must be named. Our operator is the TFJob controller, not Kubeflow's.
-        # In mode "operator" the list holds Kueue's default (batch/job: an empty list means it too).
-        "integrations": {"frameworks": ["kubeflow.org/tfjob"]} if mode == "integration" else
-                        {"frameworks": ["batch/job"], "externalFrameworks": [EXTERNAL_TFJOB]},
+        "integrations": integrations(mode),
         # The visibility API server would listen on 0.0.0.0:8082; the test bed does not need it.
         "featureGates": {"VisibilityOnDemand": False},
         "clientConnection": {"qps": 50, "burst": 100},
@@ -94,7 +98,10 @@ def configuration(ports, cert_dir, multikueue=None, mode="integration"):
         cfg["featureGates"]["MultiKueue"] = True
         cfg["multiKueue"] = dict(multikueue)
         if mode == "operator":
-            # MultiKueueAdaptersForCustomJobs is beta and on by default at v0.17.0; named likewise.
+            # Kueue's generic adapter for a kind without a built-in one (MultiKueueAdaptersForCustomJobs,
+            # beta and on by default at v0.17.0; named likewise): it copies the job to the worker and
+            # its status back. It reads and clears .spec.managedBy, which the operator keeps equal
+            # to runPolicy.managedBy on the manager (docs/kueue.md, docs/semantics.md D32).
             cfg["featureGates"]["MultiKueueAdaptersForCustomJobs"] = True
             cfg["multiKueue"]["externalFrameworks"] = [{"name": EXTERNAL_TFJOB}]
     return cfg
@@ -193,7 +200,11 @@ class Kueue:
                 resources = {r for rule in hook["rules"] for r in rule["resources"]}
                 if groups == {KUEUE_GROUP}:
                     pass
-                elif groups == {"kubeflow.org"} and resources == {"tfjobs"}:
+                elif groups == {"kubeflow.org"} and resources == {"tfjobs"} and self.mode == "integration":
+                    # In the operator mode Kueue still serves these paths, but as no-ops
+                    # (jobframework/setup.go: WithNoopWebhook for a framework not enabled): they
+                    # would neither suspend nor validate, only add a call. The operator's own
+                    # mutating webhook suspends instead (test_kueue.py).
                     hook["namespaceSelector"] = {"matchLabels": {NAMESPACE_LABEL: "true"}}
                 else:
                     continue
