@@ -228,11 +228,11 @@ FieldErrors ValidateTfJob(const TfJob& job) {
   ValidateRunPolicy(job.spec.run_policy, &errors);  // V3 and ranges
   // D32: spec.managedBy only repeats runPolicy.managedBy (for Kueue's generic MultiKueue adapter).
   if (job.spec.managed_by && job.spec.managed_by != job.spec.run_policy.managed_by)
-    errors.push_back(Invalid("spec.managedBy", QuoteValue(*job.spec.managed_by),
-                             "must equal spec.runPolicy.managedBy (" +
-                                 (job.spec.run_policy.managed_by ? QuoteValue(*job.spec.run_policy.managed_by)
-                                                                 : std::string("unset")) +
-                                 ")"));
+    errors.push_back(Invalid(
+        "spec.managedBy", QuoteValue(*job.spec.managed_by),
+        "must equal spec.runPolicy.managedBy (" +
+            (job.spec.run_policy.managed_by ? QuoteValue(*job.spec.run_policy.managed_by) : std::string("unset")) +
+            ")"));
 
   if (!job.spec.has_replica_specs) {  // V4
     errors.push_back(Required("spec.tfReplicaSpecs", "must be required"));

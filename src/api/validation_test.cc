@@ -355,10 +355,10 @@ TEST(ValidateTfJob, SpecManagedByRepeatsRunPolicyManagedBy) {
   EXPECT_THAT(Errors(Job("test", kWorker, "  managedBy: " + mk + "\n")),
               ElementsAre("spec.managedBy: Invalid value: \"kueue.x-k8s.io/multikueue\": "
                           "must equal spec.runPolicy.managedBy (unset)"));
-  EXPECT_THAT(
-      Errors(Job("test", kWorker, "  managedBy: " + mk + "\n  runPolicy: {managedBy: kubeflow.org/training-operator}\n")),
-      ElementsAre("spec.managedBy: Invalid value: \"kueue.x-k8s.io/multikueue\": "
-                  "must equal spec.runPolicy.managedBy (\"kubeflow.org/training-operator\")"));
+  EXPECT_THAT(Errors(Job("test", kWorker,
+                         "  managedBy: " + mk + "\n  runPolicy: {managedBy: kubeflow.org/training-operator}\n")),
+              ElementsAre("spec.managedBy: Invalid value: \"kueue.x-k8s.io/multikueue\": "
+                          "must equal spec.runPolicy.managedBy (\"kubeflow.org/training-operator\")"));
 }
 
 TEST(ValidateTfJobUpdate, SpecManagedBySetOnceThenImmutable) {

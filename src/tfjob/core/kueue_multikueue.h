@@ -25,10 +25,10 @@ namespace tfjob::tfjob::core {
 inline constexpr std::string_view kKueueMultiKueueOriginLabel = "kueue.x-k8s.io/multikueue-origin";
 
 enum class MultiKueueRole {
-  kNone,       // runPolicy.managedBy does not name MultiKueue
-  kManager,    // names MultiKueue, no origin label: the job MultiKueue dispatches; its pods run elsewhere
-  kCopy,       // MultiKueue's copy on a worker, proven: run here
-  kUnproven,   // has the origin label but not the proof: left alone (it may be proven later)
+  kNone,      // runPolicy.managedBy does not name MultiKueue
+  kManager,   // names MultiKueue, no origin label: the job MultiKueue dispatches; its pods run elsewhere
+  kCopy,      // MultiKueue's copy on a worker, proven: run here
+  kUnproven,  // has the origin label but not the proof: left alone (it may be proven later)
 };
 std::string_view MultiKueueRoleName(MultiKueueRole role);
 

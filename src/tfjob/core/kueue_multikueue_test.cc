@@ -2,10 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include "testing/fixtures.h"
 #include "tfjob/core/kueue_sync.h"
 #include "tfjob/core/reconcile.h"
 #include "tfjob/core/reconcile_phases.h"
-#include "testing/fixtures.h"
 
 namespace tfjob::tfjob::core {
 namespace {
@@ -19,7 +19,8 @@ constexpr char kMk[] = "kueue.x-k8s.io/multikueue";
 // A queued job; `extra_labels` and `spec_extra` (spec lines) as the case needs.
 api::TfJob Job(const std::string& managed_by, const std::string& extra_labels = "",
                const std::string& spec_extra = "") {
-  std::string run_policy = "  runPolicy: {suspend: true" + (managed_by.empty() ? "" : ", managedBy: " + managed_by) + "}\n";
+  std::string run_policy =
+      "  runPolicy: {suspend: true" + (managed_by.empty() ? "" : ", managedBy: " + managed_by) + "}\n";
   return testing::JobFromYaml(
       "apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata: {name: mnist, namespace: ns, resourceVersion: '7', uid: " +
       std::string(kUid) + ", labels: {kueue.x-k8s.io/queue-name: user-queue" + extra_labels + "}}\nspec:\n" +
@@ -30,8 +31,8 @@ api::TfJob Job(const std::string& managed_by, const std::string& extra_labels = 
 
 // What MultiKueue creates on a worker: the copy (spec.managedBy removed, its two labels) ...
 api::TfJob Copy(const std::string& origin = "mk-1") {
-  return Job(kMk, ", kueue.x-k8s.io/prebuilt-workload-name: tfjob-mnist-0a1b2, kueue.x-k8s.io/multikueue-origin: " +
-                      origin);
+  return Job(kMk,
+             ", kueue.x-k8s.io/prebuilt-workload-name: tfjob-mnist-0a1b2, kueue.x-k8s.io/multikueue-origin: " + origin);
 }
 // ... and, before it, the Workload (the manager's spec, its labels plus the origin, no owner).
 json RemoteWorkload(const api::TfJob& job, const std::string& origin = "mk-1") {
@@ -73,8 +74,7 @@ TEST(MultiKueueRoleOf, Table) {
       {"another Workload than the label names", copy, other_name, MultiKueueRole::kUnproven},
       {"an empty origin", Copy(""), RemoteWorkload(Copy(""), ""), MultiKueueRole::kUnproven},
       {"spec.managedBy still set: not Kueue's adapter's copy",
-       Job(kMk,
-           ", kueue.x-k8s.io/prebuilt-workload-name: tfjob-mnist-0a1b2, kueue.x-k8s.io/multikueue-origin: mk-1",
+       Job(kMk, ", kueue.x-k8s.io/prebuilt-workload-name: tfjob-mnist-0a1b2, kueue.x-k8s.io/multikueue-origin: mk-1",
            "  managedBy: kueue.x-k8s.io/multikueue\n"),
        RemoteWorkload(copy), MultiKueueRole::kUnproven},
       {"origin label without the prebuilt label", Job(kMk, ", kueue.x-k8s.io/multikueue-origin: mk-1"),
@@ -84,7 +84,8 @@ TEST(MultiKueueRoleOf, Table) {
     EXPECT_EQ(MultiKueueRoleName(MultiKueueRoleOf(c.job, c.prebuilt)), MultiKueueRoleName(c.want)) << c.id;
 }
 
-KueuePlan PlanFor(const api::TfJob& job, std::optional<json> prebuilt = std::nullopt, std::vector<json> workloads = {}) {
+KueuePlan PlanFor(const api::TfJob& job, std::optional<json> prebuilt = std::nullopt,
+                  std::vector<json> workloads = {}) {
   KueueObserved o{.job = &job, .workloads = std::move(workloads), .prebuilt = std::move(prebuilt), .now = kNow};
   return PlanKueueWorkload(o, KueueOptions{});
 }
@@ -97,8 +98,7 @@ TEST(PlanKueueWorkload, ManagerJobGetsSpecManagedByFirst) {
   EXPECT_EQ(KueueStepName(plan.step), "MarkForMultiKueue");
   ASSERT_TRUE(plan.job_update.has_value());
   EXPECT_FALSE(plan.create_workload.has_value());
-  EXPECT_EQ(KueueJobMergePatch(job, *plan.job_update),
-            json::parse(R"({"metadata":{"resourceVersion":"7"},
+  EXPECT_EQ(KueueJobMergePatch(job, *plan.job_update), json::parse(R"({"metadata":{"resourceVersion":"7"},
                             "spec":{"managedBy":"kueue.x-k8s.io/multikueue","runPolicy":{"suspend":true}}})"));
 
   const api::TfJob marked = Job(kMk, "", "  managedBy: kueue.x-k8s.io/multikueue\n");
@@ -122,11 +122,12 @@ TEST(PlanKueueWorkload, CopyAdoptsAndStarts) {
   ASSERT_TRUE(plan.update_workload.has_value());
   json adopted = *plan.update_workload;
   EXPECT_EQ(MultiKueueRoleName(MultiKueueRoleOf(copy, adopted)), "Copy");
-  adopted["status"]["conditions"] = json::array(
-      {{{"type", "QuotaReserved"}, {"status", "True"}, {"reason", "QuotaReserved"}, {"message", ""}},
-       {{"type", "Admitted"}, {"status", "True"}, {"reason", "Admitted"}, {"message", ""}}});
-  adopted["status"]["admission"] = {{"clusterQueue", "mk-cq"},
-                                    {"podSetAssignments", {{{"name", "worker"}, {"flavors", json::object()}, {"count", 2}}}}};
+  adopted["status"]["conditions"] =
+      json::array({{{"type", "QuotaReserved"}, {"status", "True"}, {"reason", "QuotaReserved"}, {"message", ""}},
+                   {{"type", "Admitted"}, {"status", "True"}, {"reason", "Admitted"}, {"message", ""}}});
+  adopted["status"]["admission"] = {
+      {"clusterQueue", "mk-cq"},
+      {"podSetAssignments", {{{"name", "worker"}, {"flavors", json::object()}, {"count", 2}}}}};
   plan = PlanFor(copy, adopted, {adopted});
   EXPECT_EQ(KueueStepName(plan.step), "Start");
   ASSERT_TRUE(plan.job_update.has_value());
