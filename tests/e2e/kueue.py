@@ -17,8 +17,6 @@ import uuid
 from conftest import ROOT, wait_for
 
 MODES = ("integration", "operator")
-# How Kueue names a kind it has no integration for (Kind.version.group).
-EXTERNAL_TFJOB = "TFJob.v1.kubeflow.org"
 # Kueue only manages jobs in namespaces with this label, and its TFJob webhooks are scoped to
 # them, so the other e2e suites never meet Kueue.
 NAMESPACE_LABEL = "tfjob.test/kueue"
@@ -67,7 +65,7 @@ def integrations(mode):
         return {"frameworks": ["kubeflow.org/tfjob"]}
     # Kueue starts nothing for an external framework: it only keeps its pod integration off the
     # pods a TFJob owns; the operator creates and follows the Workloads.
-    return {"frameworks": ["batch/job"], "externalFrameworks": [EXTERNAL_TFJOB]}
+    return {"frameworks": ["batch/job"], "externalFrameworks": ["TFJob.v1.kubeflow.org"]}
 
 
 def configuration(ports, cert_dir, multikueue=None, mode="integration"):
@@ -103,7 +101,7 @@ def configuration(ports, cert_dir, multikueue=None, mode="integration"):
             # its status back. It reads and clears .spec.managedBy, which the operator keeps equal
             # to runPolicy.managedBy on the manager (docs/kueue.md, docs/semantics.md D32).
             cfg["featureGates"]["MultiKueueAdaptersForCustomJobs"] = True
-            cfg["multiKueue"]["externalFrameworks"] = [{"name": EXTERNAL_TFJOB}]
+            cfg["multiKueue"]["externalFrameworks"] = [{"name": "TFJob.v1.kubeflow.org"}]
     return cfg
 
 
