@@ -140,7 +140,11 @@ def test_kueue_tas_places_a_job_that_requires_one_block_in_one_block(tas):
         assert NODES[again[victim]["spec"]["nodeName"]][0] in blocks
         seen, watch = watch.stop(), None
         created = [e["object"] for e in seen if e["type"] == "ADDED"]
-        assert len(created) == 5, [o["metadata"]["name"] for o in created]
+        # 4, then the one deleted; KWOK deletes by name without a uid precondition, so its late
+        # delete can take the new pod of the same name too, which the operator creates once more
+        # (tests/e2e/manifests/kwok-stages.yaml): seen in 2 of 4 runs.
+        names = [o["metadata"]["name"] for o in created]
+        assert len(created) >= 5 and set(names[4:]) == {victim}, names
         for o in created:  # every pod, the new one too, as the operator created it
             assert {"name": GATE} in o["spec"].get("schedulingGates", []), o["metadata"]["name"]
             assert o["metadata"]["labels"]["kueue.x-k8s.io/podset"] == "worker"
