@@ -30,7 +30,7 @@ const Names kObjectMeta = {"name",
                            "ownerReferences",
                            "finalizers",
                            "managedFields"};
-const Names kSpec = {"runPolicy", "successPolicy", "tfReplicaSpecs", "enableDynamicWorker"};
+const Names kSpec = {"runPolicy", "successPolicy", "tfReplicaSpecs", "enableDynamicWorker", "managedBy"};
 const Names kRunPolicy = {"cleanPodPolicy", "ttlSecondsAfterFinished", "activeDeadlineSeconds",
                           "backoffLimit",   "schedulingPolicy",        "suspend",
                           "managedBy"};

@@ -143,6 +143,10 @@ struct TfJobSpec {
   bool has_replica_specs = false;
   std::map<std::string, std::optional<ReplicaSpec>> replica_specs;
   bool enable_dynamic_worker = false;
+  // `spec.managedBy`: not a field of upstream's TFJob. Kueue's generic MultiKueue adapter (a kind
+  // without a built-in integration) reads the managing controller here, so a job for MultiKueue
+  // carries runPolicy.managedBy's value here too (docs/semantics.md D32). Only that value.
+  std::optional<std::string> managed_by;
   friend bool operator==(const TfJobSpec&, const TfJobSpec&) = default;
 };
 

@@ -132,6 +132,7 @@ TfJob DecodeTfJob(const json& j, FieldErrors* errors) {
     if (const json* rp = s.Object("runPolicy")) job.spec.run_policy = DecodeRunPolicy(*rp, "spec.runPolicy", errors);
     job.spec.success_policy = s.String("successPolicy");
     job.spec.enable_dynamic_worker = s.Bool("enableDynamicWorker").value_or(false);
+    job.spec.managed_by = s.String("managedBy");
     if (const json* specs = s.Object("tfReplicaSpecs")) {
       job.spec.has_replica_specs = true;
       for (auto it = specs->begin(); it != specs->end(); ++it) {

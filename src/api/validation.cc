@@ -226,6 +226,13 @@ FieldErrors ValidateTfJob(const TfJob& job) {
   }
 
   ValidateRunPolicy(job.spec.run_policy, &errors);  // V3 and ranges
+  // D32: spec.managedBy only repeats runPolicy.managedBy (for Kueue's generic MultiKueue adapter).
+  if (job.spec.managed_by && job.spec.managed_by != job.spec.run_policy.managed_by)
+    errors.push_back(Invalid(
+        "spec.managedBy", QuoteValue(*job.spec.managed_by),
+        "must equal spec.runPolicy.managedBy (" +
+            (job.spec.run_policy.managed_by ? QuoteValue(*job.spec.run_policy.managed_by) : std::string("unset")) +
+            ")"));
 
   if (!job.spec.has_replica_specs) {  // V4
     errors.push_back(Required("spec.tfReplicaSpecs", "must be required"));
@@ -270,6 +277,12 @@ FieldErrors ValidateTfJob(const TfJob& job) {
 
 FieldErrors ValidateTfJobUpdate(const TfJob& old_job, const TfJob& new_job) {
   FieldErrors errors = ValidateTfJob(new_job);
+  // D32: spec.managedBy may be set once, to runPolicy.managedBy's value (ValidateTfJob checks
+  // the value); never changed or removed after.
+  if (old_job.spec.managed_by && old_job.spec.managed_by != new_job.spec.managed_by) {
+    std::string value = new_job.spec.managed_by ? QuoteValue(*new_job.spec.managed_by) : "null";
+    errors.insert(errors.begin(), Invalid("spec.managedBy", value, "field is immutable once set"));
+  }
   if (old_job.spec.run_policy.managed_by != new_job.spec.run_policy.managed_by) {  // V2
     std::string value = new_job.spec.run_policy.managed_by ? QuoteValue(*new_job.spec.run_policy.managed_by) : "null";
     errors.insert(errors.begin(), Invalid("spec.runPolicy.managedBy", value, "field is immutable"));

@@ -347,6 +347,31 @@ TEST(ValidateTfJobUpdate, ManagedByAndQueueAreImmutable) {
   EXPECT_TRUE(ValidateTfJobUpdate(old_job, old_job).empty());
 }
 
+// D32: spec.managedBy repeats runPolicy.managedBy (Kueue's generic MultiKueue adapter reads it).
+TEST(ValidateTfJob, SpecManagedByRepeatsRunPolicyManagedBy) {
+  const std::string mk = "kueue.x-k8s.io/multikueue";
+  EXPECT_THAT(Errors(Job("test", kWorker, "  managedBy: " + mk + "\n  runPolicy: {managedBy: " + mk + "}\n")),
+              ElementsAre());
+  EXPECT_THAT(Errors(Job("test", kWorker, "  managedBy: " + mk + "\n")),
+              ElementsAre("spec.managedBy: Invalid value: \"kueue.x-k8s.io/multikueue\": "
+                          "must equal spec.runPolicy.managedBy (unset)"));
+  EXPECT_THAT(Errors(Job("test", kWorker,
+                         "  managedBy: " + mk + "\n  runPolicy: {managedBy: kubeflow.org/training-operator}\n")),
+              ElementsAre("spec.managedBy: Invalid value: \"kueue.x-k8s.io/multikueue\": "
+                          "must equal spec.runPolicy.managedBy (\"kubeflow.org/training-operator\")"));
+}
+
+TEST(ValidateTfJobUpdate, SpecManagedBySetOnceThenImmutable) {
+  auto load = [](const std::string& rp) { return FirstJob(Job("test", kWorker, rp)); };
+  TfJob unset = load("  runPolicy: {managedBy: kueue.x-k8s.io/multikueue}\n");
+  TfJob set = load("  managedBy: kueue.x-k8s.io/multikueue\n  runPolicy: {managedBy: kueue.x-k8s.io/multikueue}\n");
+  ASSERT_FALSE(HasFatalFailure());
+  EXPECT_TRUE(ValidateTfJobUpdate(unset, set).empty());  // the operator's mirror write
+  std::vector<std::string> errors;
+  for (const auto& e : ValidateTfJobUpdate(set, unset)) errors.push_back(e.ToString());
+  EXPECT_THAT(errors, ElementsAre("spec.managedBy: Invalid value: null: field is immutable once set"));
+}
+
 TEST(AggregateMessage, OneOrMany) {
   FieldErrors one = {Required("a", "x")};
   EXPECT_EQ(AggregateMessage(one), "a: Required value: x");

@@ -6,6 +6,7 @@
 #include "api/object_key.h"
 #include "operator/plan_applier.h"
 #include "operator/resources.h"
+#include "tfjob/core/kueue_multikueue.h"
 #include "tfjob/core/reconcile_phases.h"
 
 namespace tfjob::operator_ {
@@ -152,12 +153,23 @@ core::KueueObserved KueueMode::Observe(const api::TfJob& job, api::Time now, int
 
 StatusOr<KueueGate> KueueMode::Sync(const api::TfJob& job, api::Time now, int64_t live_pods) {
   if (core::KueueQueueName(job).empty()) return KueueGate{};
-  // Another controller's job: not ours to queue (MultiKueue's copy is issue 26 item 3).
-  if (!job.metadata.deletion_timestamp && core::ShouldSkip(job)) return KueueGate{};
   core::KueueObserved observed = Observe(job, now, live_pods);
+  // D32: a job for MultiKueue is queued here whether it is the manager's (the core skips it) or
+  // MultiKueue's proven copy (the core runs it); any other controller's job is not ours to queue.
+  const core::MultiKueueRole role = core::MultiKueueRoleOf(job, observed.prebuilt);
+  if (!job.metadata.deletion_timestamp) {
+    if (role == core::MultiKueueRole::kUnproven) {
+      // Its Workload may not be in the cache yet: look again (an unowned Workload's events name
+      // no job).
+      log_.Debug("kueue: a job labelled as MultiKueue's copy without the proof; left alone",
+                 {{"tfjob", api::JobKey(job)}});
+      return KueueGate{.run_core = false, .requeue_after = kRetryAfter};
+    }
+    if (role == core::MultiKueueRole::kNone && core::ShouldSkip(job)) return KueueGate{};
+  }
   const core::KueuePlan plan = core::PlanKueueWorkload(observed, options_);
   TFJOB_RETURN_IF_ERROR(Apply(job, plan));
-  KueueGate gate{.step = plan.step};
+  KueueGate gate{.step = plan.step, .multikueue_copy = role == core::MultiKueueRole::kCopy};
   gate.run_core = !plan.job_update && (Suspended(job) || MayRun(plan.step));
   if (plan.retry || plan.step == core::KueueStep::kWaitPrebuilt || plan.step == core::KueueStep::kWaitPodsGone)
     gate.requeue_after = kRetryAfter;
@@ -170,6 +182,13 @@ Status KueueMode::Apply(const api::TfJob& job, const core::KueuePlan& plan) {
     auto written = client_.Patch(kTfJobs, ns, job.metadata.name, kube::PatchType::kMerge,
                                  core::KueueJobMergePatch(job, *plan.job_update));
     if (!written.ok()) return written.status().WithContext("kueue: updating the job");
+    // A CRD without spec.managedBy (upstream's, D29) prunes it: say so instead of writing again
+    // at every pass (the error backs off).
+    if (plan.job_update->spec_managed_by &&
+        api::StringField(api::ObjectField(*written, "spec"), "managedBy") != *plan.job_update->spec_managed_by)
+      return InvalidError(
+          "kueue: the installed TFJob CRD has no spec.managedBy (upstream's?): MultiKueue cannot dispatch this job "
+          "(docs/kueue.md)");
     // A pass woken before the informer shows this write must not plan it again on the old job.
     if (wrote_) wrote_(api::JobKey(job), *written);
   }

@@ -9,8 +9,10 @@
 // resourceVersion), delete and finalizer. It plays the part of Kueue's jobframework reconciler for
 // one kind, as controller-runtime would run it beside the job's own controller.
 //
-// Not yet: the flag's parsing (src/cmd), MultiKueue, Kueue's configuration read from the cluster
-// (KueueOptions come from OperatorOptions).
+// MultiKueue (tfjob/core/kueue_multikueue.h): a manager's job for MultiKueue has its Workload
+// here and never runs here; MultiKueue's proven copy on a worker is queued and run here.
+//
+// Not yet: Kueue's configuration read from the cluster (KueueOptions come from OperatorOptions).
 
 #include <chrono>
 #include <functional>
@@ -43,6 +45,9 @@ struct KueueGate {
   bool run_core = true;
   std::optional<std::chrono::nanoseconds> requeue_after;
   tfjob::core::KueueStep step = tfjob::core::KueueStep::kNotQueued;
+  // The job is MultiKueue's proven copy for this cluster: the core runs it although its
+  // runPolicy.managedBy names MultiKueue (ObservedState::multikueue_copy, docs/semantics.md D32).
+  bool multikueue_copy = false;
 };
 
 class KueueMode {

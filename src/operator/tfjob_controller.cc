@@ -445,6 +445,7 @@ StatusOr<ReconcileResult> TfJobController::ReconcileKey(const std::string& key) 
   }
   job = Newest(key, std::move(job));
   if (auto wait = WaitForExpectations(key, *job)) return *wait;
+  bool multikueue_copy = false;
   if (kueue_) {
     // Kueue's part before the core: a job that runs without an admitted Workload is suspended
     // before the core could create a pod for it. After the expectations: the pod cache shows
@@ -452,9 +453,11 @@ StatusOr<ReconcileResult> TfJobController::ReconcileKey(const std::string& key) 
     auto gate = kueue_->Sync(*job, clock_.Now(), static_cast<int64_t>(pods_->store().ByIndex("job", key).size()));
     if (!gate.ok()) return gate.status();
     if (!gate->run_core) return ReconcileResult{gate->requeue_after};
+    multikueue_copy = gate->multikueue_copy;
   }
   Logger log = log_.With({{"tfjob", key}, {"reconcile_id", std::to_string(++reconcile_ids_)}});
   core::ObservedState observed = Observe(key, *job);
+  observed.multikueue_copy = multikueue_copy;  // D32
   core::Plan plan =
       native_gang_ ? core::Reconcile(observed, PassOptions()) : core::Reconcile(observed, reconcile_options_);
   if (plan.skip) {

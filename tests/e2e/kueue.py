@@ -94,7 +94,14 @@ def configuration(ports, cert_dir, multikueue=None, mode="integration"):
     if multikueue is not None:
         # MultiKueue is beta and on by default at v0.17.0; named so that the manager's role shows.
         cfg["featureGates"]["MultiKueue"] = True
-        cfg["multiKueue"] = multikueue
+        cfg["multiKueue"] = dict(multikueue)
+        if mode == "operator":
+            # Kueue's generic adapter for a kind without a built-in one (MultiKueueAdaptersForCustomJobs,
+            # beta and on by default at v0.17.0; named likewise): it copies the job to the worker and
+            # its status back. It reads and clears .spec.managedBy, which the operator keeps equal
+            # to runPolicy.managedBy on the manager (docs/kueue.md, docs/semantics.md D32).
+            cfg["featureGates"]["MultiKueueAdaptersForCustomJobs"] = True
+            cfg["multiKueue"]["externalFrameworks"] = [{"name": "TFJob.v1.kubeflow.org"}]
     return cfg
 
 

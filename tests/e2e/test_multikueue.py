@@ -11,7 +11,18 @@ kueue.x-k8s.io/multikueue` from Kueue's webhook (the user does not set it); our 
 manager writes nothing to it (no pod, no service, no status write: watched on the manager from
 before the job exists), Kueue copies it to the worker without managedBy, our operator there runs
 it on KWOK, and Kueue copies its status back to the manager's object until Succeeded. With
-ttlSecondsAfterFinished the manager's finished job stays (nobody there deletes it)."""
+ttlSecondsAfterFinished the manager's finished job stays (nobody there deletes it).
+
+Every scenario runs in both modes (docs/kueue.md; the test ids name the mode): "integration",
+Kueue's kubeflow.org/tfjob integration on both clusters, as above; and "operator", that
+integration off and `tfjob operator --kueue-mode operator` on both clusters, with TFJob in
+Kueue's multiKueue.externalFrameworks (docs/semantics.md D32). There the job names MultiKueue in
+runPolicy.managedBy itself (and is created suspended: no Kueue webhook defaults either), our
+operator on the manager owns the Workload, repeats managedBy in spec.managedBy for Kueue's generic
+adapter and never runs the job; the adapter copies the job to the worker without spec.managedBy
+(runPolicy.managedBy stays) with its origin and prebuilt-workload labels, and our operator there
+runs the copy once it has proved MultiKueue made it. Deletion and preemption on the manager reach
+the worker's copy in both modes."""
 import http.client
 import json
 import os
@@ -25,7 +36,7 @@ import uuid
 import pytest
 
 from conftest import ROOT, Kube, OperatorProcess, api_time, wait_for, wait_for_server_time
-from kueue import NAMESPACE_LABEL, Kueue
+from kueue import MODES, NAMESPACE_LABEL, Kueue
 from test_kueue import replica
 from test_operator import conditions, ends, job_status, pods, tfjob
 
@@ -37,10 +48,14 @@ WORKER_FLAVOR, MANAGER_FLAVOR = "mk-kwok", "mk-manager"
 MK = "kueue.x-k8s.io/multikueue"
 V = "kueue.x-k8s.io/v1beta2"
 RECONCILED = 'controller_runtime_reconcile_total{controller="tfjob-controller",result="success"}'
+PRIORITIES = {"mk-low": 10, "mk-high": 1000}
+# What only a job's own controller records: creating its pods and services.
+CHILD_EVENTS = {"SuccessfulCreatePod", "SuccessfulCreateService", "FailedCreatePod", "FailedCreateService"}
 
 
 def cluster_queue(admission_check=None, flavor=MANAGER_FLAVOR):
     spec = {"namespaceSelector": {"matchLabels": {NAMESPACE_LABEL: "true"}},
+            "preemption": {"withinClusterQueue": "LowerPriority"},
             "resourceGroups": [{"coveredResources": ["cpu", "memory"], "flavors": [
                 {"name": flavor, "resources": [{"name": "cpu", "nominalQuota": "4"},
                                                {"name": "memory", "nominalQuota": "16Gi"}]}]}]}
@@ -115,22 +130,25 @@ def worker_cluster(kube, tfjob_crd):
         subprocess.run([script, "down", d], stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
 
 
-@pytest.fixture(scope="module")
-def multikueue(kube, worker_cluster):
-    """Kueue on both clusters, our operator on both, and the MultiKueue objects on the manager.
-    Yields (manager Kube, worker Kube, manager operator)."""
-    worker = worker_cluster
+@pytest.fixture(scope="module", params=MODES)
+def multikueue(request, kube, worker_cluster):
+    """Kueue on both clusters, our operator on both, and the MultiKueue objects on the manager, in
+    one mode (the parameter). Yields (manager Kube, worker Kube, manager operator, mode)."""
+    worker, mode = worker_cluster, request.param
     stack = []  # (what, undo) in the order made; undone in reverse
     try:
-        wk = Kueue(worker).start()
+        wk = Kueue(worker, mode=mode).start()
         stack.append(("worker Kueue", wk))
         mk = Kueue(kube, multikueue={"gcInterval": "30s", "origin": "mk-" + uuid.uuid4().hex[:6],
-                                     "workerLostTimeout": "2m"}).start()
+                                     "workerLostTimeout": "2m"}, mode=mode).start()
         stack.append(("manager Kueue", mk))
-        worker_op = OperatorProcess(worker, "--workers", "2", name="worker-operator").start()
+        worker_op = OperatorProcess(worker, "--workers", "2", "--kueue-mode", mode, name="worker-operator").start()
         stack.append(("worker operator", worker_op))
-        manager_op = OperatorProcess(kube, "--workers", "2", name="manager-operator").start()
+        manager_op = OperatorProcess(kube, "--workers", "2", "--kueue-mode", mode, name="manager-operator").start()
         stack.append(("manager operator", manager_op))
+        for k in (kube, worker):  # the priorities of the preemption test, on both (the remote Workload names it)
+            for name, value in PRIORITIES.items():
+                k.apply({"apiVersion": V, "kind": "WorkloadPriorityClass", "metadata": {"name": name}, "value": value})
 
         # The worker: a plain Kueue queue of the same names, on its KWOK nodes.
         worker.apply({"apiVersion": V, "kind": "ResourceFlavor", "metadata": {"name": WORKER_FLAVOR},
@@ -159,7 +177,7 @@ def multikueue(kube, worker_cluster):
         for k, where in ((kube, "manager"), (worker, "worker")):
             wait_for(lambda: condition_true(k, "clusterqueue", CLUSTER_QUEUE, "Active"), timeout=60,
                      what=f"the {where}'s ClusterQueue Active")
-        yield kube, worker, manager_op
+        yield kube, worker, manager_op, mode
     finally:
         # While Kueue still runs on the manager, so that its finalizers go; the worker goes whole.
         for kind, name in (("clusterqueue", CLUSTER_QUEUE), ("admissioncheck", "mk-check"),
@@ -184,6 +202,29 @@ def queue_namespace(manager, worker):
     return ns
 
 
+def mk_job(name, replicas, mode, ttl=None, priority=None):
+    """A TFJob submitted to the MultiKueue queue on the manager. In mode "operator" the job itself
+    names MultiKueue in runPolicy.managedBy and is suspended: Kueue's TFJob webhook, which
+    defaults both in mode "integration", is not there (docs/kueue.md)."""
+    job = tfjob(name, replicas, {"ttlSecondsAfterFinished": ttl} if ttl is not None else None)
+    job["metadata"]["labels"] = {"kueue.x-k8s.io/queue-name": QUEUE}
+    if priority:
+        job["metadata"]["labels"]["kueue.x-k8s.io/priority-class"] = priority
+    if mode == "operator":
+        job["spec"].setdefault("runPolicy", {}).update({"managedBy": MK, "suspend": True})
+    return job
+
+
+def assert_copy(copy, mode):
+    """The copy MultiKueue made on the worker: Kueue's two labels; the managedBy Kueue clears."""
+    labels = copy["metadata"]["labels"]
+    assert {"kueue.x-k8s.io/prebuilt-workload-name", "kueue.x-k8s.io/multikueue-origin"} <= set(labels)
+    if mode == "integration":  # the built-in adapter clears runPolicy.managedBy
+        assert "managedBy" not in copy["spec"].get("runPolicy", {})
+    else:  # the generic one clears spec.managedBy only; runPolicy.managedBy still says MultiKueue
+        assert "managedBy" not in copy["spec"] and copy["spec"]["runPolicy"]["managedBy"] == MK
+
+
 def managers(obj):
     """(manager, subresource) of every managedFields entry of an object."""
     return {(m.get("manager"), m.get("subresource", "")) for m in obj["metadata"].get("managedFields", [])}
@@ -191,36 +232,41 @@ def managers(obj):
 
 @pytest.mark.parametrize("ttl", [None, 5], ids=["no-ttl", "ttlSecondsAfterFinished"])
 def test_multikueue_runs_the_job_on_the_worker_and_the_manager_writes_nothing(multikueue, ttl):
-    manager, worker, manager_op = multikueue
+    manager, worker, manager_op, mode = multikueue
     ns = queue_namespace(manager, worker)
     try:
         # From before the job exists: every pod, service and TFJob event in the manager's namespace.
         watches = {kind: Watch(manager, f"{prefix}/namespaces/{ns}/{kind}")
                    for kind, prefix in (("pods", "/api/v1"), ("services", "/api/v1"), ("events", "/api/v1"),
                                         ("tfjobs", "/apis/kubeflow.org/v1"))}
-        job = tfjob("mk", {"PS": replica(1, "500m"), "Worker": replica(2, "500m", ends(0, "6s"))},
-                    {"ttlSecondsAfterFinished": ttl} if ttl is not None else None)
-        job["metadata"]["labels"] = {"kueue.x-k8s.io/queue-name": QUEUE}
+        job = mk_job("mk", {"PS": replica(1, "500m"), "Worker": replica(2, "500m", ends(0, "6s"))}, mode, ttl)
         created = json.loads(manager("create", "-n", ns, "-o", "json", "-f", "-", stdin=json.dumps(job)))
-        # Kueue's webhook set managedBy (the ClusterQueue has a MultiKueue admission check) and suspended it.
+        # Integration: Kueue's webhook set managedBy (the ClusterQueue has a MultiKueue admission
+        # check) and suspended it. Operator: the job says so itself.
         assert created["spec"]["runPolicy"]["managedBy"] == MK
         assert created["spec"]["runPolicy"]["suspend"] is True
+        if mode == "operator":
+            # Our operator on the manager repeats it where Kueue's generic adapter reads it (D32).
+            wait_for(lambda: manager.get("tfjob", "mk", ns)["spec"].get("managedBy") == MK, timeout=30,
+                     what="spec.managedBy on the manager's job")
 
-        # The copy on the worker: no managedBy (Kueue clears it), Kueue's prebuilt-workload and
-        # origin labels, run by our operator there on the worker's KWOK nodes.
+        # The copy on the worker: Kueue's prebuilt-workload and origin labels, run by our operator
+        # there on the worker's KWOK nodes.
         copy = wait_for(lambda: worker.get("tfjob", "mk", ns, check=False), timeout=90, what="the copy on the worker")
-        assert "managedBy" not in copy["spec"].get("runPolicy", {})
-        labels = copy["metadata"]["labels"]
-        assert {"kueue.x-k8s.io/prebuilt-workload-name", "kueue.x-k8s.io/multikueue-origin"} <= set(labels)
+        assert_copy(copy, mode)
         wait_for(lambda: len(pods(worker, ns, "mk")) == 3, timeout=90, what="3 pods on the worker")
         for p in pods(worker, ns, "mk").values():
             assert p["spec"]["nodeSelector"] == {"type": "kwok"}  # the worker's flavour
         wait_for(lambda: ("Running", "True") in conditions(worker, ns, "mk"), timeout=60, what="Running on the worker")
         reconciled_before = manager_op.metric(RECONCILED)
         # What our operator there is called in managedFields (kubectl get hides them): every
-        # manager of the copy but Kueue (which made it and suspends/unsuspends it).
+        # manager of the copy but Kueue (which made it) and, in mode integration, suspends and
+        # unsuspends it.
         copy = worker.server_get(f"/apis/kubeflow.org/v1/namespaces/{ns}/tfjobs/mk")[1]
         operator_fields = {m for m in managers(copy) if m[0] != "kueue"}
+        # Kueue's generic adapter (mode operator) creates the copy with the manager's object's
+        # managedFields: there our operator is the one that writes the copy's status.
+        operator_names = {m for m, sub in managers(copy) if sub == "status" and m != "kueue"}
         # And the component its events come from (it creates the pods there).
         operator_components = {e["source"].get("component") for e in worker.get("events", None, ns)["items"]
                                if e["involvedObject"]["kind"] == "TFJob" and e["reason"] == "SuccessfulCreatePod"}
@@ -228,7 +274,9 @@ def test_multikueue_runs_the_job_on_the_worker_and_the_manager_writes_nothing(mu
         wait_for(lambda: ("Running", "True") in conditions(manager, ns, "mk"), timeout=60,
                  what="Running copied to the manager")
         local = manager.get("tfjob", "mk", ns)
-        assert local["spec"]["runPolicy"].get("suspend") is False  # unsuspended by Kueue on admission
+        # Unsuspended on admission by the manager's job controller (Kueue's, or our operator's
+        # Kueue mode): that is all it does to the job there.
+        assert local["spec"]["runPolicy"].get("suspend") is False
         wait_for(lambda: ("Succeeded", "True") in conditions(manager, ns, "mk"), timeout=90,
                  what="Succeeded copied to the manager")
         st = job_status(manager, ns, "mk")
@@ -255,17 +303,97 @@ def test_multikueue_runs_the_job_on_the_worker_and_the_manager_writes_nothing(mu
         seen = {kind: w.stop() for kind, w in watches.items()} if "watches" in locals() else {}
         for k in (manager, worker):  # while Kueue still runs on both, so that its finalizers go
             k.run("delete", "namespace", ns, "--wait=false", check=False)
-    # Our operator on the manager wrote nothing: no pod, no service, and every version of the job
-    # it ever had carries only kubectl's and Kueue's field managers, never the one our operator
-    # uses on the worker.
+    # Our operator on the manager ran nothing: no pod, no service, no event of a job's own
+    # controller, and it never wrote the job's status (the status there is the worker's, copied
+    # by Kueue).
     assert seen["pods"] == [] and seen["services"] == []
-    manager_components = {e["object"]["source"].get("component") for e in seen["events"]}
-    assert operator_components and not (operator_components & manager_components), manager_components
+    manager_events = [e["object"] for e in seen["events"]]
+    assert not [e for e in manager_events if e["reason"] in CHILD_EVENTS]
     versions = [e["object"] for e in seen["tfjobs"] if e["type"] in ("ADDED", "MODIFIED")]
     assert versions and versions[-1]["status"]["conditions"][-1]["type"] == "Succeeded"
     seen_managers = set().union(*(managers(v) for v in versions))
-    assert operator_fields and not (operator_fields & seen_managers), (operator_fields, seen_managers)
-    assert {m for m, _ in seen_managers} == {"kubectl-create", "kueue"}, seen_managers
+    assert operator_names and not {(m, "status") for m in operator_names} & seen_managers, seen_managers
+    if mode == "integration":
+        # Kueue is the manager's job controller: our operator wrote nothing at all, no event either.
+        manager_components = {e["source"].get("component") for e in manager_events}
+        assert operator_components and not (operator_components & manager_components), manager_components
+        assert not (operator_fields & seen_managers), (operator_fields, seen_managers)
+        assert {m for m, _ in seen_managers} == {"kubectl-create", "kueue"}, seen_managers
+    else:
+        # Our operator is the manager's job controller for Kueue: it wrote the job's spec
+        # (spec.managedBy, suspend) and nothing else; Kueue wrote the status.
+        assert {m for m, _ in seen_managers} == {"kubectl-create", "kueue"} | operator_names, seen_managers
+        assert ("kueue", "status") in seen_managers
     # Not for want of looking: the manager's operator reconciled the job (and skipped it).
     assert manager_op.proc.poll() is None
     assert reconciled_before > 0 and manager_op.metric(RECONCILED) > reconciled_before
+
+
+def test_multikueue_deleting_the_managers_job_deletes_the_copy(multikueue):
+    manager, worker, _, mode = multikueue
+    ns = queue_namespace(manager, worker)
+    try:
+        manager("create", "-n", ns, "-f", "-",
+                stdin=json.dumps(mk_job("del", {"Worker": replica(2, "500m", ends(0, "600s"))}, mode)))
+        wait_for(lambda: worker.get("tfjob", "del", ns, check=False), timeout=90, what="the copy on the worker")
+        assert_copy(worker.get("tfjob", "del", ns), mode)
+        wait_for(lambda: len(pods(worker, ns, "del")) == 2, timeout=90, what="2 pods on the worker")
+        wait_for(lambda: ("Running", "True") in conditions(manager, ns, "del"), timeout=60,
+                 what="Running copied to the manager")
+        manager("delete", "tfjob", "del", "-n", ns, "--wait=false")
+        # The manager's job and its Workload go (its finalizer released by the job's controller),
+        # and MultiKueue deletes the copy and the Workload on the worker; the copy's pods go with it.
+        wait_for(lambda: manager.get("tfjob", "del", ns, check=False) is None, timeout=60,
+                 what="the manager's job gone")
+        wait_for(lambda: manager.get("workloads.kueue.x-k8s.io", None, ns)["items"] == [], timeout=60,
+                 what="the manager's Workload gone")
+        wait_for(lambda: worker.get("tfjob", "del", ns, check=False) is None, timeout=60,
+                 what="the copy deleted on the worker")
+        wait_for(lambda: worker.get("workloads.kueue.x-k8s.io", None, ns)["items"] == [], timeout=60,
+                 what="the worker's Workload gone")
+        wait_for(lambda: pods(worker, ns, "del") == {}, timeout=60, what="the copy's pods gone")
+    finally:
+        for k in (manager, worker):
+            k.run("delete", "namespace", ns, "--wait=false", check=False)
+
+
+def test_multikueue_preemption_on_the_manager_stops_the_copy(multikueue):
+    manager, worker, _, mode = multikueue
+    ns = queue_namespace(manager, worker)
+
+    def create(job):
+        manager("create", "-n", ns, "-f", "-", stdin=json.dumps(job))
+
+    try:
+        # 3 of the ClusterQueue's 4 cpu, on both clusters; it would run for 10 minutes.
+        create(mk_job("low", {"PS": replica(1, "1"), "Worker": replica(2, "1", ends(0, "600s"))}, mode,
+                      priority="mk-low"))
+        wait_for(lambda: len(pods(worker, ns, "low")) == 3, timeout=90, what="low's 3 pods on the worker")
+        wait_for(lambda: ("Running", "True") in conditions(manager, ns, "low"), timeout=60,
+                 what="low Running copied to the manager")
+        low_wl = manager.get("workloads.kueue.x-k8s.io", None, ns)["items"][0]["metadata"]["name"]
+        # 2 cpu: it fits only if low's 3 are released, on the manager and then on the worker.
+        create(mk_job("high", {"Worker": replica(2, "1", ends(0, "8s"))}, mode, priority="mk-high"))
+
+        def low_evicted():
+            w = manager.get("workloads.kueue.x-k8s.io", low_wl, ns)
+            return any(c["type"] == "Evicted" and c["status"] == "True" and c["reason"] == "Preempted"
+                       for c in w.get("status", {}).get("conditions", []))
+        wait_for(low_evicted, timeout=60, what="low's Workload preempted on the manager")
+        # The manager's job controller stops low there; MultiKueue removes its copy from the
+        # worker, and the copy's pods go with it.
+        wait_for(lambda: manager.get("tfjob", "low", ns)["spec"]["runPolicy"].get("suspend") is True, timeout=60,
+                 what="low suspended on the manager")
+        wait_for(lambda: worker.get("tfjob", "low", ns, check=False) is None, timeout=90,
+                 what="low's copy deleted on the worker")
+        wait_for(lambda: pods(worker, ns, "low") == {}, timeout=60, what="low's pods gone on the worker")
+        # high runs on the worker in low's place, and its status comes back.
+        copy = wait_for(lambda: worker.get("tfjob", "high", ns, check=False), timeout=90,
+                        what="high's copy on the worker")
+        assert_copy(copy, mode)
+        wait_for(lambda: ("Succeeded", "True") in conditions(manager, ns, "high"), timeout=120,
+                 what="high Succeeded, copied to the manager")
+        assert manager.get("tfjob", "low", ns, check=False) is not None, "the preempted job stays, queued again"
+    finally:
+        for k in (manager, worker):
+            k.run("delete", "namespace", ns, "--wait=false", check=False)

@@ -281,6 +281,7 @@ KueueJobUpdate KueueStopJob(const api::TfJob& job, const std::vector<KueuePodSet
 
 json KueueJobMergePatch(const api::TfJob& job, const KueueJobUpdate& update) {
   json patch = {{"spec", {{"runPolicy", {{"suspend", update.suspend}}}}}};
+  if (update.spec_managed_by) patch["spec"]["managedBy"] = *update.spec_managed_by;
   if (!job.metadata.resource_version.empty()) patch["metadata"] = {{"resourceVersion", job.metadata.resource_version}};
   for (const auto& [key, pod_template] : update.templates) {
     auto it = job.spec.replica_specs.find(key);

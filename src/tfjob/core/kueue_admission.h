@@ -62,10 +62,12 @@ StatusOr<nlohmann::json> MergePodSetInfo(nlohmann::json pod_template, const Kueu
 // set to the info's (absent when empty).
 nlohmann::json RestorePodSetInfo(nlohmann::json pod_template, const KueuePodSetInfo& info);
 
-// A change to the job: runPolicy.suspend and the replica templates that change (by spec key).
+// A change to the job: runPolicy.suspend and the replica templates that change (by spec key),
+// and spec.managedBy when it is set (kueue_multikueue.h).
 struct KueueJobUpdate {
   bool suspend = true;
   std::map<std::string, nlohmann::json> templates;
+  std::optional<std::string> spec_managed_by;
   friend bool operator==(const KueueJobUpdate&, const KueueJobUpdate&) = default;
 };
 // Start: every PodSet's template merged with its info, suspend false. The infos are matched to

@@ -6,6 +6,7 @@
 
 #include "api/json_fields.h"
 #include "api/tfjob_json.h"
+#include "tfjob/core/kueue_multikueue.h"
 #include "tfjob/core/naming.h"
 
 namespace tfjob::tfjob::core {
@@ -476,6 +477,7 @@ void ReleaseFinalizers(const KueueObserved& o, KueuePlan* plan) {
 constexpr std::pair<KueueStep, std::string_view> kStepNames[] = {
     {KueueStep::kNotQueued, "NotQueued"},
     {KueueStep::kReleaseFinalizers, "ReleaseFinalizers"},
+    {KueueStep::kMarkForMultiKueue, "MarkForMultiKueue"},
     {KueueStep::kBadJob, "BadJob"},
     {KueueStep::kDeleteExtra, "DeleteExtra"},
     {KueueStep::kUpdateWorkload, "UpdateWorkload"},
@@ -541,6 +543,12 @@ KueuePlan PlanKueueWorkload(const KueueObserved& o, const KueueOptions& options)
   if (KueueQueueName(job).empty()) return plan;
   if (job.metadata.deletion_timestamp) {
     ReleaseFinalizers(o, &plan);
+    return plan;
+  }
+  if (NeedsSpecManagedBy(job)) {  // before the Workload exists: MultiKueue reads it on admission
+    plan.step = KueueStep::kMarkForMultiKueue;
+    plan.message = "spec.managedBy set for Kueue's MultiKueue adapter";
+    plan.job_update = KueueJobUpdate{.suspend = Suspended(job), .spec_managed_by = *job.spec.run_policy.managed_by};
     return plan;
   }
   auto pod_sets = KueuePodSets(job, options);

@@ -41,32 +41,33 @@ struct KueueObserved {
 };
 
 enum class KueueStep {
-  kNotQueued,            // no queue-name label: Kueue leaves the job alone, so does this mode
-  kReleaseFinalizers,    // the job is being deleted: its Workloads lose Kueue's finalizer
-  kBadJob,               // the job's PodSets cannot be built (a topology annotation does not parse)
-  kDeleteExtra,          // Workloads that do not match the job (or a second one) are deleted
-  kUpdateWorkload,       // a suspended job's unreserved, non-matching Workload is made to match
-  kAdoptPrebuilt,        // the prebuilt Workload gets the job as its controller
-  kPrebuiltOutOfSync,    // the prebuilt Workload does not describe the job: Finished OutOfSync
-  kWaitPrebuilt,         // the prebuilt Workload is missing: the job stays suspended
-  kUpdatePriority,       // the priority-class label changed: the Workload's priority follows
-  kWorkloadFinished,     // the Workload is Finished: Kueue's finalizer goes, nothing else
-  kWorkloadDeleted,      // the Workload is being deleted: the job stops, the finalizer goes
-  kFinishWorkload,       // the job finished: the Workload gets Finished with the outcome
-  kJobFinished,          // the job and its Workload are finished: nothing to do
-  kWaitPodsGone,         // no Workload and pods still active: wait before creating it
-  kWaitPriorityClass,    // the priority class named is missing: retry
-  kCreateWorkload,       // no Workload: create it
-  kReclaimablePods,      // status.reclaimablePods follows the replicas that succeeded
-  kPodsReady,            // waitForPodsReady: the PodsReady condition follows the job's Running
-  kEvicted,              // Evicted: stop the job; once no pod is active, clear the reservation
-  kWaitFlavor,           // admitted with a ResourceFlavor not known yet: retry
-  kStartFailed,          // the admission cannot be applied: the Workload Finished FailedToStart
-  kStart,                // admitted: the assignment goes into the templates and the job runs
-  kUpdateQueueName,      // the job's queue-name label changed while it waits
-  kPending,              // suspended and not admitted: wait (`message` says why)
-  kSuspendNotAdmitted,   // running without admission: suspend
-  kRunning,              // admitted and running: nothing to do
+  kNotQueued,           // no queue-name label: Kueue leaves the job alone, so does this mode
+  kReleaseFinalizers,   // the job is being deleted: its Workloads lose Kueue's finalizer
+  kMarkForMultiKueue,   // a manager's job for MultiKueue: spec.managedBy repeats runPolicy.managedBy
+  kBadJob,              // the job's PodSets cannot be built (a topology annotation does not parse)
+  kDeleteExtra,         // Workloads that do not match the job (or a second one) are deleted
+  kUpdateWorkload,      // a suspended job's unreserved, non-matching Workload is made to match
+  kAdoptPrebuilt,       // the prebuilt Workload gets the job as its controller
+  kPrebuiltOutOfSync,   // the prebuilt Workload does not describe the job: Finished OutOfSync
+  kWaitPrebuilt,        // the prebuilt Workload is missing: the job stays suspended
+  kUpdatePriority,      // the priority-class label changed: the Workload's priority follows
+  kWorkloadFinished,    // the Workload is Finished: Kueue's finalizer goes, nothing else
+  kWorkloadDeleted,     // the Workload is being deleted: the job stops, the finalizer goes
+  kFinishWorkload,      // the job finished: the Workload gets Finished with the outcome
+  kJobFinished,         // the job and its Workload are finished: nothing to do
+  kWaitPodsGone,        // no Workload and pods still active: wait before creating it
+  kWaitPriorityClass,   // the priority class named is missing: retry
+  kCreateWorkload,      // no Workload: create it
+  kReclaimablePods,     // status.reclaimablePods follows the replicas that succeeded
+  kPodsReady,           // waitForPodsReady: the PodsReady condition follows the job's Running
+  kEvicted,             // Evicted: stop the job; once no pod is active, clear the reservation
+  kWaitFlavor,          // admitted with a ResourceFlavor not known yet: retry
+  kStartFailed,         // the admission cannot be applied: the Workload Finished FailedToStart
+  kStart,               // admitted: the assignment goes into the templates and the job runs
+  kUpdateQueueName,     // the job's queue-name label changed while it waits
+  kPending,             // suspended and not admitted: wait (`message` says why)
+  kSuspendNotAdmitted,  // running without admission: suspend
+  kRunning,             // admitted and running: nothing to do
 };
 std::string_view KueueStepName(KueueStep step);
 

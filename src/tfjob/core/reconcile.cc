@@ -268,7 +268,7 @@ std::string SucceededMessage(const api::TfJob& job) {
 
 Plan Reconcile(const ObservedState& observed, const ReconcileOptions& options) {
   const api::TfJob& raw = observed.job;
-  if (ShouldSkip(raw)) {
+  if (ShouldSkip(raw, observed.multikueue_copy)) {
     Plan skip;
     skip.skip = true;
     return skip;

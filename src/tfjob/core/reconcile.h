@@ -58,6 +58,9 @@ struct ObservedState {
   // The job's scheduling.k8s.io Workload exists (--gang-scheduler-name kubernetes only, D27).
   bool workload_exists = false;
   std::vector<PodDisruption> disruptions;  // noted since the last pass (D21); each is counted once
+  // The operator's Kueue mode proved the job is MultiKueue's copy for this cluster (D32): run it
+  // although runPolicy.managedBy names MultiKueue.
+  bool multikueue_copy = false;
 };
 
 // D29: the annotation on the TFJob that keeps the restart and disruption counts when the

@@ -123,8 +123,10 @@ TypeVerdict Verdict(const api::TfJob& job, const TypeState& t, const api::Replic
 
 }  // namespace
 
-bool ShouldSkip(const api::TfJob& raw) {
-  if (raw.spec.run_policy.managed_by && *raw.spec.run_policy.managed_by != api::kManagedByUs) return true;
+bool ShouldSkip(const api::TfJob& raw, bool multikueue_copy) {
+  const auto& managed_by = raw.spec.run_policy.managed_by;
+  if (managed_by && *managed_by != api::kManagedByUs && !(multikueue_copy && *managed_by == api::kManagedByMultiKueue))
+    return true;
   return raw.metadata.deletion_timestamp.has_value();
 }
 

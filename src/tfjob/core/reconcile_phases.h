@@ -22,7 +22,10 @@
 namespace tfjob::tfjob::core {
 
 // 3.2 step 2: another controller's job; D18: a job being deleted. The pass writes nothing.
-bool ShouldSkip(const api::TfJob& raw);
+// `multikueue_copy`: the operator proved the job is MultiKueue's copy for this cluster
+// (kueue_multikueue.h, docs/semantics.md D32), so runPolicy.managedBy naming MultiKueue does not
+// make it skip.
+bool ShouldSkip(const api::TfJob& raw, bool multikueue_copy = false);
 
 // The Created condition with the D22 spec warnings (once), then D13's validation.
 struct Admission {
