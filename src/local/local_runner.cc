@@ -57,11 +57,10 @@ LocalRunner::~LocalRunner() {
 // pipes and log files the job needs.
 Status LocalRunner::CheckCommands(const std::vector<std::pair<api::ReplicaType, int32_t>>& all, size_t* pipes,
                                   size_t* log_files) {
-  const core::RenderOptions render = LocalRenderOptions(ports_);
-  const core::TfConfigGenerator tf_config(job_, render.tf_config);
+  const core::PodRenderer renderer(job_, LocalRenderOptions(ports_));
   for (const auto& replica : all) {
     const auto type = replica.first;  // a named copy: lambdas cannot capture a binding (clang 14)
-    TFJOB_ASSIGN_OR_RETURN(LocalReplica r, LocalReplicaFor(job_, type, replica.second, render, tf_config));
+    TFJOB_ASSIGN_OR_RETURN(LocalReplica r, LocalReplicaFor(renderer, type, replica.second));
     size_t n = r.init_containers.size() + r.containers.size();
     *pipes += n;
     if (!options_.logs_dir.empty()) *log_files += n;
@@ -107,10 +106,11 @@ Status LocalRunner::Prepare() {
   for (const auto& [type, index] : all) names.push_back(core::ReplicaName(job_.metadata.name, type, index));
   TFJOB_RETURN_IF_ERROR(ports_reserved_.ReserveAll(names));
   for (size_t i = 0; i < all.size(); ++i) ports_[all[i]] = ports_reserved_.port(names[i]);
-  const core::RenderOptions render = LocalRenderOptions(ports_);
-  const core::TfConfigGenerator tf_config(job_, render.tf_config);
+  // The plan's pods are rendered here, once per replica, by the one renderer of the job: each
+  // pass's creates only name them (core::ChildCreation), and CreatePods starts them from replicas_.
+  const core::PodRenderer renderer(job_, LocalRenderOptions(ports_));
   for (const auto& [type, index] : all) {
-    TFJOB_ASSIGN_OR_RETURN(LocalReplica r, LocalReplicaFor(job_, type, index, render, tf_config));
+    TFJOB_ASSIGN_OR_RETURN(LocalReplica r, LocalReplicaFor(renderer, type, index));
     outcomes_[r.name] = ReplicaOutcome{r.name, "Pending", 0, -1, {}, {}};
     replicas_.emplace(r.name, std::move(r));
   }
@@ -240,14 +240,10 @@ int LocalRunner::Run(std::stop_token stop, std::stop_token kill_now) {
       if (r->live_table()) r->out_ << LiveTableEnd(r->options_.terminal_rows) << std::flush;
     }
   } restore{this};
-  core::ReconcileOptions options;
-  // Spawn starts a replica from replicas_ (made in Prepare), never from the plan's pod: rendering
-  // every pod to create (each with a TF_CONFIG naming every replica) cost O(replicas^2) per plan,
-  // and the plan held it while every supervisor was forked from this process (issue 25 item 6).
-  options.defer_pod_rendering = true;
-  options.render.tf_config.endpoint = [this](api::ReplicaType t, int32_t i, int32_t) {
-    return "127.0.0.1:" + std::to_string(ports_[{t, i}]);
-  };
+  // The plan names the pods to create; CreatePods starts each from replicas_ (rendered once in
+  // Prepare): rendering every pod to create (each with a TF_CONFIG naming every replica) cost
+  // O(replicas^2) per plan (issue 25 item 6).
+  const core::ReconcileOptions options = {.render = LocalRenderOptions(ports_)};
   std::vector<std::string> last_conditions;
   for (;;) {
     Reap();

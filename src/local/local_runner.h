@@ -133,9 +133,9 @@ class LocalRunner {
   RunOptions options_;
   Clock& clock_;
   std::ostream& out_;
-  PortMap ports_;                    // TF_CONFIG's ports, from ports_reserved_
-  PortReservations ports_reserved_;  // by replica name
-  ContainerLogs logs_;               // --logs-dir's files
+  PortMap ports_;                                 // TF_CONFIG's ports, from ports_reserved_
+  PortReservations ports_reserved_;               // by replica name
+  ContainerLogs logs_;                            // --logs-dir's files
   std::map<std::string, LocalReplica> replicas_;  // by name
   std::unique_ptr<PodZygote> zygote_;             // null until the first pod, or when it cannot be used
   bool zygote_tried_ = false;

@@ -90,7 +90,6 @@ TfJobController::TfJobController(kube::RestClient& client, Clock& clock, control
   reconcile_options_.render.tf_config.cluster_domain = options.cluster_domain;
   reconcile_options_.render.tf_config.evaluator_in_cluster = options.tf_config_evaluator_in_cluster;
   reconcile_options_.counters_in_annotation = options.counters_in_annotation;
-  reconcile_options_.defer_pod_rendering = true;  // the applier renders each pod as it sends it
   RegisterMetrics();
   WatchJobs();
   WatchChildren();
@@ -455,8 +454,8 @@ StatusOr<ReconcileResult> TfJobController::ReconcileKey(const std::string& key) 
   }
   Logger log = log_.With({{"tfjob", key}, {"reconcile_id", std::to_string(++reconcile_ids_)}});
   core::ObservedState observed = Observe(key, *job);
-  core::Plan plan =
-      native_gang_ ? core::Reconcile(observed, PassOptions()) : core::Reconcile(observed, reconcile_options_);
+  const core::ReconcileOptions options = PassOptions();
+  core::Plan plan = core::Reconcile(observed, options);
   if (plan.skip) {
     ConsumeDisruptionNotes(key, observed);  // never counted: another controller's job, or one being deleted
     return ReconcileResult{};
@@ -465,9 +464,10 @@ StatusOr<ReconcileResult> TfJobController::ReconcileKey(const std::string& key) 
   const size_t creating_pods = plan.create_pods.size();
   const auto requeue_after = plan.requeue_after;
   const std::vector<core::PodDisruption> disruptions = std::move(plan.disruptions);
-  StartOutcome applied = applier_.Start(*job, std::move(plan), log, [this, key, requeue_after](const Status& s) {
-    Settle(key, s.ok() ? StatusOr<ReconcileResult>(ReconcileResult{requeue_after}) : StatusOr<ReconcileResult>(s));
-  });
+  StartOutcome applied =
+      applier_.Start(*job, std::move(plan), options.render, log, [this, key, requeue_after](const Status& s) {
+        Settle(key, s.ok() ? StatusOr<ReconcileResult>(ReconcileResult{requeue_after}) : StatusOr<ReconcileResult>(s));
+      });
   // The Worker backs off (a requeue_after waits for a success); with creates running, their end does.
   if (!applied.status.ok() && !applied.creating) return applied.status;
   ConsumeDisruptionNotes(key, observed);
