@@ -492,8 +492,7 @@ std::optional<ReconcileResult> TfJobController::WaitForExpectations(const std::s
 
 void TfJobController::HoldCountOnlyStatus(const std::string& key, const api::TfJob& job, tfjob::core::Plan& plan) {
   if (!plan.status) return;
-  const auto interval = std::chrono::duration_cast<std::chrono::nanoseconds>(
-      std::chrono::duration<double>(options_.status_count_interval_seconds));
+  const std::chrono::nanoseconds interval = options_.status_count_interval;
   const Clock::SteadyTime now = clock_.SteadyNow();
   MutexLock lock(status_mu_);
   auto it = status_written_.find(key);

@@ -67,12 +67,12 @@ struct Cluster {
   OperatorOptions options;
   std::unique_ptr<TfJobController> controller;
 
-  explicit Cluster(int write_concurrency = 4, double status_count_interval_seconds = 0) {
+  explicit Cluster(int write_concurrency = 4, std::chrono::milliseconds status_count_interval = {}) {
     options.workers = 2;
     options.write_concurrency = write_concurrency;
     // The fake clock stands still: a held count-only status (D30) would wait forever. The test
     // of that hold sets the interval itself.
-    options.status_count_interval_seconds = status_count_interval_seconds;
+    options.status_count_interval = status_count_interval;
     controller = std::make_unique<TfJobController>(client, clock, registry, events, options, Logger());
     controller->StartInformers();
     EXPECT_TRUE(WaitUntil([&] { return controller->HasSynced(); }));
@@ -309,7 +309,7 @@ TEST(TfJobControllerFakeApi, StatusIsWrittenOnlyWhenItChanges) {
 // write waits, and the pass asks to look again when the interval ends; a condition change is
 // written at once. (Fake time: it moves only when the test advances it.)
 TEST(TfJobControllerFakeApi, AnActiveCountChangeAloneWaitsForTheInterval) {
-  Cluster k(/*write_concurrency=*/4, /*status_count_interval_seconds=*/1);
+  Cluster k(/*write_concurrency=*/4, /*status_count_interval=*/std::chrono::seconds(1));
   const std::string key = "default/cnt";
   k.CreateJob("cnt", 2);
   ASSERT_TRUE(WaitUntil([&] { return k.CaughtUp("cnt"); }));
@@ -470,7 +470,7 @@ struct Process {
     OperatorOptions options;
     options.workers = 2;
     options.write_concurrency = 4;
-    options.status_count_interval_seconds = 0;
+    options.status_count_interval = {};
     controller = std::make_unique<TfJobController>(client, clock, registry, events, options, Logger());
     controller->StartInformers();
     EXPECT_TRUE(WaitUntil([&] { return controller->HasSynced(); }));
