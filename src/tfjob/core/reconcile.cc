@@ -292,4 +292,18 @@ Plan Reconcile(const ObservedState& observed, const ReconcileOptions& options) {
   return Finalize(p, base);
 }
 
+std::optional<std::chrono::nanoseconds> CountOnlyStatusWait(const api::JobStatus& cached, const Plan& plan,
+                                                            std::optional<std::chrono::nanoseconds> since_last_write,
+                                                            std::chrono::nanoseconds interval) {
+  if (!plan.status || interval <= std::chrono::nanoseconds(0) || !since_last_write || *since_last_write >= interval ||
+      !OnlyActiveCountsDiffer(cached, *plan.status))
+    return std::nullopt;
+  return interval - *since_last_write;
+}
+
+void HoldStatus(Plan& plan, std::chrono::nanoseconds wait) {
+  plan.status.reset();
+  plan.requeue_after = plan.requeue_after ? std::min(*plan.requeue_after, wait) : wait;
+}
+
 }  // namespace tfjob::tfjob::core

@@ -129,6 +129,17 @@ struct Plan {
 
 Plan Reconcile(const ObservedState& observed, const ReconcileOptions& options);
 
+// D30: how long the plan's status waits before it is written. A status that differs from the
+// cached one (`cached`: what the job's last write left) only in replica `active` counts
+// (OnlyActiveCountsDiffer), planned less than `interval` after the job's last status write
+// (`since_last_write`; nullopt: none remembered), waits for the rest of the interval. nullopt:
+// written now (no status, another change, a zero interval, or the interval has passed).
+std::optional<std::chrono::nanoseconds> CountOnlyStatusWait(const api::JobStatus& cached, const Plan& plan,
+                                                            std::optional<std::chrono::nanoseconds> since_last_write,
+                                                            std::chrono::nanoseconds interval);
+// The plan without its status write, looking again after `wait` at the latest.
+void HoldStatus(Plan& plan, std::chrono::nanoseconds wait);
+
 // When the clock alone next asks for a pass of `job` (as cached): its activeDeadlineSeconds while
 // it runs (D3), its ttlSecondsAfterFinished once finished; zero when one is due now, nullopt when
 // neither applies (suspended, no start or completion time, no limit, or beyond year 2262). While

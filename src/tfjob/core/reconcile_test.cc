@@ -1465,5 +1465,56 @@ TEST(Reconcile, UnchangedStatusIsNotWritten) {
   EXPECT_THAT(second.events, IsEmpty());
 }
 
+// D30 as a table: whether a plan's status waits, and how long.
+TEST(Reconcile, CountOnlyStatusWait) {
+  using std::chrono::milliseconds;
+  using std::chrono::nanoseconds;
+  api::JobStatus cached;
+  SetCondition(cached, kConditionCreated, "True", "TFJobCreated", "", kNow);
+  cached.replica_statuses["Worker"].active = 1;
+  api::JobStatus active = cached;
+  active.replica_statuses["Worker"].active = 2;
+  api::JobStatus running = active;
+  SetCondition(running, kConditionRunning, "True", "TFJobRunning", "", kNow);
+  struct Case {
+    const char* name;
+    std::optional<api::JobStatus> status;
+    std::optional<nanoseconds> since;
+    nanoseconds interval;
+    std::optional<nanoseconds> wait;
+  };
+  const std::vector<Case> cases = {
+      {"no status to write", std::nullopt, milliseconds(100), milliseconds(1000), std::nullopt},
+      {"active only, within the interval", active, milliseconds(100), milliseconds(1000), milliseconds(900)},
+      {"active only, just within", active, milliseconds(999), milliseconds(1000), milliseconds(1)},
+      {"active only, the interval passed", active, milliseconds(1000), milliseconds(1000), std::nullopt},
+      {"active only, no write remembered", active, std::nullopt, milliseconds(1000), std::nullopt},
+      {"active only, interval zero", active, milliseconds(0), nanoseconds(0), std::nullopt},
+      {"a condition too", running, milliseconds(100), milliseconds(1000), std::nullopt},
+      {"the same status", cached, milliseconds(100), milliseconds(1000), std::nullopt},
+  };
+  for (const auto& c : cases) {
+    Plan plan;
+    plan.status = c.status;
+    EXPECT_EQ(CountOnlyStatusWait(cached, plan, c.since, c.interval), c.wait) << c.name;
+  }
+}
+
+TEST(Reconcile, HoldStatusDropsTheWriteAndLooksAgainAtTheLatest) {
+  using std::chrono::milliseconds;
+  Plan plan;
+  plan.status = api::JobStatus{};
+  HoldStatus(plan, milliseconds(700));
+  Plan expected;
+  expected.requeue_after = milliseconds(700);
+  EXPECT_EQ(plan, expected);
+  Plan sooner;
+  sooner.status = api::JobStatus{};
+  sooner.requeue_after = milliseconds(200);
+  HoldStatus(sooner, milliseconds(700));
+  expected.requeue_after = milliseconds(200);
+  EXPECT_EQ(sooner, expected);
+}
+
 }  // namespace
 }  // namespace tfjob::tfjob::core
