@@ -3,7 +3,6 @@
 #include "api/json_fields.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cstdint>
 
 #include "api/object_key.h"
@@ -19,15 +18,6 @@ namespace {
 
 using nlohmann::json;
 namespace core = ::tfjob::tfjob::core;
-
-// A resourceVersion as a number (etcd's revision), for the mutation cache's "newer than" only,
-// as client-go's MutationCache compares them; nullopt when it is not one.
-std::optional<uint64_t> ResourceVersionNumber(const std::string& rv) {
-  uint64_t v = 0;
-  auto [ptr, ec] = std::from_chars(rv.data(), rv.data() + rv.size(), v);
-  if (rv.empty() || ec != std::errc() || ptr != rv.data() + rv.size()) return std::nullopt;
-  return v;
-}
 
 std::string JobKeyOf(const api::ChildMeta& meta) {
   return meta.job_name.empty() ? "" : api::ObjectKey{meta.ns, meta.job_name}.String();
@@ -79,13 +69,14 @@ TfJobController::TfJobController(kube::RestClient& client, Clock& clock, control
                        : nullptr),
       applier_(writer_, write_pool_, expectations_, events, registry,
                core::GangSchedulerFor(options.gang_scheduler_name),
-               PlanApplierHooks{[this](const std::string& key, const json& object) { Wrote(key, object); },
+               PlanApplierHooks{[this](const std::string& key, const json& object) { written_.Wrote(key, object); },
                                 [this](const std::string& key, const std::string& uid) { DeletingPod(key, uid); },
                                 [this](const std::string& uid) { DeleteDone(uid); },
                                 [this] { return native_gang_ ? native_gang_->current() : core::NativeGangApi{}; },
                                 [this](const kube::GroupVersionResource& gvr, const Status& s) {
                                   if (native_gang_) native_gang_->CallFailed(gvr, s);
-                                }}) {
+                                }}),
+      status_throttle_(clock, options.status_count_interval) {
   reconcile_options_.render.gang_scheduler_name = options.gang_scheduler_name;
   reconcile_options_.render.tf_config.cluster_domain = options.cluster_domain;
   reconcile_options_.render.tf_config.evaluator_in_cluster = options.tf_config_evaluator_in_cluster;
@@ -97,7 +88,7 @@ TfJobController::TfJobController(kube::RestClient& client, Clock& clock, control
   if (options.kueue_mode == "operator")
     kueue_ = std::make_unique<KueueMode>(
         client, events, options, [this](const std::string& k) { Enqueue(k); },
-        [this](const std::string& k, const json& object) { Wrote(k, object); }, log_);
+        [this](const std::string& k, const json& object) { written_.Wrote(k, object); }, log_);
 }
 
 void TfJobController::RegisterMetrics() {
@@ -349,27 +340,6 @@ void TfJobController::Settle(const std::string& key, const StatusOr<ReconcileRes
   }
 }
 
-std::shared_ptr<const api::TfJob> TfJobController::Newest(const std::string& key,
-                                                          std::shared_ptr<const api::TfJob> cached) {
-  MutexLock lock(written_mu_);
-  auto it = written_.find(key);
-  if (it == written_.end()) return cached;
-  auto mine = ResourceVersionNumber(it->second->metadata.resource_version);
-  auto seen = ResourceVersionNumber(cached->metadata.resource_version);
-  if (mine && seen && *mine > *seen && it->second->metadata.uid == cached->metadata.uid) return it->second;
-  written_.erase(it);  // the informer caught up (or the job was replaced)
-  return cached;
-}
-
-void TfJobController::Wrote(const std::string& key, const json& object) {
-  auto decoded = api::DecodeTfJobStrict(object);
-  MutexLock lock(written_mu_);
-  if (decoded.ok())
-    written_[key] = std::make_shared<const api::TfJob>(std::move(decoded).value());
-  else
-    written_.erase(key);
-}
-
 // The job is gone: forget what was kept under its key (its children go with it: owner references).
 // The one forget path: the informer's delete handler and a pass that finds no job both call it.
 void TfJobController::ForgetJob(const std::string& key) {
@@ -378,12 +348,8 @@ void TfJobController::ForgetJob(const std::string& key) {
     MutexLock lock(disruptions_mu_);
     disruptions_.erase(key);
   }
-  {
-    MutexLock lock(status_mu_);
-    status_written_.erase(key);
-  }
-  MutexLock lock(written_mu_);
-  written_.erase(key);
+  status_throttle_.Forget(key);
+  written_.Forget(key);
 }
 
 // What the caches show of the job's world, for the core.
@@ -442,7 +408,7 @@ StatusOr<ReconcileResult> TfJobController::ReconcileKey(const std::string& key) 
     ForgetJob(key);
     return ReconcileResult{};
   }
-  job = Newest(key, std::move(job));
+  job = written_.Newest(key, std::move(job));
   if (auto wait = WaitForExpectations(key, *job)) return *wait;
   if (kueue_) {
     // Kueue's part before the core: a job that runs without an admitted Workload is suspended
@@ -460,7 +426,7 @@ StatusOr<ReconcileResult> TfJobController::ReconcileKey(const std::string& key) 
     ConsumeDisruptionNotes(key, observed);  // never counted: another controller's job, or one being deleted
     return ReconcileResult{};
   }
-  HoldCountOnlyStatus(key, *job, plan);
+  status_throttle_.Apply(key, *job, plan);
   const size_t creating_pods = plan.create_pods.size();
   const auto requeue_after = plan.requeue_after;
   const std::vector<core::PodDisruption> disruptions = std::move(plan.disruptions);
@@ -488,22 +454,6 @@ std::optional<ReconcileResult> TfJobController::WaitForExpectations(const std::s
   const std::optional<std::chrono::nanoseconds> due = core::TimeUntilDue(job, clock_.Now());
   if (due && *due <= std::chrono::nanoseconds(0)) return std::nullopt;
   return ReconcileResult{.requeue_after = due ? std::min(*left, *due) : *left, .waiting = true};
-}
-
-void TfJobController::HoldCountOnlyStatus(const std::string& key, const api::TfJob& job, tfjob::core::Plan& plan) {
-  if (!plan.status) return;
-  const std::chrono::nanoseconds interval = options_.status_count_interval;
-  const Clock::SteadyTime now = clock_.SteadyNow();
-  MutexLock lock(status_mu_);
-  auto it = status_written_.find(key);
-  if (interval.count() > 0 && it != status_written_.end() && now - it->second < interval &&
-      core::OnlyActiveCountsDiffer(job.status, *plan.status)) {
-    plan.status.reset();
-    const auto wait = interval - (now - it->second);
-    plan.requeue_after = plan.requeue_after ? std::min(*plan.requeue_after, wait) : wait;
-    return;
-  }
-  status_written_[key] = now;
 }
 
 void TfJobController::ObserveLatencies(const api::TfJob& job, const std::vector<api::Pod>& pods, size_t created_now) {

@@ -33,10 +33,7 @@ class FakeApiControllerPeer {
     return out;
   }
   static bool Satisfied(TfJobController& c, const std::string& key) { return c.expectations_.Satisfied(key); }
-  static bool StatusWriteKept(TfJobController& c, const std::string& key) {
-    MutexLock lock(c.status_mu_);
-    return c.status_written_.contains(key);
-  }
+  static bool StatusWriteKept(TfJobController& c, const std::string& key) { return c.status_throttle_.Remembers(key); }
   static controller::WorkQueue& Queue(TfJobController& c) { return c.queue_; }
   // This process leads (StartWorkers sets it first): what its watches show from now on is noted
   // (D21), while no worker has reconciled anything yet.
