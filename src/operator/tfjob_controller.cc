@@ -67,16 +67,17 @@ TfJobController::TfJobController(kube::RestClient& client, Clock& clock, control
       native_gang_(core::GangSchedulerFor(options.gang_scheduler_name) == core::GangScheduler::kKubernetes
                        ? std::make_unique<NativeGangApiTracker>(client, options.native_gang_api, log_)
                        : nullptr),
-      applier_(writer_, write_pool_, expectations_, events, registry,
-               core::GangSchedulerFor(options.gang_scheduler_name),
-               PlanApplierHooks{[this](const std::string& key, const json& object) { written_.Wrote(key, object); },
-                                [this](const std::string& key, const std::string& uid) { DeletingPod(key, uid); },
-                                [this](const std::string& uid) { DeleteDone(uid); },
-                                [this] { return native_gang_ ? native_gang_->current() : core::NativeGangApi{}; },
-                                [this](const kube::GroupVersionResource& gvr, const Status& s) {
-                                  if (native_gang_) native_gang_->CallFailed(gvr, s);
-                                }}),
-      status_throttle_(clock, options.status_count_interval) {
+      applier_(
+          writer_, write_pool_, expectations_, events, registry, core::GangSchedulerFor(options.gang_scheduler_name),
+          PlanApplierHooks{[this](const std::string& key, const json& object) { written_.Wrote(key, object); },
+                           [this](const std::string& key, const std::string& uid) { disruptions_.Deleting(key, uid); },
+                           [this](const std::string& uid) { disruptions_.DeleteDone(uid); },
+                           [this] { return native_gang_ ? native_gang_->current() : core::NativeGangApi{}; },
+                           [this](const kube::GroupVersionResource& gvr, const Status& s) {
+                             if (native_gang_) native_gang_->CallFailed(gvr, s);
+                           }}),
+      status_throttle_(clock, options.status_count_interval),
+      disruptions_(log_) {
   reconcile_options_.render.gang_scheduler_name = options.gang_scheduler_name;
   reconcile_options_.render.tf_config.cluster_domain = options.cluster_domain;
   reconcile_options_.render.tf_config.evaluator_in_cluster = options.tf_config_evaluator_in_cluster;
@@ -153,11 +154,12 @@ void TfJobController::WatchChildren() {
   pods_->AddIndex("job", [job_index](const api::Pod& p) { return job_index(p.meta); });
   pods_->AddHandlers({[this](const auto& p) { OnChildEvent(p->meta, 1, 0); },
                       [this](const auto& o, const auto& n) {
-                        if (!o->meta.deletion_timestamp && n->meta.deletion_timestamp) NoteDisruption(*n);
+                        if (!o->meta.deletion_timestamp && n->meta.deletion_timestamp)
+                          disruptions_.DeletionStarted(JobKeyOf(n->meta), *n);
                         if (o->meta.resource_version != n->meta.resource_version) OnChildEvent(n->meta, 0, 0);
                       },
                       [this](const auto& p) {
-                        PodGone(*p);
+                        disruptions_.PodGone(JobKeyOf(p->meta), *p);
                         OnChildEvent(p->meta, 0, 1);
                       }});
   services_ = std::make_unique<controller::Informer<api::Service>>(
@@ -215,48 +217,6 @@ void TfJobController::OnChildEvent(const api::ChildMeta& meta, int created, int 
   Enqueue(key);
 }
 
-void TfJobController::NoteDisruption(const api::Pod& pod) {
-  std::string key = JobKeyOf(pod.meta);
-  // A standby replica notes nothing: the leader counts what it sees, and notes a standby kept
-  // would count those disruptions again after a failover.
-  if (key.empty() || !leading_.load()) return;
-  // An ended pod is not disrupted by its deletion (the pure rule: core::DeletionDisruption).
-  std::optional<core::PodDisruption> d = core::DeletionDisruption(pod);
-  if (!d) return;
-  MutexLock lock(disruptions_mu_);
-  if (own_deletes_.contains(pod.meta.uid)) return;
-  log_.Info("pod disrupted; it is recreated", {{"tfjob", key},
-                                               {"pod", pod.meta.name},
-                                               {"uid", pod.meta.uid},
-                                               {"phase", std::string(api::PodPhaseName(pod.phase))},
-                                               {"reason", d->reason},
-                                               {"resource_version", pod.meta.resource_version}});
-  disruptions_[key].try_emplace(pod.meta.uid, std::move(*d));
-}
-
-void TfJobController::PodGone(const api::Pod& pod) {
-  bool own = false;
-  {
-    MutexLock lock(disruptions_mu_);
-    own = own_deletes_.erase(pod.meta.uid) > 0;
-  }
-  // A pod last seen with a deletionTimestamp was noted then (or was ours).
-  if (!own && !pod.meta.deletion_timestamp) NoteDisruption(pod);
-}
-
-void TfJobController::DeletingPod(const std::string& key, const std::string& uid) {
-  MutexLock lock(disruptions_mu_);
-  own_deletes_.insert(uid);
-  // Someone else was quicker (e.g. the pod GC of a pod a disruption left Failed, which this pass
-  // counted already): the note must not count it a second time.
-  if (auto it = disruptions_.find(key); it != disruptions_.end()) it->second.erase(uid);
-}
-
-void TfJobController::DeleteDone(const std::string& uid) {
-  MutexLock lock(disruptions_mu_);
-  own_deletes_.erase(uid);
-}
-
 void TfJobController::StartInformers() {
   jobs_->Start();
   pods_->Start();
@@ -277,7 +237,7 @@ bool TfJobController::HasSynced() const {
 void TfJobController::StartWorkers() {
   MutexLock lock(workers_mu_);
   if (stopped_) return;  // the lease came after the stop: nothing to start
-  leading_ = true;
+  disruptions_.Lead();
   for (int i = 0; i < options_.workers; ++i)
     workers_.emplace_back([this, i](std::stop_token stop) { Worker(stop, i); });
 }
@@ -344,10 +304,7 @@ void TfJobController::Settle(const std::string& key, const StatusOr<ReconcileRes
 // The one forget path: the informer's delete handler and a pass that finds no job both call it.
 void TfJobController::ForgetJob(const std::string& key) {
   expectations_.Delete(key);
-  {
-    MutexLock lock(disruptions_mu_);
-    disruptions_.erase(key);
-  }
+  disruptions_.Forget(key);
   status_throttle_.Forget(key);
   written_.Forget(key);
 }
@@ -355,12 +312,8 @@ void TfJobController::ForgetJob(const std::string& key) {
 // What the caches show of the job's world, for the core.
 tfjob::core::ObservedState TfJobController::Observe(const std::string& key, const api::TfJob& job) {
   core::ObservedState observed{job, {}, {}, std::nullopt, clock_.Now(), {}};
-  {
-    // Before the pods: a note is made after the pod cache changed, so the pods read next show it.
-    MutexLock lock(disruptions_mu_);
-    if (auto it = disruptions_.find(key); it != disruptions_.end())
-      for (const auto& [uid, d] : it->second) observed.disruptions.push_back(d);
-  }
+  // Before the pods: a note is made after the pod cache changed, so the pods read next show it.
+  observed.disruptions = disruptions_.For(key);
   for (const auto& p : pods_->store().ByIndex("job", key)) observed.pods.push_back(*p);
   for (const auto& s : services_->store().ByIndex("job", key)) observed.services.push_back(*s);
   if (pod_groups_) ObserveGang(key, job, observed);
@@ -392,15 +345,6 @@ void TfJobController::ObserveGang(const std::string& key, const api::TfJob& job,
   if (workloads_) observed.workload_exists = workloads_->store().Get(key) != nullptr;
 }
 
-// The disruption notes this pass read are counted (or never will be): drop them.
-void TfJobController::ConsumeDisruptionNotes(const std::string& key, const tfjob::core::ObservedState& observed) {
-  MutexLock lock(disruptions_mu_);
-  auto it = disruptions_.find(key);
-  if (it == disruptions_.end()) return;
-  for (const auto& d : observed.disruptions) it->second.erase(d.uid);
-  if (it->second.empty()) disruptions_.erase(it);
-}
-
 StatusOr<ReconcileResult> TfJobController::ReconcileKey(const std::string& key) {
   auto job = jobs_->store().Get(key);
   if (!job) {
@@ -423,7 +367,7 @@ StatusOr<ReconcileResult> TfJobController::ReconcileKey(const std::string& key) 
   const core::ReconcileOptions options = PassOptions();
   core::Plan plan = core::Reconcile(observed, options);
   if (plan.skip) {
-    ConsumeDisruptionNotes(key, observed);  // never counted: another controller's job, or one being deleted
+    disruptions_.Consume(key, observed.disruptions);  // never counted: another controller's job, or one being deleted
     return ReconcileResult{};
   }
   status_throttle_.Apply(key, *job, plan);
@@ -436,7 +380,7 @@ StatusOr<ReconcileResult> TfJobController::ReconcileKey(const std::string& key) 
       });
   // The Worker backs off (a requeue_after waits for a success); with creates running, their end does.
   if (!applied.status.ok() && !applied.creating) return applied.status;
-  ConsumeDisruptionNotes(key, observed);
+  disruptions_.Consume(key, observed.disruptions);
   for (const auto& d : disruptions)
     pod_disruptions_
         ->With({job->metadata.ns, d.replica_type ? std::string(api::ReplicaTypeLabel(*d.replica_type)) : "", d.reason})

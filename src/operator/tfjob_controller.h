@@ -33,6 +33,7 @@
 #include "controller/work_queue.h"
 #include "controller/write_pool.h"
 #include "kube/rest_client.h"
+#include "operator/disruption_notes.h"
 #include "operator/kueue_mode.h"
 #include "operator/mutation_cache.h"
 #include "operator/native_gang_api.h"
@@ -102,7 +103,6 @@ class TfJobController {
   // reconcile_options_, with the Workload API version in use when gang scheduling is native (D31).
   tfjob::core::ReconcileOptions PassOptions() const;
   void ObserveGang(const std::string& key, const api::TfJob& job, tfjob::core::ObservedState& observed);
-  void ConsumeDisruptionNotes(const std::string& key, const tfjob::core::ObservedState& observed);
   void OnChildEvent(const api::ChildMeta& meta, int created, int deleted);
   // D1: a pass waits while the expectations of the last one are not met; nullopt: it runs (none
   // pending, or the job's deadline or TTL is due now).
@@ -111,13 +111,6 @@ class TfJobController {
   // worker, and by the end of a pass's creates (on a write-pool thread) for a pending pass.
   void Settle(const std::string& key, const StatusOr<ReconcileResult>& outcome);
   void Worker(std::stop_token stop, int index);
-  // D21: pods deleted by others. A deletionTimestamp (or a delete event, for a pod removed at
-  // once) that this operator did not ask for is noted under the job's key until a pass has
-  // counted it; the pods this operator deletes are remembered by uid until their delete event.
-  void NoteDisruption(const api::Pod& pod);
-  void PodGone(const api::Pod& pod);
-  void DeletingPod(const std::string& key, const std::string& uid);
-  void DeleteDone(const std::string& uid);
 
   kube::RestClient& client_;
   Clock& clock_;
@@ -149,15 +142,9 @@ class TfJobController {
   std::vector<std::jthread> workers_ TFJOB_GUARDED_BY(workers_mu_);
   bool stopped_ TFJOB_GUARDED_BY(workers_mu_) = false;
   std::atomic<uint64_t> reconcile_ids_{0};
-  JobMutationCache written_;  // D28: the job as our last write of it returned it
-  Mutex disruptions_mu_;
-  // uids of the pods this operator deleted, until gone
-  std::set<std::string> own_deletes_ TFJOB_GUARDED_BY(disruptions_mu_);
-  // key -> uid -> note
-  std::map<std::string, std::map<std::string, tfjob::core::PodDisruption>> disruptions_
-      TFJOB_GUARDED_BY(disruptions_mu_);
+  JobMutationCache written_;     // D28: the job as our last write of it returned it
+  DisruptionNotes disruptions_;  // D21: pods deleted by others, until a pass counted them
   controller::Family<controller::Counter>* pod_disruptions_;
-  std::atomic<bool> leading_{false};  // set by StartWorkers: only the leader notes disruptions
 
   controller::Family<controller::Counter>* jobs_created_;
   controller::Family<controller::Counter>* reconcile_total_;

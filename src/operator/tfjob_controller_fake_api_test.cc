@@ -37,11 +37,8 @@ class FakeApiControllerPeer {
   static controller::WorkQueue& Queue(TfJobController& c) { return c.queue_; }
   // This process leads (StartWorkers sets it first): what its watches show from now on is noted
   // (D21), while no worker has reconciled anything yet.
-  static void Lead(TfJobController& c) { c.leading_ = true; }
-  static bool Noted(TfJobController& c, const std::string& key) {
-    MutexLock lock(c.disruptions_mu_);
-    return c.disruptions_.contains(key);
-  }
+  static void Lead(TfJobController& c) { c.disruptions_.Lead(); }
+  static bool Noted(TfJobController& c, const std::string& key) { return c.disruptions_.Has(key); }
   // The pod as this process's cache has it (nullptr: not there).
   static std::shared_ptr<const api::Pod> CachedPod(TfJobController& c, const std::string& name) {
     return c.pods_->store().Get("default/" + name);
