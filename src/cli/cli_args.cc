@@ -11,6 +11,10 @@
 
 namespace tfjob::cli {
 
+std::chrono::milliseconds SecondsFlag(double seconds) {
+  return std::chrono::round<std::chrono::milliseconds>(std::chrono::duration<double>(seconds));
+}
+
 StatusOr<std::chrono::milliseconds> ParseDuration(std::string_view text) {
   auto bad = [&] {
     return InvalidArgumentError("invalid duration \"" + std::string(text) +

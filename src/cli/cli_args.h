@@ -46,6 +46,8 @@ struct CliArgs {
 // Go's durations as kubectl takes them ("90s", "5m", "1h30m", "1.5h", "250ms"), or plain seconds
 // ("30"). kInvalidArgument for anything else, a negative value, or more than 100 years.
 StatusOr<std::chrono::milliseconds> ParseDuration(std::string_view text);
+// A flag given in seconds (a decimal number, checked by its range), to the nearest millisecond.
+std::chrono::milliseconds SecondsFlag(double seconds);
 
 // args[0] is the command. `program`: "tfjob" or "kubectl tfjob" (for the help text). Parses with
 // the one tree (command_tree.h). kInvalidArgument with CLI11's or Check's message on a usage

@@ -19,6 +19,16 @@ TEST(CliDuration, GoDurationsAndPlainSeconds) {
     EXPECT_FALSE(ParseDuration(bad).ok()) << bad;
 }
 
+// The operator's duration flags (--kube-api-timeout, --status-count-interval) are seconds.
+TEST(CliDuration, SecondsFlagsToTheMillisecond) {
+  EXPECT_EQ(SecondsFlag(30), milliseconds(30000));
+  EXPECT_EQ(SecondsFlag(0), milliseconds(0));
+  EXPECT_EQ(SecondsFlag(0.1), milliseconds(100));
+  EXPECT_EQ(SecondsFlag(1.5), milliseconds(1500));
+  EXPECT_EQ(SecondsFlag(0.0004), milliseconds(0));
+  EXPECT_EQ(SecondsFlag(3600), milliseconds(3600000));
+}
+
 TEST(CliArgs, ConnectionFlagsOfEveryCommand) {
   auto a = ParseCliArgs({"get", "--kubeconfig", "/k", "--context", "c", "-n", "ns", "job", "-o", "wide"});
   ASSERT_TRUE(a.ok()) << a.status().message();

@@ -15,6 +15,9 @@ struct OperatorArgs {
   operator_::OperatorOptions op;
   std::string log_format = "text", log_level = "info";
   std::string leader_elect;
+  // The duration flags, in seconds as users give them; into `op` by OperatorOptionsOf.
+  double kube_api_timeout_seconds = 30;
+  double status_count_interval_seconds = 1;
 };
 
 // The operator's connection, client and leader-election flags (its servers': DefineOperatorServers).
@@ -40,12 +43,12 @@ void DefineOperatorClient(CLI::App* oper, OperatorArgs& a) {
   oper->add_option("--event-burst", op.event_burst, "Event writes burst")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
-  oper->add_option("--status-count-interval", op.status_count_interval_seconds,
+  oper->add_option("--status-count-interval", a.status_count_interval_seconds,
                    "Seconds a status change of replica active counts alone waits after the job's last status write "
                    "(0: written at once)")
       ->check(CLI::Range(0.0, 60.0))
       ->capture_default_str();
-  oper->add_option("--kube-api-timeout", op.kube_api_timeout_seconds,
+  oper->add_option("--kube-api-timeout", a.kube_api_timeout_seconds,
                    "Seconds an API request may take (a list page: twice that; a watch: to its first byte)")
       ->check(CLI::Range(0.1, 3600.0))
       ->capture_default_str();
@@ -108,6 +111,8 @@ class OperatorCommand : public Command {
     SetLogOptions(level, args_.log_format == "json" ? LogFormat::kJson : LogFormat::kText);
     operator_::OperatorOptions op = args_.op;
     if (!args_.leader_elect.empty()) op.leader_elect = args_.leader_elect == "true";
+    op.kube_api_timeout = SecondsFlag(args_.kube_api_timeout_seconds);
+    op.status_count_interval = SecondsFlag(args_.status_count_interval_seconds);
     kube::CurlGlobal curl;  // before any other thread
     return WithSignalStops(
         [&](std::stop_token stop, std::stop_token) { return operator_::RunOperator(op, io.env, stop); }, true);

@@ -77,16 +77,14 @@ core::RenderOptions LocalRenderOptions(const PortMap& ports) {
 
 StatusOr<LocalReplica> LocalReplicaFor(const api::TfJob& job, api::ReplicaType type, int32_t index,
                                        const PortMap& ports) {
-  const core::RenderOptions options = LocalRenderOptions(ports);
-  return LocalReplicaFor(job, type, index, options, core::TfConfigGenerator(job, options.tf_config));
+  return LocalReplicaFor(core::PodRenderer(job, LocalRenderOptions(ports)), type, index);
 }
 
-StatusOr<LocalReplica> LocalReplicaFor(const api::TfJob& job, api::ReplicaType type, int32_t index,
-                                       const core::RenderOptions& options, const core::TfConfigGenerator& tf_config) {
-  json pod = core::RenderPod(job, type, index, options, tf_config).object;
+StatusOr<LocalReplica> LocalReplicaFor(const core::PodRenderer& renderer, api::ReplicaType type, int32_t index) {
+  json pod = renderer.Render(type, index);
   const json& spec = pod["spec"];
   LocalReplica r;
-  r.name = core::ReplicaName(job.metadata.name, type, index);
+  r.name = core::ReplicaName(renderer.job().metadata.name, type, index);
   r.type = type;
   r.index = index;
   if (auto init = spec.find("initContainers"); init != spec.end() && init->is_array()) {

@@ -42,12 +42,11 @@ using PortMap = std::map<std::pair<api::ReplicaType, int32_t>, int32_t>;
 // `command`, an env var with `valueFrom`, `envFrom`.
 StatusOr<LocalReplica> LocalReplicaFor(const api::TfJob& job, api::ReplicaType type, int32_t index,
                                        const PortMap& ports);
-// The same for many replicas: `options` from LocalRenderOptions(ports) and `tf_config` built once
-// over them by the caller (core::TfConfigGenerator(job, options.tf_config)); building it names
-// every replica, so building it per replica cost O(replicas^2) (issue 25 item 6).
-StatusOr<LocalReplica> LocalReplicaFor(const api::TfJob& job, api::ReplicaType type, int32_t index,
-                                       const ::tfjob::tfjob::core::RenderOptions& options,
-                                       const ::tfjob::tfjob::core::TfConfigGenerator& tf_config);
+// The same for many replicas, through one renderer of the job built by the caller over
+// LocalRenderOptions(ports): its TF_CONFIG generator names every replica, so building one per
+// replica cost O(replicas^2) (issue 25 item 6).
+StatusOr<LocalReplica> LocalReplicaFor(const ::tfjob::tfjob::core::PodRenderer& renderer, api::ReplicaType type,
+                                       int32_t index);
 // The render options that put `ports` (borrowed: it must outlive them) in TF_CONFIG.
 ::tfjob::tfjob::core::RenderOptions LocalRenderOptions(const PortMap& ports);
 

@@ -29,7 +29,9 @@
 #include "api/tfjob.h"
 #include "common/clock.h"
 #include "common/status.h"
+#include "local/container_logs.h"
 #include "local/local_replica.h"
+#include "local/port_reservations.h"
 
 namespace tfjob::tfjob::core {
 struct ObservedState;
@@ -97,9 +99,6 @@ class LocalRunner {
   // Prepare's steps, in order.
   Status CheckCommands(const ReplicaList& all, size_t* pipes, size_t* log_files);
   Status RaiseFileLimit(size_t need, size_t replicas);
-  Status ReservePorts(const ReplicaList& all);
-  Status OpenLogs();
-  Status OpenLog(int dir_fd, const std::string& key);
   // Run's steps: the processes as pods, then the plan applied.
   ::tfjob::tfjob::core::ObservedState Observe() const;
   void DeletePods(const ::tfjob::tfjob::core::Plan& plan, std::stop_token kill_now);
@@ -123,7 +122,6 @@ class LocalRunner {
   void ReadStream(Process& p, Stream& s);
   void DrainStatus();
   void Reap();
-  void ReservePort(const std::string& name);
   void Print(const std::string& line);
   void Output(Process& p, const Stream& s, const std::string& line);
   // The replica table (name, state, restarts, exit code, run time), one string per row.
@@ -135,10 +133,9 @@ class LocalRunner {
   RunOptions options_;
   Clock& clock_;
   std::ostream& out_;
-  PortMap ports_;
-  std::map<std::string, int> port_of_;            // by replica name
-  std::map<std::string, int> reserved_;           // replica name -> bound socket
-  std::map<std::string, int> logs_;               // "<replica>[.<container>]" -> log file
+  PortMap ports_;                                 // TF_CONFIG's ports, from ports_reserved_
+  PortReservations ports_reserved_;               // by replica name
+  ContainerLogs logs_;                            // --logs-dir's files
   std::map<std::string, LocalReplica> replicas_;  // by name
   std::unique_ptr<PodZygote> zygote_;             // null until the first pod, or when it cannot be used
   bool zygote_tried_ = false;

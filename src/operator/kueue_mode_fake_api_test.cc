@@ -36,7 +36,7 @@ struct KueueCluster {
                     .ok());
     OperatorOptions options;
     options.workers = 2;
-    options.status_count_interval_seconds = 0;
+    options.status_count_interval = {};
     options.kueue_mode = mode;
     options.kueue.topology_aware_scheduling = false;
     controller = std::make_unique<TfJobController>(client, clock, registry, events, options, Logger());

@@ -132,7 +132,7 @@ struct NativeCluster : Server {
     server.ServeVersions("scheduling.k8s.io", {"v1", "v1alpha2"});
     options.workers = 2;
     options.write_concurrency = 4;
-    options.status_count_interval_seconds = 0;
+    options.status_count_interval = {};
     options.gang_scheduler_name = "kubernetes";
     options.native_gang_api = NativeGangApi::kV1alpha2;  // what the start-up discovery found
     controller = std::make_unique<TfJobController>(client, clock, registry, events, options, Logger());

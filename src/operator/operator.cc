@@ -147,8 +147,7 @@ int RunOperator(const OperatorOptions& options, const std::map<std::string, std:
   std::stop_callback abort_on_stop(stop, [&] { abort.request_stop(); });
   std::jthread watchdog = ShutdownWatchdog(abort.get_token(), log);
   kube::RestClientOptions client_options{.qps = options.kube_api_qps, .burst = options.kube_api_burst};
-  client_options.request_timeout =
-      std::chrono::milliseconds(static_cast<long long>(options.kube_api_timeout_seconds * 1000));
+  client_options.request_timeout = options.kube_api_timeout;
   client_options.abort = abort.get_token();
   kube::RestClient client(transport, clock, client_options);
   client.set_observer(controller::RestClientMetrics(registry));

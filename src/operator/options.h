@@ -1,6 +1,7 @@
 #pragma once
 // Flags of `tfjob operator` (docs/semantics.md 3.17 and section 6): upstream names where they exist.
 
+#include <chrono>
 #include <optional>
 #include <string>
 
@@ -22,10 +23,12 @@ struct OperatorOptions {
   // (queued, docs/operator.md section 5) instead of taking the API server from the creates.
   double event_qps = 50;
   int event_burst = 100;
-  double kube_api_timeout_seconds = 30;  // --kube-api-timeout (per request)
-  // --status-count-interval: a status that differs from the last one written for the job only
-  // in replica `active` counts waits until this long after that write (docs/semantics.md D30).
-  double status_count_interval_seconds = 1;
+  // --kube-api-timeout (per request; seconds on the command line, kept to the millisecond).
+  std::chrono::milliseconds kube_api_timeout = std::chrono::seconds(30);
+  // --status-count-interval (seconds on the command line): a status that differs from the last
+  // one written for the job only in replica `active` counts waits until this long after that
+  // write (docs/semantics.md D30). Zero: written at once.
+  std::chrono::milliseconds status_count_interval = std::chrono::seconds(1);
   std::string metrics_bind_address = ":8080";       // --metrics-bind-address ("0" disables)
   std::string health_probe_bind_address = ":8081";  // --health-probe-bind-address
   std::optional<bool> leader_elect;                 // --leader-elect (default: true in-cluster)

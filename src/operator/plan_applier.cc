@@ -82,17 +82,14 @@ PlanApplier::PlanApplier(ObjectWriter& writer, controller::WritePool& pool, cont
 struct PlanApplier::CreateRun {
   struct Item {
     bool pod;
-    std::string name;
-    json object;  // released once sent; null: rendered when sent (a deferred plan)
-    api::ReplicaType type = api::ReplicaType::kWorker;
-    int32_t index = 0;
+    core::ChildCreation child;  // rendered when sent
   };
   std::string key;
   std::string ns;
   controller::ObjectReference job;
   Logger log;
   CreatesDone done;
-  std::shared_ptr<const core::PodRenderer> renderer;  // the plan's, for its deferred pods and services
+  std::unique_ptr<const core::PodRenderer> renderer;  // the job's, for the pass's render options
   std::vector<Item> items;                            // each item is touched by the one task that sends it
   // The pass ends when both the creates and the rest of Start (the status write, which goes on
   // while the creates run) have ended: the last of the two calls `done`.
@@ -131,7 +128,7 @@ void PlanApplier::RecordCreate(const CreateRun& run, size_t i, const Status& s) 
   if (s.ok()) {
     children_->With({kind, "create", "ok"}).Inc();
     events_.Record(run.job, "Normal", item.pod ? "SuccessfulCreatePod" : "SuccessfulCreateService",
-                   std::string(item.pod ? "Created pod: " : "Created service: ") + item.name);
+                   std::string(item.pod ? "Created pod: " : "Created service: ") + item.child.name);
     return;
   }
   expectations_.CreationObserved(run.key);  // no watch event will come for this one
@@ -139,23 +136,18 @@ void PlanApplier::RecordCreate(const CreateRun& run, size_t i, const Status& s) 
   children_->With({kind, "create", "error"}).Inc();
   events_.Record(run.job, "Warning", item.pod ? "FailedCreatePod" : "FailedCreateService",
                  "Error creating: " + s.message());
-  run.log.Warning("create failed", {{"name", item.name}, {"error", s.message()}});
+  run.log.Warning("create failed", {{"name", item.child.name}, {"error", s.message()}});
 }
 
 void PlanApplier::SendOne(const std::shared_ptr<CreateRun>& run, size_t i) {
-  CreateRun::Item& item = run->items[i];
+  const CreateRun::Item& item = run->items[i];
   Status s = OkStatus();
-  if (item.object.is_null() && run->renderer) {
-    if (item.pod) {
-      item.object = run->renderer->Render(item.type, item.index);
-    } else if (auto svc = run->renderer->RenderService(item.type, item.index); svc.ok()) {
-      item.object = std::move(svc).value();
-    } else {
-      s = svc.status();
-    }
+  {
+    // Rendered here, on the pool thread, and released once sent (D17).
+    StatusOr<json> object = item.pod ? StatusOr<json>(run->renderer->Render(item.child.type, item.child.index))
+                                     : run->renderer->RenderService(item.child.type, item.child.index);
+    s = object.ok() ? writer_.CreateChild(item.pod ? kube::kPods : kube::kServices, run->ns, *object) : object.status();
   }
-  if (s.ok()) s = writer_.CreateChild(item.pod ? kube::kPods : kube::kServices, run->ns, item.object);
-  item.object = json();
   RecordCreate(*run, i, s);
   std::vector<size_t> sends;
   bool over = false;
@@ -336,18 +328,17 @@ Status PlanApplier::WriteCountersAndTtl(const api::TfJob& job, const core::Plan&
 }
 
 std::shared_ptr<PlanApplier::CreateRun> PlanApplier::NewCreateRun(const api::TfJob& job, core::Plan&& plan,
-                                                                  const Logger& log, CreatesDone done) {
+                                                                  const core::RenderOptions& render, const Logger& log,
+                                                                  CreatesDone done) {
   auto run = std::make_shared<CreateRun>();
   run->key = api::JobKey(job);
   run->ns = job.metadata.ns;
   run->job = JobReference(job);
   run->log = log;
   run->done = std::move(done);
-  run->renderer = std::move(plan.pod_renderer);
-  for (auto& c : plan.create_services)
-    run->items.push_back({false, std::move(c.name), std::move(c.object), c.type, c.index});
-  for (auto& c : plan.create_pods)
-    run->items.push_back({true, std::move(c.name), std::move(c.object), c.type, c.index});
+  run->renderer = std::make_unique<const core::PodRenderer>(job, render);
+  for (auto& c : plan.create_services) run->items.push_back({false, std::move(c)});
+  for (auto& c : plan.create_pods) run->items.push_back({true, std::move(c)});
   return run;
 }
 
@@ -374,7 +365,8 @@ Status PlanApplier::WriteLast(const api::TfJob& job, const core::Plan& plan) {
   return s.ok() ? t : s;
 }
 
-StartOutcome PlanApplier::Start(const api::TfJob& job, core::Plan&& plan, const Logger& log, CreatesDone done) {
+StartOutcome PlanApplier::Start(const api::TfJob& job, core::Plan&& plan, const core::RenderOptions& render,
+                                const Logger& log, CreatesDone done) {
   const std::string key = api::JobKey(job);
   if (std::optional<Status> stopped = WriteFirst(job, plan)) return {*stopped};
   // D1: this pass's totals, set once before any write whose watch event the caches will show
@@ -396,7 +388,7 @@ StartOutcome PlanApplier::Start(const api::TfJob& job, core::Plan&& plan, const 
     return {result};
   }
   // The creates start first: they do not wait for the status write (a round trip per job).
-  std::shared_ptr<CreateRun> run = NewCreateRun(job, std::move(plan), log, std::move(done));
+  std::shared_ptr<CreateRun> run = NewCreateRun(job, std::move(plan), render, log, std::move(done));
   std::vector<size_t> first;
   {
     MutexLock lock(run->mu);
@@ -410,9 +402,11 @@ StartOutcome PlanApplier::Start(const api::TfJob& job, core::Plan&& plan, const 
   return {result, true};
 }
 
-Status PlanApplier::Apply(const api::TfJob& job, const core::Plan& plan, const Logger& log) {
+Status PlanApplier::Apply(const api::TfJob& job, const core::Plan& plan, const Logger& log,
+                          const core::RenderOptions& render) {
   std::promise<Status> creates;
-  StartOutcome started = Start(job, core::Plan(plan), log, [&creates](Status s) { creates.set_value(std::move(s)); });
+  StartOutcome started =
+      Start(job, core::Plan(plan), render, log, [&creates](Status s) { creates.set_value(std::move(s)); });
   return started.creating ? creates.get_future().get() : started.status;
 }
 

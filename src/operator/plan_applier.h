@@ -116,21 +116,26 @@ class PlanApplier {
               controller::EventRecorder& events, controller::Registry& registry, tfjob::core::GangScheduler gang,
               PlanApplierHooks hooks);
 
-  // Carries out `plan` for `job`, all but its creates before it returns. If the plan creates
+  // Carries out `plan` for `job`, all but its creates before it returns. Each pod and service to
+  // create is rendered as it is sent, by one core::PodRenderer over `job` and `render` (the
+  // RenderOptions the pass planned with). If the plan creates
   // anything, the creates are queued and `done` runs once when the last has finished, with the
   // first error of the whole pass (what Start did itself included): on a pool thread, or on the
   // calling worker's thread before Start returns when the pool was stopped (Submit then runs
   // the task on its caller). `done` must not take a lock Start's caller holds. Otherwise `done`
   // never runs and the outcome is the status.
-  // The plan's created objects are moved out of it.
-  StartOutcome Start(const api::TfJob& job, tfjob::core::Plan&& plan, const Logger& log, CreatesDone done);
+  // The plan's creates are moved out of it.
+  StartOutcome Start(const api::TfJob& job, tfjob::core::Plan&& plan, const tfjob::core::RenderOptions& render,
+                     const Logger& log, CreatesDone done);
   // Start, waiting for the creates: the first error of the pass (for tests).
-  Status Apply(const api::TfJob& job, const tfjob::core::Plan& plan, const Logger& log);
+  Status Apply(const api::TfJob& job, const tfjob::core::Plan& plan, const Logger& log,
+               const tfjob::core::RenderOptions& render = {});
 
  private:
   struct CreateRun;  // one pass's creates, under a slow-start window
   void Send(const std::shared_ptr<CreateRun>& run, const std::vector<size_t>& items);
-  std::shared_ptr<CreateRun> NewCreateRun(const api::TfJob& job, tfjob::core::Plan&& plan, const Logger& log,
+  std::shared_ptr<CreateRun> NewCreateRun(const api::TfJob& job, tfjob::core::Plan&& plan,
+                                          const tfjob::core::RenderOptions& render, const Logger& log,
                                           CreatesDone done);
   void SendOne(const std::shared_ptr<CreateRun>& run, size_t i);
   void RecordCreate(const CreateRun& run, size_t i, const Status& s);

@@ -11,6 +11,7 @@
 #include <map>
 #include <thread>
 
+#include "api/defaults.h"
 #include "api/object_key.h"
 #include "api/tfjob_json.h"
 #include "operator/resources.h"
@@ -166,7 +167,10 @@ TEST(PlanApplier, AlreadyExistsCountsAsCreated) {
   api::TfJob job = f.CreateJob("again", 1);
   core::Plan plan = f.FirstPlan(job);
   ASSERT_EQ(plan.create_pods.size(), 1u);
-  ASSERT_TRUE(f.server.Create(kube::kPods, "default", plan.create_pods[0].object).ok());
+  const core::PodRenderer renderer(job, {});
+  ASSERT_TRUE(
+      f.server.Create(kube::kPods, "default", renderer.Render(plan.create_pods[0].type, plan.create_pods[0].index))
+          .ok());
   EXPECT_TRUE(f.applier.Apply(job, plan, Logger()).ok());
   EXPECT_EQ(f.server.CountRequests("create", "pods"), 1);
   EXPECT_EQ(f.EventsWithReason("FailedCreatePod"), 0);
@@ -337,7 +341,7 @@ TEST(PlanApplier, StartReturnsBeforeTheCreatesAndDoneRunsOnceAfterThem) {
   api::TfJob job = f.CreateJob("async", 4);
   std::atomic<int> done_calls{0};
   std::promise<Status> outcome;
-  StartOutcome started = f.applier.Start(job, f.FirstPlan(job), Logger(), [&](Status s) {
+  StartOutcome started = f.applier.Start(job, f.FirstPlan(job), {}, Logger(), [&](Status s) {
     ++done_calls;
     outcome.set_value(std::move(s));
   });
@@ -360,38 +364,40 @@ TEST(PlanApplier, StartWithoutCreatesDoesNotCallDone) {
   core::Plan plan;
   plan.status = job.status;
   bool called = false;
-  StartOutcome started = f.applier.Start(job, std::move(plan), Logger(), [&](Status) { called = true; });
+  StartOutcome started = f.applier.Start(job, std::move(plan), {}, Logger(), [&](Status) { called = true; });
   EXPECT_TRUE(started.status.ok());
   EXPECT_FALSE(started.creating);
   f.pool.Stop();
   EXPECT_FALSE(called);
 }
 
-// Issue 15 item 4: a deferred plan (the operator's) holds no pod or service objects; the applier
-// renders each as it sends it, and the server receives exactly what an eager plan would have sent.
-TEST(PlanApplier, DeferredPodsAreRenderedWhenSentAndMatchTheEagerOnes) {
-  std::map<std::string, json> sent[2];
-  for (int deferred = 0; deferred < 2; ++deferred) {
-    Fixture f;
-    api::TfJob job = f.CreateJob("lazy", 6);
-    core::ObservedState observed{job, {}, {}, std::nullopt, f.clock.Now(), {}};
-    core::Plan plan = core::Reconcile(observed, {.defer_pod_rendering = deferred == 1});
-    ASSERT_EQ(plan.create_pods.size(), 6u);
-    for (const auto& p : plan.create_pods) EXPECT_EQ(p.object.is_null(), deferred == 1) << p.name;
-    ASSERT_EQ(plan.create_services.size(), 6u);
-    for (const auto& c : plan.create_services) EXPECT_EQ(c.object.is_null(), deferred == 1) << c.name;
-    EXPECT_EQ(plan.pod_renderer != nullptr, deferred == 1);
-    EXPECT_TRUE(f.applier.Apply(job, plan, Logger()).ok());
-    for (const auto& r : f.server.requests())
-      if (r.verb == "create" && (r.resource == "pods" || r.resource == "services")) {
-        json body = json::parse(r.body);
-        sent[deferred][r.resource + "/" + body["metadata"]["name"].get<std::string>()] = body;
-      }
-  }
-  ASSERT_EQ(sent[0].size(), 12u);
-  EXPECT_EQ(sent[0], sent[1]);
-  EXPECT_NE(sent[1]["pods/lazy-worker-5"].dump().find("TF_CONFIG"), std::string::npos);
-  EXPECT_EQ(sent[1]["services/lazy-worker-5"]["spec"]["clusterIP"], "None");
+// Issue 15 item 4, issue 28: the plan holds no pod or service objects, only which to create; the
+// applier renders each as it sends it, and the server receives exactly what `tfjob render`
+// (core::RenderJob) renders for the job.
+TEST(PlanApplier, PodsAndServicesAreRenderedWhenSentAsRenderJobRendersThem) {
+  Fixture f;
+  api::TfJob job = f.CreateJob("lazy", 6);
+  core::ObservedState observed{job, {}, {}, std::nullopt, f.clock.Now(), {}};
+  core::Plan plan = core::Reconcile(observed, {});
+  ASSERT_EQ(plan.create_pods.size(), 6u);
+  ASSERT_EQ(plan.create_services.size(), 6u);
+  EXPECT_TRUE(f.applier.Apply(job, plan, Logger()).ok());
+  std::map<std::string, json> sent, rendered;
+  for (const auto& r : f.server.requests())
+    if (r.verb == "create" && (r.resource == "pods" || r.resource == "services")) {
+      json body = json::parse(r.body);
+      sent[r.resource + "/" + body["metadata"]["name"].get<std::string>()] = body;
+    }
+  api::TfJob defaulted = job;
+  api::SetDefaults(defaulted);
+  auto all = core::RenderJob(defaulted, {});
+  ASSERT_TRUE(all.ok()) << all.status().message();
+  for (const auto& o : all->objects)
+    rendered[(o["kind"] == "Pod" ? "pods/" : "services/") + o["metadata"]["name"].get<std::string>()] = o;
+  ASSERT_EQ(sent.size(), 12u);
+  EXPECT_EQ(sent, rendered);
+  EXPECT_NE(sent["pods/lazy-worker-5"].dump().find("TF_CONFIG"), std::string::npos);
+  EXPECT_EQ(sent["services/lazy-worker-5"]["spec"]["clusterIP"], "None");
 }
 
 // Issue 15 item 3: a small job's creates started after a big job's are not queued behind all of
@@ -409,7 +415,7 @@ TEST(PlanApplier, ASmallJobIsNotQueuedBehindABigOne) {
   api::TfJob small = f.CreateJob("small", 5);
   std::promise<void> big_done, small_done;
   auto children = [&f] { return f.server.List(kube::kPods).size() + f.server.List(kube::kServices).size(); };
-  f.applier.Start(big, f.FirstPlan(big), Logger(), [&](Status) { big_done.set_value(); });
+  f.applier.Start(big, f.FirstPlan(big), {}, Logger(), [&](Status) { big_done.set_value(); });
   ASSERT_TRUE([&] {  // the big job's slow start has reached a large batch
     for (int i = 0; i < 20000; ++i) {
       if (f.pool.Queued() >= 128) return true;
@@ -418,7 +424,7 @@ TEST(PlanApplier, ASmallJobIsNotQueuedBehindABigOne) {
     return false;
   }());
   size_t before = children(), after = 0;
-  f.applier.Start(small, f.FirstPlan(small), Logger(), [&](Status) {
+  f.applier.Start(small, f.FirstPlan(small), {}, Logger(), [&](Status) {
     after = children();
     small_done.set_value();
   });

@@ -3,7 +3,6 @@
 #include "api/json_fields.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cstdint>
 
 #include "api/object_key.h"
@@ -19,15 +18,6 @@ namespace {
 
 using nlohmann::json;
 namespace core = ::tfjob::tfjob::core;
-
-// A resourceVersion as a number (etcd's revision), for the mutation cache's "newer than" only,
-// as client-go's MutationCache compares them; nullopt when it is not one.
-std::optional<uint64_t> ResourceVersionNumber(const std::string& rv) {
-  uint64_t v = 0;
-  auto [ptr, ec] = std::from_chars(rv.data(), rv.data() + rv.size(), v);
-  if (rv.empty() || ec != std::errc() || ptr != rv.data() + rv.size()) return std::nullopt;
-  return v;
-}
 
 std::string JobKeyOf(const api::ChildMeta& meta) {
   return meta.job_name.empty() ? "" : api::ObjectKey{meta.ns, meta.job_name}.String();
@@ -77,20 +67,21 @@ TfJobController::TfJobController(kube::RestClient& client, Clock& clock, control
       native_gang_(core::GangSchedulerFor(options.gang_scheduler_name) == core::GangScheduler::kKubernetes
                        ? std::make_unique<NativeGangApiTracker>(client, options.native_gang_api, log_)
                        : nullptr),
-      applier_(writer_, write_pool_, expectations_, events, registry,
-               core::GangSchedulerFor(options.gang_scheduler_name),
-               PlanApplierHooks{[this](const std::string& key, const json& object) { Wrote(key, object); },
-                                [this](const std::string& key, const std::string& uid) { DeletingPod(key, uid); },
-                                [this](const std::string& uid) { DeleteDone(uid); },
-                                [this] { return native_gang_ ? native_gang_->current() : core::NativeGangApi{}; },
-                                [this](const kube::GroupVersionResource& gvr, const Status& s) {
-                                  if (native_gang_) native_gang_->CallFailed(gvr, s);
-                                }}) {
+      applier_(
+          writer_, write_pool_, expectations_, events, registry, core::GangSchedulerFor(options.gang_scheduler_name),
+          PlanApplierHooks{[this](const std::string& key, const json& object) { written_.Wrote(key, object); },
+                           [this](const std::string& key, const std::string& uid) { disruptions_.Deleting(key, uid); },
+                           [this](const std::string& uid) { disruptions_.DeleteDone(uid); },
+                           [this] { return native_gang_ ? native_gang_->current() : core::NativeGangApi{}; },
+                           [this](const kube::GroupVersionResource& gvr, const Status& s) {
+                             if (native_gang_) native_gang_->CallFailed(gvr, s);
+                           }}),
+      status_throttle_(clock, options.status_count_interval),
+      disruptions_(log_) {
   reconcile_options_.render.gang_scheduler_name = options.gang_scheduler_name;
   reconcile_options_.render.tf_config.cluster_domain = options.cluster_domain;
   reconcile_options_.render.tf_config.evaluator_in_cluster = options.tf_config_evaluator_in_cluster;
   reconcile_options_.counters_in_annotation = options.counters_in_annotation;
-  reconcile_options_.defer_pod_rendering = true;  // the applier renders each pod as it sends it
   RegisterMetrics();
   WatchJobs();
   WatchChildren();
@@ -98,7 +89,7 @@ TfJobController::TfJobController(kube::RestClient& client, Clock& clock, control
   if (options.kueue_mode == "operator")
     kueue_ = std::make_unique<KueueMode>(
         client, events, options, [this](const std::string& k) { Enqueue(k); },
-        [this](const std::string& k, const json& object) { Wrote(k, object); }, log_);
+        [this](const std::string& k, const json& object) { written_.Wrote(k, object); }, log_);
 }
 
 void TfJobController::RegisterMetrics() {
@@ -163,11 +154,12 @@ void TfJobController::WatchChildren() {
   pods_->AddIndex("job", [job_index](const api::Pod& p) { return job_index(p.meta); });
   pods_->AddHandlers({[this](const auto& p) { OnChildEvent(p->meta, 1, 0); },
                       [this](const auto& o, const auto& n) {
-                        if (!o->meta.deletion_timestamp && n->meta.deletion_timestamp) NoteDisruption(*n);
+                        if (!o->meta.deletion_timestamp && n->meta.deletion_timestamp)
+                          disruptions_.DeletionStarted(JobKeyOf(n->meta), *n);
                         if (o->meta.resource_version != n->meta.resource_version) OnChildEvent(n->meta, 0, 0);
                       },
                       [this](const auto& p) {
-                        PodGone(*p);
+                        disruptions_.PodGone(JobKeyOf(p->meta), *p);
                         OnChildEvent(p->meta, 0, 1);
                       }});
   services_ = std::make_unique<controller::Informer<api::Service>>(
@@ -225,48 +217,6 @@ void TfJobController::OnChildEvent(const api::ChildMeta& meta, int created, int 
   Enqueue(key);
 }
 
-void TfJobController::NoteDisruption(const api::Pod& pod) {
-  std::string key = JobKeyOf(pod.meta);
-  // A standby replica notes nothing: the leader counts what it sees, and notes a standby kept
-  // would count those disruptions again after a failover.
-  if (key.empty() || !leading_.load()) return;
-  // An ended pod is not disrupted by its deletion (the pure rule: core::DeletionDisruption).
-  std::optional<core::PodDisruption> d = core::DeletionDisruption(pod);
-  if (!d) return;
-  MutexLock lock(disruptions_mu_);
-  if (own_deletes_.contains(pod.meta.uid)) return;
-  log_.Info("pod disrupted; it is recreated", {{"tfjob", key},
-                                               {"pod", pod.meta.name},
-                                               {"uid", pod.meta.uid},
-                                               {"phase", std::string(api::PodPhaseName(pod.phase))},
-                                               {"reason", d->reason},
-                                               {"resource_version", pod.meta.resource_version}});
-  disruptions_[key].try_emplace(pod.meta.uid, std::move(*d));
-}
-
-void TfJobController::PodGone(const api::Pod& pod) {
-  bool own = false;
-  {
-    MutexLock lock(disruptions_mu_);
-    own = own_deletes_.erase(pod.meta.uid) > 0;
-  }
-  // A pod last seen with a deletionTimestamp was noted then (or was ours).
-  if (!own && !pod.meta.deletion_timestamp) NoteDisruption(pod);
-}
-
-void TfJobController::DeletingPod(const std::string& key, const std::string& uid) {
-  MutexLock lock(disruptions_mu_);
-  own_deletes_.insert(uid);
-  // Someone else was quicker (e.g. the pod GC of a pod a disruption left Failed, which this pass
-  // counted already): the note must not count it a second time.
-  if (auto it = disruptions_.find(key); it != disruptions_.end()) it->second.erase(uid);
-}
-
-void TfJobController::DeleteDone(const std::string& uid) {
-  MutexLock lock(disruptions_mu_);
-  own_deletes_.erase(uid);
-}
-
 void TfJobController::StartInformers() {
   jobs_->Start();
   pods_->Start();
@@ -287,7 +237,7 @@ bool TfJobController::HasSynced() const {
 void TfJobController::StartWorkers() {
   MutexLock lock(workers_mu_);
   if (stopped_) return;  // the lease came after the stop: nothing to start
-  leading_ = true;
+  disruptions_.Lead();
   for (int i = 0; i < options_.workers; ++i)
     workers_.emplace_back([this, i](std::stop_token stop) { Worker(stop, i); });
 }
@@ -350,52 +300,20 @@ void TfJobController::Settle(const std::string& key, const StatusOr<ReconcileRes
   }
 }
 
-std::shared_ptr<const api::TfJob> TfJobController::Newest(const std::string& key,
-                                                          std::shared_ptr<const api::TfJob> cached) {
-  MutexLock lock(written_mu_);
-  auto it = written_.find(key);
-  if (it == written_.end()) return cached;
-  auto mine = ResourceVersionNumber(it->second->metadata.resource_version);
-  auto seen = ResourceVersionNumber(cached->metadata.resource_version);
-  if (mine && seen && *mine > *seen && it->second->metadata.uid == cached->metadata.uid) return it->second;
-  written_.erase(it);  // the informer caught up (or the job was replaced)
-  return cached;
-}
-
-void TfJobController::Wrote(const std::string& key, const json& object) {
-  auto decoded = api::DecodeTfJobStrict(object);
-  MutexLock lock(written_mu_);
-  if (decoded.ok())
-    written_[key] = std::make_shared<const api::TfJob>(std::move(decoded).value());
-  else
-    written_.erase(key);
-}
-
 // The job is gone: forget what was kept under its key (its children go with it: owner references).
 // The one forget path: the informer's delete handler and a pass that finds no job both call it.
 void TfJobController::ForgetJob(const std::string& key) {
   expectations_.Delete(key);
-  {
-    MutexLock lock(disruptions_mu_);
-    disruptions_.erase(key);
-  }
-  {
-    MutexLock lock(status_mu_);
-    status_written_.erase(key);
-  }
-  MutexLock lock(written_mu_);
-  written_.erase(key);
+  disruptions_.Forget(key);
+  status_throttle_.Forget(key);
+  written_.Forget(key);
 }
 
 // What the caches show of the job's world, for the core.
 tfjob::core::ObservedState TfJobController::Observe(const std::string& key, const api::TfJob& job) {
   core::ObservedState observed{job, {}, {}, std::nullopt, clock_.Now(), {}};
-  {
-    // Before the pods: a note is made after the pod cache changed, so the pods read next show it.
-    MutexLock lock(disruptions_mu_);
-    if (auto it = disruptions_.find(key); it != disruptions_.end())
-      for (const auto& [uid, d] : it->second) observed.disruptions.push_back(d);
-  }
+  // Before the pods: a note is made after the pod cache changed, so the pods read next show it.
+  observed.disruptions = disruptions_.For(key);
   for (const auto& p : pods_->store().ByIndex("job", key)) observed.pods.push_back(*p);
   for (const auto& s : services_->store().ByIndex("job", key)) observed.services.push_back(*s);
   if (pod_groups_) ObserveGang(key, job, observed);
@@ -427,15 +345,6 @@ void TfJobController::ObserveGang(const std::string& key, const api::TfJob& job,
   if (workloads_) observed.workload_exists = workloads_->store().Get(key) != nullptr;
 }
 
-// The disruption notes this pass read are counted (or never will be): drop them.
-void TfJobController::ConsumeDisruptionNotes(const std::string& key, const tfjob::core::ObservedState& observed) {
-  MutexLock lock(disruptions_mu_);
-  auto it = disruptions_.find(key);
-  if (it == disruptions_.end()) return;
-  for (const auto& d : observed.disruptions) it->second.erase(d.uid);
-  if (it->second.empty()) disruptions_.erase(it);
-}
-
 StatusOr<ReconcileResult> TfJobController::ReconcileKey(const std::string& key) {
   auto job = jobs_->store().Get(key);
   if (!job) {
@@ -443,7 +352,7 @@ StatusOr<ReconcileResult> TfJobController::ReconcileKey(const std::string& key) 
     ForgetJob(key);
     return ReconcileResult{};
   }
-  job = Newest(key, std::move(job));
+  job = written_.Newest(key, std::move(job));
   if (auto wait = WaitForExpectations(key, *job)) return *wait;
   bool multikueue_copy = false;
   if (kueue_) {
@@ -458,22 +367,23 @@ StatusOr<ReconcileResult> TfJobController::ReconcileKey(const std::string& key) 
   Logger log = log_.With({{"tfjob", key}, {"reconcile_id", std::to_string(++reconcile_ids_)}});
   core::ObservedState observed = Observe(key, *job);
   observed.multikueue_copy = multikueue_copy;  // D32
-  core::Plan plan =
-      native_gang_ ? core::Reconcile(observed, PassOptions()) : core::Reconcile(observed, reconcile_options_);
+  const core::ReconcileOptions options = PassOptions();
+  core::Plan plan = core::Reconcile(observed, options);
   if (plan.skip) {
-    ConsumeDisruptionNotes(key, observed);  // never counted: another controller's job, or one being deleted
+    disruptions_.Consume(key, observed.disruptions);  // never counted: another controller's job, or one being deleted
     return ReconcileResult{};
   }
-  HoldCountOnlyStatus(key, *job, plan);
+  status_throttle_.Apply(key, *job, plan);
   const size_t creating_pods = plan.create_pods.size();
   const auto requeue_after = plan.requeue_after;
   const std::vector<core::PodDisruption> disruptions = std::move(plan.disruptions);
-  StartOutcome applied = applier_.Start(*job, std::move(plan), log, [this, key, requeue_after](const Status& s) {
-    Settle(key, s.ok() ? StatusOr<ReconcileResult>(ReconcileResult{requeue_after}) : StatusOr<ReconcileResult>(s));
-  });
+  StartOutcome applied =
+      applier_.Start(*job, std::move(plan), options.render, log, [this, key, requeue_after](const Status& s) {
+        Settle(key, s.ok() ? StatusOr<ReconcileResult>(ReconcileResult{requeue_after}) : StatusOr<ReconcileResult>(s));
+      });
   // The Worker backs off (a requeue_after waits for a success); with creates running, their end does.
   if (!applied.status.ok() && !applied.creating) return applied.status;
-  ConsumeDisruptionNotes(key, observed);
+  disruptions_.Consume(key, observed.disruptions);
   for (const auto& d : disruptions)
     pod_disruptions_
         ->With({job->metadata.ns, d.replica_type ? std::string(api::ReplicaTypeLabel(*d.replica_type)) : "", d.reason})
@@ -491,23 +401,6 @@ std::optional<ReconcileResult> TfJobController::WaitForExpectations(const std::s
   const std::optional<std::chrono::nanoseconds> due = core::TimeUntilDue(job, clock_.Now());
   if (due && *due <= std::chrono::nanoseconds(0)) return std::nullopt;
   return ReconcileResult{.requeue_after = due ? std::min(*left, *due) : *left, .waiting = true};
-}
-
-void TfJobController::HoldCountOnlyStatus(const std::string& key, const api::TfJob& job, tfjob::core::Plan& plan) {
-  if (!plan.status) return;
-  const auto interval = std::chrono::duration_cast<std::chrono::nanoseconds>(
-      std::chrono::duration<double>(options_.status_count_interval_seconds));
-  const Clock::SteadyTime now = clock_.SteadyNow();
-  MutexLock lock(status_mu_);
-  auto it = status_written_.find(key);
-  if (interval.count() > 0 && it != status_written_.end() && now - it->second < interval &&
-      core::OnlyActiveCountsDiffer(job.status, *plan.status)) {
-    plan.status.reset();
-    const auto wait = interval - (now - it->second);
-    plan.requeue_after = plan.requeue_after ? std::min(*plan.requeue_after, wait) : wait;
-    return;
-  }
-  status_written_[key] = now;
 }
 
 void TfJobController::ObserveLatencies(const api::TfJob& job, const std::vector<api::Pod>& pods, size_t created_now) {

@@ -33,10 +33,13 @@
 #include "controller/work_queue.h"
 #include "controller/write_pool.h"
 #include "kube/rest_client.h"
+#include "operator/disruption_notes.h"
 #include "operator/kueue_mode.h"
+#include "operator/mutation_cache.h"
 #include "operator/native_gang_api.h"
 #include "operator/options.h"
 #include "operator/plan_applier.h"
+#include "operator/status_write_throttle.h"
 #include "tfjob/core/reconcile.h"
 
 namespace tfjob::operator_ {
@@ -100,11 +103,7 @@ class TfJobController {
   // reconcile_options_, with the Workload API version in use when gang scheduling is native (D31).
   tfjob::core::ReconcileOptions PassOptions() const;
   void ObserveGang(const std::string& key, const api::TfJob& job, tfjob::core::ObservedState& observed);
-  void ConsumeDisruptionNotes(const std::string& key, const tfjob::core::ObservedState& observed);
   void OnChildEvent(const api::ChildMeta& meta, int created, int deleted);
-  // D30: a plan whose status changes only `active` counts within --status-count-interval of the
-  // job's last status write drops that write and looks again when the interval ends.
-  void HoldCountOnlyStatus(const std::string& key, const api::TfJob& job, tfjob::core::Plan& plan);
   // D1: a pass waits while the expectations of the last one are not met; nullopt: it runs (none
   // pending, or the job's deadline or TTL is due now).
   std::optional<ReconcileResult> WaitForExpectations(const std::string& key, const api::TfJob& job);
@@ -112,19 +111,6 @@ class TfJobController {
   // worker, and by the end of a pass's creates (on a write-pool thread) for a pending pass.
   void Settle(const std::string& key, const StatusOr<ReconcileResult>& outcome);
   void Worker(std::stop_token stop, int index);
-  // The job as our last write of it returned it, while the informer has not shown that version
-  // yet (client-go's MutationCache): a pass woken by pod events must not run on the job as it
-  // was before our own status write (it would compute the terminal status again from later pods,
-  // or recreate the pods a finished job just cleaned up; docs/semantics.md D28, D18).
-  std::shared_ptr<const api::TfJob> Newest(const std::string& key, std::shared_ptr<const api::TfJob> cached);
-  void Wrote(const std::string& key, const nlohmann::json& object);
-  // D21: pods deleted by others. A deletionTimestamp (or a delete event, for a pod removed at
-  // once) that this operator did not ask for is noted under the job's key until a pass has
-  // counted it; the pods this operator deletes are remembered by uid until their delete event.
-  void NoteDisruption(const api::Pod& pod);
-  void PodGone(const api::Pod& pod);
-  void DeletingPod(const std::string& key, const std::string& uid);
-  void DeleteDone(const std::string& uid);
 
   kube::RestClient& client_;
   Clock& clock_;
@@ -150,22 +136,15 @@ class TfJobController {
   std::unique_ptr<controller::Informer<int32_t>> priority_classes_;
   std::unique_ptr<controller::Informer<nlohmann::json>> workloads_;  // --gang-scheduler-name kubernetes
   std::unique_ptr<KueueMode> kueue_;  // --kueue-mode operator: the job's Kueue Workload (docs/kueue.md)
-  Mutex status_mu_;
-  std::unordered_map<std::string, Clock::SteadyTime> status_written_ TFJOB_GUARDED_BY(status_mu_);  // by job key
+  // D30: a status change of `active` counts alone waits --status-count-interval after the last write.
+  StatusWriteThrottle status_throttle_;
   mutable Mutex workers_mu_;  // StartWorkers (the elector's thread) vs Stop and WorkersAlive
   std::vector<std::jthread> workers_ TFJOB_GUARDED_BY(workers_mu_);
   bool stopped_ TFJOB_GUARDED_BY(workers_mu_) = false;
   std::atomic<uint64_t> reconcile_ids_{0};
-  Mutex written_mu_;
-  std::map<std::string, std::shared_ptr<const api::TfJob>> written_ TFJOB_GUARDED_BY(written_mu_);
-  Mutex disruptions_mu_;
-  // uids of the pods this operator deleted, until gone
-  std::set<std::string> own_deletes_ TFJOB_GUARDED_BY(disruptions_mu_);
-  // key -> uid -> note
-  std::map<std::string, std::map<std::string, tfjob::core::PodDisruption>> disruptions_
-      TFJOB_GUARDED_BY(disruptions_mu_);
+  JobMutationCache written_;     // D28: the job as our last write of it returned it
+  DisruptionNotes disruptions_;  // D21: pods deleted by others, until a pass counted them
   controller::Family<controller::Counter>* pod_disruptions_;
-  std::atomic<bool> leading_{false};  // set by StartWorkers: only the leader notes disruptions
 
   controller::Family<controller::Counter>* jobs_created_;
   controller::Family<controller::Counter>* reconcile_total_;

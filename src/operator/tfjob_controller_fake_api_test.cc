@@ -33,18 +33,12 @@ class FakeApiControllerPeer {
     return out;
   }
   static bool Satisfied(TfJobController& c, const std::string& key) { return c.expectations_.Satisfied(key); }
-  static bool StatusWriteKept(TfJobController& c, const std::string& key) {
-    MutexLock lock(c.status_mu_);
-    return c.status_written_.contains(key);
-  }
+  static bool StatusWriteKept(TfJobController& c, const std::string& key) { return c.status_throttle_.Remembers(key); }
   static controller::WorkQueue& Queue(TfJobController& c) { return c.queue_; }
   // This process leads (StartWorkers sets it first): what its watches show from now on is noted
   // (D21), while no worker has reconciled anything yet.
-  static void Lead(TfJobController& c) { c.leading_ = true; }
-  static bool Noted(TfJobController& c, const std::string& key) {
-    MutexLock lock(c.disruptions_mu_);
-    return c.disruptions_.contains(key);
-  }
+  static void Lead(TfJobController& c) { c.disruptions_.Lead(); }
+  static bool Noted(TfJobController& c, const std::string& key) { return c.disruptions_.Has(key); }
   // The pod as this process's cache has it (nullptr: not there).
   static std::shared_ptr<const api::Pod> CachedPod(TfJobController& c, const std::string& name) {
     return c.pods_->store().Get("default/" + name);
@@ -67,12 +61,12 @@ struct Cluster {
   OperatorOptions options;
   std::unique_ptr<TfJobController> controller;
 
-  explicit Cluster(int write_concurrency = 4, double status_count_interval_seconds = 0) {
+  explicit Cluster(int write_concurrency = 4, std::chrono::milliseconds status_count_interval = {}) {
     options.workers = 2;
     options.write_concurrency = write_concurrency;
     // The fake clock stands still: a held count-only status (D30) would wait forever. The test
     // of that hold sets the interval itself.
-    options.status_count_interval_seconds = status_count_interval_seconds;
+    options.status_count_interval = status_count_interval;
     controller = std::make_unique<TfJobController>(client, clock, registry, events, options, Logger());
     controller->StartInformers();
     EXPECT_TRUE(WaitUntil([&] { return controller->HasSynced(); }));
@@ -309,7 +303,7 @@ TEST(TfJobControllerFakeApi, StatusIsWrittenOnlyWhenItChanges) {
 // write waits, and the pass asks to look again when the interval ends; a condition change is
 // written at once. (Fake time: it moves only when the test advances it.)
 TEST(TfJobControllerFakeApi, AnActiveCountChangeAloneWaitsForTheInterval) {
-  Cluster k(/*write_concurrency=*/4, /*status_count_interval_seconds=*/1);
+  Cluster k(/*write_concurrency=*/4, /*status_count_interval=*/std::chrono::seconds(1));
   const std::string key = "default/cnt";
   k.CreateJob("cnt", 2);
   ASSERT_TRUE(WaitUntil([&] { return k.CaughtUp("cnt"); }));
@@ -470,7 +464,7 @@ struct Process {
     OperatorOptions options;
     options.workers = 2;
     options.write_concurrency = 4;
-    options.status_count_interval_seconds = 0;
+    options.status_count_interval = {};
     controller = std::make_unique<TfJobController>(client, clock, registry, events, options, Logger());
     controller->StartInformers();
     EXPECT_TRUE(WaitUntil([&] { return controller->HasSynced(); }));

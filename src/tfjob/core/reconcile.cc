@@ -163,12 +163,9 @@ void PlanRunning(Pass& p, const Replicas& r) {
   if (gang.wait) p.status.last_reconcile_time = p.observed.now;
   std::set<std::string> deleting;
   for (const auto& d : p.plan.delete_pods) deleting.insert(d.name);
-  ChildrenPlan c =
-      PlanChildren(p.job, r.types, p.children, deleting, gang.wait, p.options.render, p.options.defer_pod_rendering);
+  ChildrenPlan c = PlanChildren(p.job, r.types, p.children, deleting, gang.wait, p.options.render);
   p.plan.create_pods = std::move(c.create_pods);
   p.plan.create_services = std::move(c.create_services);
-  if (p.options.defer_pod_rendering && (!p.plan.create_pods.empty() || !p.plan.create_services.empty()))
-    p.plan.pod_renderer = std::make_shared<const PodRenderer>(p.job, p.options.render);
   Append(p.plan.delete_pods, std::move(c.delete_pods));
   Append(p.plan.delete_services, std::move(c.delete_services));
   p.Events(std::move(c.events));
@@ -201,7 +198,6 @@ void Conclude(Pass& p, const Replicas& r, const RestartDecisions& d, bool restar
   }
   EndJob(p, r);
   p.plan.create_pods.clear();
-  p.plan.pod_renderer.reset();
   p.plan.create_services.clear();
   if (IsFinished(p.status)) {
     p.plan.create_pod_group.reset();
@@ -294,6 +290,20 @@ Plan Reconcile(const ObservedState& observed, const ReconcileOptions& options) {
   else
     ReconcileActive(p);
   return Finalize(p, base);
+}
+
+std::optional<std::chrono::nanoseconds> CountOnlyStatusWait(const api::JobStatus& cached, const Plan& plan,
+                                                            std::optional<std::chrono::nanoseconds> since_last_write,
+                                                            std::chrono::nanoseconds interval) {
+  if (!plan.status || interval <= std::chrono::nanoseconds(0) || !since_last_write || *since_last_write >= interval ||
+      !OnlyActiveCountsDiffer(cached, *plan.status))
+    return std::nullopt;
+  return interval - *since_last_write;
+}
+
+void HoldStatus(Plan& plan, std::chrono::nanoseconds wait) {
+  plan.status.reset();
+  plan.requeue_after = plan.requeue_after ? std::min(*plan.requeue_after, wait) : wait;
 }
 
 }  // namespace tfjob::tfjob::core

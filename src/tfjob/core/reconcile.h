@@ -7,7 +7,6 @@
 
 #include <chrono>
 #include <map>
-#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -72,31 +71,22 @@ struct ReconcileOptions {
   RenderOptions render;
   // D29: the status schema prunes restarts/disruptions: keep them in kCountersAnnotation too.
   bool counters_in_annotation = false;
-  // The plan's pods are not rendered: each PodCreation's object stays null and
-  // Plan::pod_renderer renders it when it is sent (the operator; see PodRenderer).
-  bool defer_pod_rendering = false;
 };
 
-struct PodCreation {
-  std::string name;
-  api::ReplicaType type;
-  int32_t index;
-  nlohmann::json object;  // null with ReconcileOptions::defer_pod_rendering
-  friend bool operator==(const PodCreation&, const PodCreation&) = default;
+// A child to create: the pod, or the service, of one replica. The core says which; the one that
+// applies the plan renders it with a PodRenderer over the job and the same RenderOptions (the
+// operator's PlanApplier as it sends it, `tfjob run`'s runner once per replica up front).
+struct ChildCreation {
+  std::string name;  // ReplicaName(job, type, index)
+  api::ReplicaType type = api::ReplicaType::kWorker;
+  int32_t index = 0;
+  friend bool operator==(const ChildCreation&, const ChildCreation&) = default;
 };
 
 struct ChildDeletion {
   std::string name;
   std::string uid;  // precondition, so a recreated namesake is never deleted by mistake
   friend bool operator==(const ChildDeletion&, const ChildDeletion&) = default;
-};
-
-struct ServiceCreation {
-  std::string name;
-  nlohmann::json object;  // null with ReconcileOptions::defer_pod_rendering: Plan::pod_renderer renders it
-  api::ReplicaType type = api::ReplicaType::kWorker;
-  int32_t index = 0;
-  friend bool operator==(const ServiceCreation&, const ServiceCreation&) = default;
 };
 
 // Job counters for the upstream metrics (training_operator_jobs_*_total).
@@ -108,12 +98,10 @@ struct CounterDeltas {
 };
 
 struct Plan {
-  bool skip = false;  // managedBy another controller, or being deleted: write nothing
-  std::vector<PodCreation> create_pods;
-  // With ReconcileOptions::defer_pod_rendering and pods or services to create: renders them.
-  std::shared_ptr<const PodRenderer> pod_renderer;
+  bool skip = false;                       // managedBy another controller, or being deleted: write nothing
+  std::vector<ChildCreation> create_pods;  // replica types in spec order, indices ascending
   std::vector<ChildDeletion> delete_pods;
-  std::vector<ServiceCreation> create_services;
+  std::vector<ChildCreation> create_services;  // only of replicas HasService names
   std::vector<ChildDeletion> delete_services;
   std::optional<nlohmann::json> create_pod_group;
   std::optional<nlohmann::json> update_pod_group;  // full object with the new spec
@@ -143,6 +131,17 @@ struct Plan {
 };
 
 Plan Reconcile(const ObservedState& observed, const ReconcileOptions& options);
+
+// D30: how long the plan's status waits before it is written. A status that differs from the
+// cached one (`cached`: what the job's last write left) only in replica `active` counts
+// (OnlyActiveCountsDiffer), planned less than `interval` after the job's last status write
+// (`since_last_write`; nullopt: none remembered), waits for the rest of the interval. nullopt:
+// written now (no status, another change, a zero interval, or the interval has passed).
+std::optional<std::chrono::nanoseconds> CountOnlyStatusWait(const api::JobStatus& cached, const Plan& plan,
+                                                            std::optional<std::chrono::nanoseconds> since_last_write,
+                                                            std::chrono::nanoseconds interval);
+// The plan without its status write, looking again after `wait` at the latest.
+void HoldStatus(Plan& plan, std::chrono::nanoseconds wait);
 
 // When the clock alone next asks for a pass of `job` (as cached): its activeDeadlineSeconds while
 // it runs (D3), its ttlSecondsAfterFinished once finished; zero when one is due now, nullopt when

@@ -295,32 +295,24 @@ GangPlan PlanGang(const api::TfJob& job, const ReconcileOptions& options, const 
 }
 
 ChildrenPlan PlanChildren(const api::TfJob& job, const std::vector<TypeState>& types, const Children& children,
-                          const std::set<std::string>& deleting, bool wait, const RenderOptions& options,
-                          bool defer_rendering) {
+                          const std::set<std::string>& deleting, bool wait, const RenderOptions& options) {
   ChildrenPlan out;
-  const TfConfigGenerator tf_config(job, options.tf_config);
   for (const auto& t : types) {
     const int32_t replicas = api::ReplicasOrDefault(*t.spec);
     PlanScaleDown(t, children, deleting, out);
     for (int32_t i = 0; i < std::min(replicas, static_cast<int32_t>(t.slices.size())); ++i) {
       const auto& slice = t.slices[static_cast<size_t>(i)];
       if (slice.empty() && !wait) {
-        RenderedPod rendered = defer_rendering ? RenderedPod{nullptr, PodTemplateEvents(job, t.type, options)}
-                                               : RenderPod(job, t.type, i, options, tf_config);
-        for (auto& e : rendered.events) out.events.push_back(std::move(e));
-        out.create_pods.push_back({ReplicaName(job.metadata.name, t.type, i), t.type, i, std::move(rendered.object)});
+        for (auto& e : PodTemplateEvents(job, t.type, options)) out.events.push_back(std::move(e));
+        out.create_pods.push_back({ReplicaName(job.metadata.name, t.type, i), t.type, i});
       }
       if (slice.size() == 1)
         for (auto& e : AbnormalPodEvents(*slice[0])) out.events.push_back(std::move(e));
     }
     for (int32_t i = 0; i < replicas && !wait; ++i) {
       std::string svc_name = ReplicaName(job.metadata.name, t.type, i);
-      if (children.services.contains(svc_name)) continue;
-      if (defer_rendering) {
-        if (HasService(job, t.type)) out.create_services.push_back({svc_name, nlohmann::json(), t.type, i});
-      } else if (auto svc = RenderService(job, t.type, i); svc.ok()) {
-        out.create_services.push_back({svc_name, std::move(svc).value(), t.type, i});
-      }
+      if (children.services.contains(svc_name) || !HasService(job, t.type)) continue;
+      out.create_services.push_back({std::move(svc_name), t.type, i});
     }
   }
   return out;

@@ -120,17 +120,17 @@ GangPlan PlanGang(const api::TfJob& job, const ReconcileOptions& options, const 
 
 // Creates and scale-down deletes (3.4, 3.5), with the events of rendering and of abnormal pods.
 struct ChildrenPlan {
-  std::vector<PodCreation> create_pods;
+  std::vector<ChildCreation> create_pods;
   std::vector<ChildDeletion> delete_pods;
-  std::vector<ServiceCreation> create_services;
+  std::vector<ChildCreation> create_services;
   std::vector<ChildDeletion> delete_services;
   std::vector<RenderEvent> events;
 };
-// `deleting`: the pods the pass already deletes. `wait`: GangPlan::wait. `defer_rendering`: the
-// pods' objects stay null (ReconcileOptions::defer_pod_rendering); their events are recorded.
+// `deleting`: the pods the pass already deletes. `wait`: GangPlan::wait. Nothing is rendered: the
+// events rendering the pods would record are (PodTemplateEvents), and a service is planned only
+// where RenderService will render one (HasService).
 ChildrenPlan PlanChildren(const api::TfJob& job, const std::vector<TypeState>& types, const Children& children,
-                          const std::set<std::string>& deleting, bool wait, const RenderOptions& options,
-                          bool defer_rendering = false);
+                          const std::set<std::string>& deleting, bool wait, const RenderOptions& options);
 
 // The Warnings of a pod that is not finished but in trouble (a container that exited non-zero or
 // waits with a message; else the latest condition that is not True).

@@ -629,31 +629,30 @@ TEST(ReconcilePhases, PlanChildren) {
     for (int i : c.svcs) svcs.push_back(MakeService("test-tfjob", "worker", i));
     Children children = ClassifyChildren(job, pods, svcs);
     Replicas r = SliceReplicas(job, children.pods, job.status);
-    for (bool defer : {false, true}) {  // a deferred plan names the same children, unrendered
-      ChildrenPlan plan = PlanChildren(job, r.types, children, {}, c.wait, {}, defer);
-      std::vector<std::string> created, created_svcs;
-      for (const auto& p : plan.create_pods) created.push_back(p.name);
-      for (const auto& s : plan.create_services) created_svcs.push_back(s.name);
-      EXPECT_EQ(created, c.create_pods) << c.id << " defer=" << defer;
-      EXPECT_EQ(Names(plan.delete_pods), c.delete_pods) << c.id << " defer=" << defer;
-      EXPECT_EQ(created_svcs, c.create_svcs) << c.id << " defer=" << defer;
-      EXPECT_EQ(Names(plan.delete_services), c.delete_svcs) << c.id << " defer=" << defer;
-    }
+    ChildrenPlan plan = PlanChildren(job, r.types, children, {}, c.wait, {});
+    std::vector<std::string> created, created_svcs;
+    for (const auto& p : plan.create_pods) created.push_back(p.name);
+    for (const auto& s : plan.create_services) created_svcs.push_back(s.name);
+    EXPECT_EQ(created, c.create_pods) << c.id;
+    EXPECT_EQ(Names(plan.delete_pods), c.delete_pods) << c.id;
+    EXPECT_EQ(created_svcs, c.create_svcs) << c.id;
+    EXPECT_EQ(Names(plan.delete_services), c.delete_svcs) << c.id;
   }
 }
 
 // A replica without a tensorflow container gets its pods but no service (RenderService refuses
-// it), whether the plan renders now or when it sends.
+// it, so the plan names none).
 TEST(ReconcilePhases, PlanChildrenLeavesOutServicesRenderServiceRefuses) {
   api::TfJob job = Defaulted(testing::NewTfJob(2, 0));
   for (auto& [type, spec] : job.spec.replica_specs) spec->pod_template["spec"]["containers"][0]["name"] = "main";
   Children children = ClassifyChildren(job, {}, {});
   Replicas r = SliceReplicas(job, children.pods, job.status);
-  for (bool defer : {false, true}) {
-    ChildrenPlan plan = PlanChildren(job, r.types, children, {}, false, {}, defer);
-    EXPECT_EQ(plan.create_pods.size(), 2u) << "defer=" << defer;
-    EXPECT_TRUE(plan.create_services.empty()) << "defer=" << defer;
-  }
+  ChildrenPlan plan = PlanChildren(job, r.types, children, {}, false, {});
+  EXPECT_EQ(plan.create_pods, (std::vector<ChildCreation>{{"test-tfjob-worker-0", api::ReplicaType::kWorker, 0},
+                                                          {"test-tfjob-worker-1", api::ReplicaType::kWorker, 1}}));
+  EXPECT_TRUE(plan.create_services.empty());
+  EXPECT_FALSE(HasService(job, api::ReplicaType::kWorker));
+  EXPECT_FALSE(RenderService(job, api::ReplicaType::kWorker, 0).ok());
 }
 
 TEST(ReconcilePhases, AbnormalPodEvents) {

@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "api/tfjob_json.h"
 #include "testing/fixtures.h"
 #include "tfjob/core/conditions.h"
 #include "tfjob/core/naming.h"
@@ -20,6 +21,19 @@ void PrintTo(const ReplicaStatus& s, std::ostream* os) {
 }  // namespace tfjob::api
 
 namespace tfjob::tfjob::core {
+// Readable failures of whole-plan comparisons: the parts a plan of these tests holds.
+void PrintTo(const Plan& plan, std::ostream* os) {
+  *os << "{";
+  for (const auto& c : plan.create_pods) *os << " create pod " << c.name << ";";
+  for (const auto& c : plan.create_services) *os << " create service " << c.name << ";";
+  for (const auto& d : plan.delete_pods) *os << " delete pod " << d.name << " " << d.uid << ";";
+  for (const auto& d : plan.delete_services) *os << " delete service " << d.name << " " << d.uid << ";";
+  for (const auto& e : plan.events) *os << " event " << e.reason << ": " << e.message << ";";
+  if (plan.status) *os << " status " << api::EncodeStatus(*plan.status).dump() << ";";
+  if (plan.requeue_after) *os << " requeue_after " << plan.requeue_after->count() << "ns;";
+  *os << " ends_job " << plan.ends_job << " }";
+}
+
 namespace {
 
 using api::PodPhase;
@@ -45,12 +59,7 @@ Plan Decide(const api::TfJob& job, std::vector<api::Pod> pods = {}, std::vector<
   return Reconcile(o, options);
 }
 
-std::vector<std::string> Names(const std::vector<PodCreation>& v) {
-  std::vector<std::string> out;
-  for (const auto& c : v) out.push_back(c.name);
-  return out;
-}
-std::vector<std::string> Names(const std::vector<ServiceCreation>& v) {
+std::vector<std::string> Names(const std::vector<ChildCreation>& v) {
   std::vector<std::string> out;
   for (const auto& c : v) out.push_back(c.name);
   return out;
@@ -126,9 +135,12 @@ TEST(Reconcile, NormalPathN1ToN8) {
     }
     EXPECT_EQ(plan.status->conditions.back().type, c.condition ? c.condition : "Created") << c.id;
     EXPECT_EQ(plan.status->start_time, kNow) << c.id;
+    const PodRenderer renderer(testing::NewTfJob(c.workers, c.ps), {});  // as the plan is applied
     for (const auto& pc : plan.create_pods) {
-      EXPECT_EQ(pc.object["metadata"]["ownerReferences"][0]["uid"], "test-uid") << c.id;
-      EXPECT_EQ(pc.object["metadata"]["ownerReferences"][0]["kind"], "TFJob") << c.id;
+      const nlohmann::json pod = renderer.Render(pc.type, pc.index);
+      EXPECT_EQ(pod["metadata"]["name"], pc.name) << c.id;
+      EXPECT_EQ(pod["metadata"]["ownerReferences"][0]["uid"], "test-uid") << c.id;
+      EXPECT_EQ(pod["metadata"]["ownerReferences"][0]["kind"], "TFJob") << c.id;
     }
   }
 }
@@ -140,6 +152,47 @@ TEST(Reconcile, CreatesExactlyTheMissingIndices) {
   EXPECT_THAT(Names(plan.create_pods), ElementsAre("test-tfjob-worker-0", "test-tfjob-worker-2"));
   EXPECT_THAT(Names(plan.create_services),
               ElementsAre("test-tfjob-worker-0", "test-tfjob-worker-1", "test-tfjob-worker-2"));
+}
+
+// Issue 28: the plan is a plain value, compared whole. A new job's first pass: its pods and
+// services named by {name, type, index} (rendered where the plan is applied), the Created
+// condition, the start time and the replica statuses; nothing else (no event: the core records
+// none for a job it only starts).
+TEST(Reconcile, WholePlanOfANewJob) {
+  const api::TfJob job = testing::NewTfJob(2, 1);
+  Plan expected;
+  expected.create_pods = {{"test-tfjob-ps-0", api::ReplicaType::kPS, 0},
+                          {"test-tfjob-worker-0", api::ReplicaType::kWorker, 0},
+                          {"test-tfjob-worker-1", api::ReplicaType::kWorker, 1}};
+  expected.create_services = expected.create_pods;
+  api::JobStatus status;
+  status.conditions.push_back({"Created", "True", "TFJobCreated", "TFJob test-tfjob is created.", kNow, kNow});
+  status.replica_statuses["PS"] = {};
+  status.replica_statuses["Worker"] = {};
+  status.start_time = kNow;
+  expected.status = status;
+  EXPECT_EQ(Decide(job), expected);
+}
+
+// The same, once three workers run for two replicas: the extra pod and service deleted by uid,
+// the missing service created, and the status Running. The pod being deleted still runs, so
+// this pass counts it active.
+TEST(Reconcile, WholePlanOfAScaleDown) {
+  api::TfJob job = testing::NewTfJob(2, 0);
+  job.status.start_time = kNow;
+  SetCondition(job.status, kConditionCreated, "True", "TFJobCreated", "TFJob test-tfjob is created.", kNow);
+  std::vector<api::Pod> pods;
+  AddPods(pods, "worker", 0, 3, PodPhase::kRunning);
+  std::vector<api::Service> svcs = {MakeService("test-tfjob", "worker", 0), MakeService("test-tfjob", "worker", 2)};
+  Plan expected;
+  expected.delete_pods = {{"test-tfjob-worker-2", "test-tfjob-worker-2-uid"}};
+  expected.create_services = {{"test-tfjob-worker-1", api::ReplicaType::kWorker, 1}};
+  expected.delete_services = {{"test-tfjob-worker-2", MakeService("test-tfjob", "worker", 2).meta.uid}};
+  api::JobStatus status = job.status;
+  status.replica_statuses["Worker"] = {.active = 3};
+  SetCondition(status, kConditionRunning, "True", "TFJobRunning", RunningMessage(job), kNow);
+  expected.status = status;
+  EXPECT_EQ(Decide(job, pods, svcs), expected);
 }
 
 // P3/P4: scale down deletes indices >= replicas (pods and services); scale up creates.
@@ -1342,8 +1395,9 @@ TEST(Reconcile, KubernetesGangWorkloadAndPodGroup) {
     if (plan.create_pod_group) {
       EXPECT_EQ((*plan.create_pod_group)["apiVersion"], "scheduling.k8s.io/v1alpha2");
     }
+    const PodRenderer renderer(job, options.render);
     for (const auto& pod : plan.create_pods)
-      EXPECT_EQ(pod.object["spec"]["schedulingGroup"]["podGroupName"], "test-tfjob");
+      EXPECT_EQ(renderer.Render(pod.type, pod.index)["spec"]["schedulingGroup"]["podGroupName"], "test-tfjob");
   }
 }
 
@@ -1409,6 +1463,57 @@ TEST(Reconcile, UnchangedStatusIsNotWritten) {
   EXPECT_FALSE(second.status);  // D14: only when changed
   EXPECT_THAT(second.create_pods, IsEmpty());
   EXPECT_THAT(second.events, IsEmpty());
+}
+
+// D30 as a table: whether a plan's status waits, and how long.
+TEST(Reconcile, CountOnlyStatusWait) {
+  using std::chrono::milliseconds;
+  using std::chrono::nanoseconds;
+  api::JobStatus cached;
+  SetCondition(cached, kConditionCreated, "True", "TFJobCreated", "", kNow);
+  cached.replica_statuses["Worker"].active = 1;
+  api::JobStatus active = cached;
+  active.replica_statuses["Worker"].active = 2;
+  api::JobStatus running = active;
+  SetCondition(running, kConditionRunning, "True", "TFJobRunning", "", kNow);
+  struct Case {
+    const char* name;
+    std::optional<api::JobStatus> status;
+    std::optional<nanoseconds> since;
+    nanoseconds interval;
+    std::optional<nanoseconds> wait;
+  };
+  const std::vector<Case> cases = {
+      {"no status to write", std::nullopt, milliseconds(100), milliseconds(1000), std::nullopt},
+      {"active only, within the interval", active, milliseconds(100), milliseconds(1000), milliseconds(900)},
+      {"active only, just within", active, milliseconds(999), milliseconds(1000), milliseconds(1)},
+      {"active only, the interval passed", active, milliseconds(1000), milliseconds(1000), std::nullopt},
+      {"active only, no write remembered", active, std::nullopt, milliseconds(1000), std::nullopt},
+      {"active only, interval zero", active, milliseconds(0), nanoseconds(0), std::nullopt},
+      {"a condition too", running, milliseconds(100), milliseconds(1000), std::nullopt},
+      {"the same status", cached, milliseconds(100), milliseconds(1000), std::nullopt},
+  };
+  for (const auto& c : cases) {
+    Plan plan;
+    plan.status = c.status;
+    EXPECT_EQ(CountOnlyStatusWait(cached, plan, c.since, c.interval), c.wait) << c.name;
+  }
+}
+
+TEST(Reconcile, HoldStatusDropsTheWriteAndLooksAgainAtTheLatest) {
+  using std::chrono::milliseconds;
+  Plan plan;
+  plan.status = api::JobStatus{};
+  HoldStatus(plan, milliseconds(700));
+  Plan expected;
+  expected.requeue_after = milliseconds(700);
+  EXPECT_EQ(plan, expected);
+  Plan sooner;
+  sooner.status = api::JobStatus{};
+  sooner.requeue_after = milliseconds(200);
+  HoldStatus(sooner, milliseconds(700));
+  expected.requeue_after = milliseconds(200);
+  EXPECT_EQ(sooner, expected);
 }
 
 }  // namespace

@@ -118,11 +118,24 @@ std::vector<RenderEvent> PodTemplateEvents(const api::TfJob& job, api::ReplicaTy
   return out;
 }
 
+namespace {
+
+api::TfJob Defaulted(api::TfJob job) {
+  api::SetDefaults(job);
+  return job;
+}
+
+}  // namespace
+
 PodRenderer::PodRenderer(api::TfJob job, RenderOptions options)
-    : job_(std::move(job)), options_(std::move(options)), tf_config_(job_, options_.tf_config) {}
+    : job_(Defaulted(std::move(job))), options_(std::move(options)), tf_config_(job_, options_.tf_config) {}
 
 json PodRenderer::Render(api::ReplicaType type, int32_t index) const {
-  return RenderPod(job_, type, index, options_, tf_config_).object;
+  return RenderWithEvents(type, index).object;
+}
+
+RenderedPod PodRenderer::RenderWithEvents(api::ReplicaType type, int32_t index) const {
+  return RenderPod(job_, type, index, options_, tf_config_);
 }
 
 StatusOr<json> PodRenderer::RenderService(api::ReplicaType type, int32_t index) const {
@@ -180,18 +193,18 @@ StatusOr<json> RenderService(const api::TfJob& job, api::ReplicaType type, int32
 
 StatusOr<RenderedJob> RenderJob(const api::TfJob& job, const RenderOptions& options) {
   RenderedJob out;
-  const TfConfigGenerator tf_config(job, options.tf_config);
+  const PodRenderer renderer(job, options);
   if (auto workload = RenderWorkload(job, options)) out.objects.push_back(std::move(*workload));
   if (auto pg = RenderPodGroup(job, options, "", BuiltinPriorityClasses())) out.objects.push_back(std::move(*pg));
   for (const auto& [type, spec] : api::ReplicaSpecsByType(job.spec)) {
     for (int32_t i = 0; i < api::ReplicasOrDefault(*spec); ++i) {
-      RenderedPod pod = RenderPod(job, type, i, options, tf_config);
+      RenderedPod pod = renderer.RenderWithEvents(type, i);
       out.objects.push_back(std::move(pod.object));
       for (auto& e : pod.events)
         if (std::find(out.events.begin(), out.events.end(), e) == out.events.end()) out.events.push_back(std::move(e));
     }
     for (int32_t i = 0; i < api::ReplicasOrDefault(*spec); ++i) {
-      TFJOB_ASSIGN_OR_RETURN(json svc, RenderService(job, type, i));
+      TFJOB_ASSIGN_OR_RETURN(json svc, renderer.RenderService(type, i));
       out.objects.push_back(std::move(svc));
     }
   }

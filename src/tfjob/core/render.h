@@ -53,19 +53,26 @@ RenderedPod RenderPod(const api::TfJob& job, api::ReplicaType type, int32_t inde
 // The events rendering any pod of `type` records (the template's warnings), as RenderPod's.
 std::vector<RenderEvent> PodTemplateEvents(const api::TfJob& job, api::ReplicaType type, const RenderOptions& options);
 
-// Renders a job's pods one at a time from its own copy of the job, for a caller that sends each
-// pod as it renders it (the operator's creates): a 500-worker job's pods, each with the whole
-// cluster in its TF_CONFIG, are then never all in memory at once (docs/semantics.md D17).
-// Neither copyable nor movable (the generator refers to the members). Thread-safe (const).
+// The one renderer of a job's children, used where a plan is applied: the operator's PlanApplier
+// (each pod as it sends it: a 500-worker job's pods, each with the whole cluster in its
+// TF_CONFIG, are then never all in memory at once, docs/semantics.md D17), `tfjob run`'s runner
+// and `tfjob render` (RenderJob). It keeps its own copy of the job, defaulted as Reconcile
+// defaults it, so a plan's ChildCreation renders to what the core planned from the same job and
+// options. Neither copyable nor movable (the generator refers to the members). Thread-safe (const).
 class PodRenderer {
  public:
-  // REQUIRES: as RenderPod's.
+  // REQUIRES: `job` valid (as cached, or already defaulted: defaulting twice changes nothing).
   PodRenderer(api::TfJob job, RenderOptions options);
   PodRenderer(const PodRenderer&) = delete;
   PodRenderer& operator=(const PodRenderer&) = delete;
+  // REQUIRES: `type` present in the spec.
   nlohmann::json Render(api::ReplicaType type, int32_t index) const;
+  // The pod with the events rendering it records (RenderPod's).
+  RenderedPod RenderWithEvents(api::ReplicaType type, int32_t index) const;
   // RenderService of the job.
   StatusOr<nlohmann::json> RenderService(api::ReplicaType type, int32_t index) const;
+  const api::TfJob& job() const { return job_; }  // defaulted
+  const RenderOptions& options() const { return options_; }
 
  private:
   const api::TfJob job_;
@@ -74,7 +81,7 @@ class PodRenderer {
 };
 
 // Whether the replicas of `type` get a service: only with a tensorflow container, whose ports
-// the service names. RenderService refuses the others; a plan that defers rendering asks this.
+// the service names. RenderService refuses the others; a plan asks this before it names a service to create.
 bool HasService(const api::TfJob& job, api::ReplicaType type);
 
 // kInvalidArgument "failed to find the port" when !HasService(job, type).
