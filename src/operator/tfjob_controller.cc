@@ -77,7 +77,8 @@ TfJobController::TfJobController(kube::RestClient& client, Clock& clock, control
                              if (native_gang_) native_gang_->CallFailed(gvr, s);
                            }}),
       status_throttle_(clock, options.status_count_interval),
-      disruptions_(log_) {
+      disruptions_(log_),
+      latency_(registry) {
   reconcile_options_.render.gang_scheduler_name = options.gang_scheduler_name;
   reconcile_options_.render.tf_config.cluster_domain = options.cluster_domain;
   reconcile_options_.render.tf_config.evaluator_in_cluster = options.tf_config_evaluator_in_cluster;
@@ -106,16 +107,6 @@ void TfJobController::RegisterMetrics() {
                          .AddHistogram("controller_runtime_reconcile_time_seconds",
                                        "Length of time per reconciliation per controller", {"controller"})
                          .With({"tfjob-controller"});
-  auto latency_buckets = controller::ExponentialBuckets(0.05, 2, 14);
-  pods_created_latency_ =
-      &registry_
-           .AddHistogram("tfjob_job_pods_created_seconds", "Time from a TFJob's creation until all its pods exist", {},
-                         latency_buckets)
-           .With({});
-  pods_running_latency_ = &registry_
-                               .AddHistogram("tfjob_job_pods_running_seconds",
-                                             "Time from a TFJob's creation until all its pods run", {}, latency_buckets)
-                               .With({});
   pod_disruptions_ =
       &registry_.AddCounter("tfjob_pod_disruptions_total",
                             "Pods of TFJobs disrupted by others (evicted, preempted, deleted) and recreated, by reason",
@@ -135,9 +126,6 @@ void TfJobController::WatchJobs() {
                       [this](const auto& j) {
                         ForgetJob(api::JobKey(*j));  // a job gone with no child left is never reconciled again
                         if (kueue_) Enqueue(api::JobKey(*j));  // its Workloads lose Kueue's finalizer (JobGone)
-                        MutexLock lock(latency_mu_);
-                        created_observed_.erase(j->metadata.uid);
-                        running_observed_.erase(j->metadata.uid);
                       }});
 }
 
@@ -307,6 +295,7 @@ void TfJobController::ForgetJob(const std::string& key) {
   disruptions_.Forget(key);
   status_throttle_.Forget(key);
   written_.Forget(key);
+  latency_.Forget(key);
 }
 
 // What the caches show of the job's world, for the core.
@@ -388,7 +377,7 @@ StatusOr<ReconcileResult> TfJobController::ReconcileKey(const std::string& key) 
     pod_disruptions_
         ->With({job->metadata.ns, d.replica_type ? std::string(api::ReplicaTypeLabel(*d.replica_type)) : "", d.reason})
         .Inc();
-  ObserveLatencies(*job, observed.pods, creating_pods);
+  latency_.Observe(key, *job, observed.pods, creating_pods, clock_.Now());
   return ReconcileResult{requeue_after, applied.creating};
 }
 
@@ -401,24 +390,6 @@ std::optional<ReconcileResult> TfJobController::WaitForExpectations(const std::s
   const std::optional<std::chrono::nanoseconds> due = core::TimeUntilDue(job, clock_.Now());
   if (due && *due <= std::chrono::nanoseconds(0)) return std::nullopt;
   return ReconcileResult{.requeue_after = due ? std::min(*left, *due) : *left, .waiting = true};
-}
-
-void TfJobController::ObserveLatencies(const api::TfJob& job, const std::vector<api::Pod>& pods, size_t created_now) {
-  if (!job.metadata.creation_timestamp) return;
-  const int64_t total = api::TotalReplicas(job.spec);  // the job as cached: ReplicaSpecsByType reads it as defaulted
-  int64_t existing = 0, running = 0;
-  for (const auto& p : pods) {
-    if (p.meta.controller_uid != job.metadata.uid || p.meta.deletion_timestamp) continue;
-    ++existing;
-    if (p.phase == api::PodPhase::kRunning) ++running;
-  }
-  double age = std::chrono::duration<double>(clock_.Now() - *job.metadata.creation_timestamp).count();
-  MutexLock lock(latency_mu_);
-  if (total > 0 && existing + static_cast<int64_t>(created_now) >= total &&
-      created_observed_.insert(job.metadata.uid).second)
-    pods_created_latency_->Observe(age);
-  if (total > 0 && running >= total && running_observed_.insert(job.metadata.uid).second)
-    pods_running_latency_->Observe(age);
 }
 
 }  // namespace tfjob::operator_

@@ -34,6 +34,7 @@
 #include "controller/write_pool.h"
 #include "kube/rest_client.h"
 #include "operator/disruption_notes.h"
+#include "operator/job_latency.h"
 #include "operator/kueue_mode.h"
 #include "operator/mutation_cache.h"
 #include "operator/native_gang_api.h"
@@ -150,14 +151,7 @@ class TfJobController {
   controller::Family<controller::Counter>* reconcile_total_;
   controller::Counter* reconcile_errors_;
   controller::Histogram* reconcile_time_;
-  // Per-job latency (D12): TFJob created -> all pods created, -> all pods running. Each job is
-  // observed once per milestone; the sets hold the uids already observed.
-  void ObserveLatencies(const api::TfJob& job, const std::vector<api::Pod>& pods, size_t created_now);
-  controller::Histogram* pods_created_latency_;
-  controller::Histogram* pods_running_latency_;
-  Mutex latency_mu_;
-  std::set<std::string> created_observed_ TFJOB_GUARDED_BY(latency_mu_);
-  std::set<std::string> running_observed_ TFJOB_GUARDED_BY(latency_mu_);
+  JobLatency latency_;  // D12: the per-job latency metrics
 };
 
 }  // namespace tfjob::operator_
