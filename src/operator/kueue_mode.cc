@@ -199,8 +199,7 @@ Status KueueMode::Apply(const api::TfJob& job, const core::KueuePlan& plan) {
 }
 
 Status KueueMode::ApplyToWorkloads(const std::string& ns, const core::KueuePlan& plan) {
-  for (const std::string& name : plan.remove_finalizer)
-    TFJOB_RETURN_IF_ERROR(RemoveFinalizer(ns, name));
+  for (const std::string& name : plan.remove_finalizer) TFJOB_RETURN_IF_ERROR(RemoveFinalizer(ns, name));
   for (const std::string& name : plan.delete_workloads)
     if (Status s = client_.Delete(kKueueWorkloads, ns, name); !s.ok() && !IsNotFound(s))
       return s.WithContext("kueue: deleting Workload " + name);
@@ -216,9 +215,10 @@ Status KueueMode::ApplyToWorkloads(const std::string& ns, const core::KueuePlan&
     if (!updated.ok()) return updated.status().WithContext("kueue: updating Workload " + plan.workload_name);
   }
   if (plan.workload_status) {
-    auto written =
-        client_.Patch(kKueueWorkloads, ns, plan.workload_name, kube::PatchType::kMerge, *plan.workload_status, "status");
-    if (!written.ok()) return written.status().WithContext("kueue: writing the status of Workload " + plan.workload_name);
+    auto written = client_.Patch(kKueueWorkloads, ns, plan.workload_name, kube::PatchType::kMerge,
+                                 *plan.workload_status, "status");
+    if (!written.ok())
+      return written.status().WithContext("kueue: writing the status of Workload " + plan.workload_name);
   }
   return OkStatus();
 }

@@ -73,20 +73,29 @@ struct KueueCluster {
   }
   // Kueue's scheduler: quota reserved and admitted on flavour on-demand.
   void Admit(const std::string& wl) {
-    json status = {{"conditions",
-                    {{{"type", "QuotaReserved"}, {"status", "True"}, {"reason", "QuotaReserved"}, {"message", "m"},
-                      {"lastTransitionTime", "2026-01-01T00:00:00Z"}},
-                     {{"type", "Admitted"}, {"status", "True"}, {"reason", "Admitted"}, {"message", "m"},
-                      {"lastTransitionTime", "2026-01-01T00:00:00Z"}}}},
-                   {"admission",
-                    {{"clusterQueue", "cluster-queue"},
-                     {"podSetAssignments", {{{"name", "worker"}, {"flavors", {{"cpu", "on-demand"}}}, {"count", 2}}}}}}};
+    json status = {
+        {"conditions",
+         {{{"type", "QuotaReserved"},
+           {"status", "True"},
+           {"reason", "QuotaReserved"},
+           {"message", "m"},
+           {"lastTransitionTime", "2026-01-01T00:00:00Z"}},
+          {{"type", "Admitted"},
+           {"status", "True"},
+           {"reason", "Admitted"},
+           {"message", "m"},
+           {"lastTransitionTime", "2026-01-01T00:00:00Z"}}}},
+        {"admission",
+         {{"clusterQueue", "cluster-queue"},
+          {"podSetAssignments", {{{"name", "worker"}, {"flavors", {{"cpu", "on-demand"}}}, {"count", 2}}}}}}};
     ASSERT_TRUE(server.MergePatch(kKueueWorkloads, "default", wl, {{"status", status}}, "status").ok());
   }
   void Evict(const std::string& wl) {
     json w = *Workload(wl);
     json conditions = w["status"]["conditions"];
-    conditions.push_back({{"type", "Evicted"}, {"status", "True"}, {"reason", "Preempted"},
+    conditions.push_back({{"type", "Evicted"},
+                          {"status", "True"},
+                          {"reason", "Preempted"},
                           {"message", "Preempted to accommodate a workload"},
                           {"lastTransitionTime", "2026-01-01T00:00:00Z"}});
     ASSERT_TRUE(
@@ -142,9 +151,10 @@ TEST(KueueMode, FinishedJobFinishesItsWorkload) {
   ASSERT_TRUE(WaitUntil([&] { return c.Pods() == 2; }));
   // The kubelet: every pod succeeds.
   for (const json& pod : c.server.List(kube::kPods, "default")) {
-    json status = {{"phase", "Succeeded"},
-                   {"containerStatuses",
-                    {{{"name", "tensorflow"}, {"state", {{"terminated", {{"exitCode", 0}, {"reason", "Completed"}}}}}}}}};
+    json status = {
+        {"phase", "Succeeded"},
+        {"containerStatuses",
+         {{{"name", "tensorflow"}, {"state", {{"terminated", {{"exitCode", 0}, {"reason", "Completed"}}}}}}}}};
     ASSERT_TRUE(c.server
                     .MergePatch(kube::kPods, "default", pod["metadata"]["name"].get<std::string>(),
                                 {{"status", status}}, "status")
@@ -156,8 +166,8 @@ TEST(KueueMode, FinishedJobFinishesItsWorkload) {
   }));
   EXPECT_EQ(c.Condition(*c.Workload(wl), "Finished", "reason"), "Succeeded");
   // Finished: Kueue's finalizer is gone, so the Workload goes with its job.
-  ASSERT_TRUE(WaitUntil([&] { return !c.Workload(wl)->contains("metadata") ||
-                                     !(*c.Workload(wl))["metadata"].contains("finalizers"); }));
+  ASSERT_TRUE(WaitUntil(
+      [&] { return !c.Workload(wl)->contains("metadata") || !(*c.Workload(wl))["metadata"].contains("finalizers"); }));
 }
 
 TEST(KueueMode, DeletedJobReleasesItsWorkload) {

@@ -173,8 +173,7 @@ StatusOr<KueuePodSetInfo> AssignmentInfo(const json& workload, const json& assig
         api::StringField(api::ObjectField(workload, "metadata"), "name");
   info.labels[std::string(kKueuePodSetLabel)] = info.name;
   if (options.assign_queue_labels) {
-    info.labels[std::string(kKueueLocalQueueLabel)] =
-        api::StringField(api::ObjectField(workload, "spec"), "queueName");
+    info.labels[std::string(kKueueLocalQueueLabel)] = api::StringField(api::ObjectField(workload, "spec"), "queueName");
     const std::string cq = api::StringField(admission, "clusterQueue");
     if (IsDns1123Label(cq)) info.labels[std::string(kKueueClusterQueueLabel)] = cq;
   }
@@ -204,7 +203,8 @@ Status ApplyPodSetUpdates(const json& workload, KueuePodSetInfo* info) {
 StatusOr<std::vector<KueuePodSetInfo>> KueueAdmittedPodSets(const json& workload,
                                                             const std::map<std::string, KueueFlavor>& flavors,
                                                             const KueueOptions& options) {
-  const json assignments = List(api::ObjectField(api::ObjectField(workload, "status"), "admission"), "podSetAssignments");
+  const json assignments =
+      List(api::ObjectField(api::ObjectField(workload, "status"), "admission"), "podSetAssignments");
   const json pod_sets = List(api::ObjectField(workload, "spec"), "podSets");
   std::vector<KueuePodSetInfo> out;
   for (size_t i = 0; i < assignments.size(); ++i) {

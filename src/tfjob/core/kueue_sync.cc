@@ -172,7 +172,8 @@ json ClearReservation(const json& workload, const json& evicted, api::Time now) 
   SetKueueCondition(&conditions, "Requeued", requeued ? "True" : "False", reason, message, gen, now);
   SetKueueCondition(&conditions, "QuotaReserved", "False", "Pending", message, gen, now);
   json status = {{"admission", nullptr}};
-  if (const json* admitted = FindCondition(workload, "Admitted"); admitted && api::StringField(*admitted, "status") == "True") {
+  if (const json* admitted = FindCondition(workload, "Admitted");
+      admitted && api::StringField(*admitted, "status") == "True") {
     bool checks_ready = true;
     for (const json& check : List(api::ObjectField(workload, "status"), "admissionChecks"))
       checks_ready = checks_ready && api::StringField(check, "state") == "Ready";
@@ -181,11 +182,10 @@ json ClearReservation(const json& workload, const json& evicted, api::Time now) 
       status["accumulatedPastExecutionTimeSeconds"] =
           api::IntField(api::ObjectField(workload, "status"), "accumulatedPastExecutionTimeSeconds") + seconds;
     }
-    SetKueueCondition(&conditions, "Admitted", "False",
-                      checks_ready ? "NoReservation" : "NoReservationUnsatisfiedChecks",
-                      checks_ready ? "The workload has no reservation"
-                                   : "The workload has no reservation and not all checks ready",
-                      gen, now);
+    SetKueueCondition(
+        &conditions, "Admitted", "False", checks_ready ? "NoReservation" : "NoReservationUnsatisfiedChecks",
+        checks_ready ? "The workload has no reservation" : "The workload has no reservation and not all checks ready",
+        gen, now);
   }
   status["conditions"] = std::move(conditions);
   return StatusPatch(workload, std::move(status));
@@ -260,7 +260,8 @@ void RewriteWorkload(const KueueObserved& o, const KueueOptions& options, const 
   if (!active.is_null()) updated["spec"]["active"] = active;
   plan->step = KueueStep::kUpdateWorkload;
   plan->update_workload = std::move(updated);
-  plan->events.push_back(Normal("UpdatedWorkload", "Updated not matching Workload for suspended job: " + Key(workload)));
+  plan->events.push_back(
+      Normal("UpdatedWorkload", "Updated not matching Workload for suspended job: " + Key(workload)));
 }
 
 // The priority follows the priority-class label while the Workload has no class or a
@@ -296,8 +297,7 @@ bool FollowPriority(const KueueObserved& o, const json& match, KueuePlan* plan) 
 void StopWithoutMatch(const api::TfJob& job, const std::vector<const json*>& others, KueuePlan* plan) {
   if (Suspended(job) || Finished(job)) return;
   if (others.size() == 1)
-    StopJob(job, others.front(), "No matching Workload; restoring pod templates according to existent Workload",
-            plan);
+    StopJob(job, others.front(), "No matching Workload; restoring pod templates according to existent Workload", plan);
   else
     StopJob(job, nullptr, "Missing Workload; unable to restore pod templates", plan);
 }
