@@ -6,6 +6,7 @@
 
 #include "api/json_fields.h"
 #include "api/manifest.h"
+#include "common/base64.h"
 #include "common/file_reader.h"
 
 namespace tfjob::kube {
@@ -93,24 +94,6 @@ Status CheckServerUrl(const std::string& url) {
 std::string Resolve(const std::string& base_dir, const std::string& p) {
   if (p.empty() || p[0] == '/' || base_dir.empty()) return p;
   return (std::filesystem::path(base_dir) / p).string();
-}
-
-StatusOr<std::string> Base64Decode(const std::string& in, const std::string& what) {
-  static const std::string kChars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  int val = 0, bits = -8;
-  for (char c : in) {
-    if (c == '=' || c == '\n' || c == '\r' || c == ' ') continue;
-    auto pos = kChars.find(c);
-    if (pos == std::string::npos) return InvalidArgumentError(what + " is not valid base64");
-    val = (val << 6) + static_cast<int>(pos);
-    bits += 6;
-    if (bits >= 0) {
-      out.push_back(static_cast<char>((val >> bits) & 0xFF));
-      bits -= 8;
-    }
-  }
-  return out;
 }
 
 // The `inner` object of the entry called `name` in the list cfg[list_key] (no copies: the

@@ -1,13 +1,11 @@
 #include "operator/admission.h"
 
-#include <algorithm>
-#include <cstdint>
-
 #include "api/json_fields.h"
 #include "api/known_fields.h"
 #include "api/labels.h"
 #include "api/tfjob_json.h"
 #include "api/validation.h"
+#include "common/base64.h"
 
 namespace tfjob::operator_ {
 namespace {
@@ -36,19 +34,6 @@ StatusOr<const json*> Request(const json& review) {
   if (uid == request->end() || !uid->is_string() || uid->get<std::string>().empty())
     return InvalidArgumentError("AdmissionReview request has no uid");
   return &*request;
-}
-
-std::string Base64(const std::string& in) {
-  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  out.reserve((in.size() + 2) / 3 * 4);
-  for (size_t i = 0; i < in.size(); i += 3) {
-    const size_t n = std::min<size_t>(3, in.size() - i);
-    uint32_t v = 0;
-    for (size_t k = 0; k < 3; ++k) v = (v << 8) | (k < n ? static_cast<unsigned char>(in[i + k]) : 0);
-    for (size_t k = 0; k < 4; ++k) out += k <= n ? kAlphabet[(v >> (18 - 6 * k)) & 0x3f] : '=';
-  }
-  return out;
 }
 
 // The JSONPatch that suspends a queued job on create; null when none is needed.
@@ -86,7 +71,7 @@ StatusOr<json> DefaultTfJob(const json& review) {
   json patch = SuspendPatch(*object);
   if (patch.is_null()) return answer;
   answer["response"]["patchType"] = "JSONPatch";
-  answer["response"]["patch"] = Base64(patch.dump());
+  answer["response"]["patch"] = Base64Encode(patch.dump());
   return answer;
 }
 
