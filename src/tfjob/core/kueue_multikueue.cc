@@ -14,11 +14,6 @@ bool ForMultiKueue(const api::TfJob& job) {
   return job.spec.run_policy.managed_by == api::kManagedByMultiKueue;
 }
 
-std::string Label(const std::map<std::string, std::string>& labels, std::string_view key) {
-  auto it = labels.find(std::string(key));
-  return it == labels.end() ? std::string() : it->second;
-}
-
 // The Workload's controller owner reference names this job (by uid), or there is none.
 bool ControllerIsJobOrNone(const json& workload, const std::string& uid) {
   const json& meta = api::ObjectField(workload, "metadata");
@@ -46,8 +41,9 @@ std::string_view MultiKueueRoleName(MultiKueueRole role) {
 
 MultiKueueRole MultiKueueRoleOf(const api::TfJob& job, const std::optional<json>& prebuilt) {
   if (!ForMultiKueue(job)) return MultiKueueRole::kNone;
-  if (!job.metadata.labels.contains(std::string(kKueueMultiKueueOriginLabel))) return MultiKueueRole::kManager;
-  const std::string origin = Label(job.metadata.labels, kKueueMultiKueueOriginLabel);
+  const std::string* origin_label = JobLabel(job, kKueueMultiKueueOriginLabel);
+  if (!origin_label) return MultiKueueRole::kManager;
+  const std::string& origin = *origin_label;
   auto name = KueuePrebuiltWorkloadName(job);
   if (origin.empty() || job.spec.managed_by || !name || name->empty() || !prebuilt) return MultiKueueRole::kUnproven;
   const json& meta = api::ObjectField(*prebuilt, "metadata");

@@ -270,8 +270,8 @@ bool FollowPriority(const KueueObserved& o, const json& match, KueuePlan* plan) 
   const api::TfJob& job = *o.job;
   const json& ref = api::ObjectField(api::ObjectField(match, "spec"), "priorityClassRef");
   const bool follows = ref.empty() || api::StringField(ref, "kind") == "WorkloadPriorityClass";
-  const auto label = job.metadata.labels.find(std::string(kKueuePriorityClassLabel));
-  const std::string wanted = label == job.metadata.labels.end() ? "" : label->second;
+  const std::string* label = JobLabel(job, kKueuePriorityClassLabel);
+  const std::string wanted = label ? *label : "";
   if (!follows || wanted == api::StringField(ref, "name")) return false;
   plan->workload_name = Name(match);
   auto priority = KueueWorkloadPriority(job, o.priority_classes);

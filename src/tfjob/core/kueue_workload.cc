@@ -20,13 +20,9 @@ constexpr size_t kHashLength = 5;
 
 std::string Lower(std::string_view s) {
   std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return out;
-}
-
-const std::string* Label(const api::TfJob& job, std::string_view key) {
-  auto it = job.metadata.labels.find(std::string(key));
-  return it == job.metadata.labels.end() ? nullptr : &it->second;
 }
 
 const api::ReplicaSpec* SpecOf(const api::TfJob& job, api::ReplicaType type) {
@@ -151,6 +147,11 @@ bool HasTrueCondition(const json& workload, std::string_view type) {
 
 }  // namespace
 
+const std::string* JobLabel(const api::TfJob& job, std::string_view key) {
+  auto it = job.metadata.labels.find(std::string(key));
+  return it == job.metadata.labels.end() ? nullptr : &it->second;
+}
+
 std::string KueueWorkloadName(std::string_view kind, std::string_view group, std::string_view owner_name,
                               std::string_view owner_uid, size_t max_length) {
   std::string prefix = Lower(kind) + "-" + std::string(owner_name);
@@ -166,12 +167,12 @@ std::string KueueWorkloadNameForJob(const api::TfJob& job, size_t max_length) {
 }
 
 std::string KueueQueueName(const api::TfJob& job) {
-  const std::string* v = Label(job, kKueueQueueNameLabel);
+  const std::string* v = JobLabel(job, kKueueQueueNameLabel);
   return v ? *v : "";
 }
 
 std::optional<int32_t> KueueMaxExecutionTimeSeconds(const api::TfJob& job) {
-  const std::string* v = Label(job, kKueueMaxExecTimeLabel);
+  const std::string* v = JobLabel(job, kKueueMaxExecTimeLabel);
   if (!v) return std::nullopt;
   auto parsed = ParseInt32(*v);
   if (!parsed || *parsed <= 0) return std::nullopt;
@@ -179,7 +180,7 @@ std::optional<int32_t> KueueMaxExecutionTimeSeconds(const api::TfJob& job) {
 }
 
 std::optional<std::string> KueuePrebuiltWorkloadName(const api::TfJob& job) {
-  const std::string* v = Label(job, kKueuePrebuiltWorkloadLabel);
+  const std::string* v = JobLabel(job, kKueuePrebuiltWorkloadLabel);
   if (!v) return std::nullopt;
   return *v;
 }
@@ -199,7 +200,7 @@ std::string KueuePodSetName(api::ReplicaType type) {
 }
 
 StatusOr<KueuePriority> KueueWorkloadPriority(const api::TfJob& job, const KueuePriorityClasses& classes) {
-  if (const std::string* wpc = Label(job, kKueuePriorityClassLabel); wpc && !wpc->empty()) {
+  if (const std::string* wpc = JobLabel(job, kKueuePriorityClassLabel); wpc && !wpc->empty()) {
     auto it = classes.workload_priority_classes.find(*wpc);
     if (it == classes.workload_priority_classes.end())
       return Status(StatusCode::kNotFound, "WorkloadPriorityClass \"" + *wpc + "\" not found");
@@ -262,7 +263,7 @@ StatusOr<json> RenderKueueWorkload(const api::TfJob& job, const KueuePriority& p
   if (!pod_sets.ok()) return pod_sets.status();
   json labels = json::object();
   for (const std::string& key : options.label_keys_to_copy)
-    if (const std::string* v = Label(job, key)) labels[key] = *v;
+    if (const std::string* v = JobLabel(job, key)) labels[key] = *v;
   // A uid is always a valid label value (36 characters of [0-9a-f-]); an empty one is not set.
   if (!job.metadata.uid.empty()) labels[std::string(kKueueJobUidLabel)] = job.metadata.uid;
   json meta = {{"name", KueueWorkloadNameForJob(job, options.max_name_length)},
@@ -287,7 +288,8 @@ bool KueueWorkloadMatchesJob(const api::TfJob& job, const json& pod_sets, const 
   const json& meta = api::ObjectField(workload, "metadata");
   std::string owner;
   for (const json& ref : List(meta, "ownerReferences"))
-    if (ref.is_object() && ref.contains("controller") && ref["controller"] == true) owner = api::StringField(ref, "name");
+    if (ref.is_object() && ref.contains("controller") && ref["controller"] == true)
+      owner = api::StringField(ref, "name");
   if (owner != job.metadata.name) return false;
   const json& spec = api::ObjectField(workload, "spec");
   const int64_t wl_max = api::IntField(spec, "maximumExecutionTimeSeconds", -1);

@@ -81,6 +81,8 @@ std::string KueueQueueName(const api::TfJob& job);
 std::optional<int32_t> KueueMaxExecutionTimeSeconds(const api::TfJob& job);
 // The prebuilt-workload-name label when the job has it (even empty).
 std::optional<std::string> KueuePrebuiltWorkloadName(const api::TfJob& job);
+// The value of the job's label `key`, or null when it has none.
+const std::string* JobLabel(const api::TfJob& job, std::string_view key);
 
 // The replica types of the job in Kueue's PodSet order: Chief, Master, PS, Worker, Evaluator,
 // those the job has. The PodSet of a type is named by the type in lower case.
