@@ -114,6 +114,7 @@ struct GangPlan {
   std::optional<nlohmann::json> create_pod_group;
   std::optional<nlohmann::json> update_pod_group;
   std::optional<nlohmann::json> create_workload;
+  CompositeGangPlan composite;  // D33: its creates and updates
   bool wait = false;  // volcano: no pods or services until the PodGroup is past Pending
 };
 GangPlan PlanGang(const api::TfJob& job, const ReconcileOptions& options, const ObservedState& observed);
@@ -155,6 +156,7 @@ struct CleanUpPlan {
   std::vector<ChildDeletion> delete_services;
   bool delete_pod_group = false;
   bool delete_workload = false;
+  CompositeGangPlan composite;  // D33: its deletes
   std::vector<RenderEvent> events;
 };
 CleanUpPlan CleanUp(const api::TfJob& job, const Children& children, const ReconcileOptions& options,
