@@ -276,10 +276,18 @@ Status PlanApplier::ApplyGang(const api::TfJob& job, const core::Plan& plan) {
     keep_first(r.status());
   }
   if (workload_ready) keep_first(CreateCompositeGang(job, plan.composite));
-  if (plan.delete_pod_group) keep_first(DeleteNamed(job, pg_gvr, "PodGroup", job.metadata.name));
-  keep_first(DeleteCompositeGang(job, plan.composite, native));
-  if (plan.delete_workload) keep_first(DeleteNamed(job, NativeWorkloads(native), "Workload", job.metadata.name));
+  keep_first(DeleteGang(job, plan, pg_gvr, native));
   return result;
+}
+
+// The flat PodGroup, D33's members and CompositePodGroup, then the Workload (named as the job).
+Status PlanApplier::DeleteGang(const api::TfJob& job, const core::Plan& plan, const kube::GroupVersionResource& pg_gvr,
+                               core::NativeGangApi native) {
+  Status result = plan.delete_pod_group ? DeleteNamed(job, pg_gvr, "PodGroup", job.metadata.name) : OkStatus();
+  Status s = DeleteCompositeGang(job, plan.composite, native);
+  if (result.ok()) result = s;
+  s = plan.delete_workload ? DeleteNamed(job, NativeWorkloads(native), "Workload", job.metadata.name) : OkStatus();
+  return result.ok() ? s : result;
 }
 
 // D33, after the Workload: the CompositePodGroup, then the PodGroups that name it as their

@@ -143,6 +143,8 @@ class PlanApplier {
   void EndPart(const std::shared_ptr<CreateRun>& run);
   Status DeleteChildren(const api::TfJob& job, const tfjob::core::Plan& plan);
   Status ApplyGang(const api::TfJob& job, const tfjob::core::Plan& plan);
+  Status DeleteGang(const api::TfJob& job, const tfjob::core::Plan& plan, const kube::GroupVersionResource& pg_gvr,
+                    tfjob::core::NativeGangApi native);
   Status CreateCompositeGang(const api::TfJob& job, const tfjob::core::CompositeGangPlan& plan);
   Status DeleteCompositeGang(const api::TfJob& job, const tfjob::core::CompositeGangPlan& plan,
                              tfjob::core::NativeGangApi native);

@@ -357,18 +357,21 @@ void TfJobController::ObserveGang(const std::string& key, const api::TfJob& job,
     if (auto value = priority_classes_->store().Get(name)) observed.priority_classes[name] = *value;
   }
   if (workloads_) observed.workload_exists = workloads_->store().Get(key) != nullptr;
-  // D33: the hierarchy's objects, whatever this pass renders (a suspend deletes what exists).
+  if (workloads_) ObserveCompositeGang(key, job, observed);
+}
+
+// D33: the hierarchy's objects, whatever this pass renders (a suspend deletes what exists).
+void TfJobController::ObserveCompositeGang(const std::string& key, const api::TfJob& job,
+                                           tfjob::core::ObservedState& observed) {
   if (composite_pod_groups_) {
     auto cpg = composite_pod_groups_->store().Get(key);
     observed.composite_pod_group_exists = cpg && !Terminating(*cpg);
   }
-  if (workloads_) {
-    for (core::CompositeMember m : core::kCompositeMembers) {
-      const std::string name = core::CompositeMemberPodGroupName(job.metadata.name, m);
-      auto member = pod_groups_->store().Get(api::ObjectKey{job.metadata.ns, name}.String());
-      if (member && !Terminating(*member))
-        observed.member_pod_groups[name] = core::PodGroupState{"", "", api::ObjectField(*member, "spec")};
-    }
+  for (core::CompositeMember m : core::kCompositeMembers) {
+    const std::string name = core::CompositeMemberPodGroupName(job.metadata.name, m);
+    auto member = pod_groups_->store().Get(api::ObjectKey{job.metadata.ns, name}.String());
+    if (member && !Terminating(*member))
+      observed.member_pod_groups[name] = core::PodGroupState{"", "", api::ObjectField(*member, "spec")};
   }
 }
 

@@ -105,6 +105,7 @@ class TfJobController {
   // The pass's options; `key`: the job's, for the shape of its existing Workload (D33).
   tfjob::core::ReconcileOptions PassOptions(const std::string& key) const;
   void ObserveGang(const std::string& key, const api::TfJob& job, tfjob::core::ObservedState& observed);
+  void ObserveCompositeGang(const std::string& key, const api::TfJob& job, tfjob::core::ObservedState& observed);
   void OnChildEvent(const api::ChildMeta& meta, int created, int deleted);
   // D1: a pass waits while the expectations of the last one are not met; nullopt: it runs (none
   // pending, or the job's deadline or TTL is due now).

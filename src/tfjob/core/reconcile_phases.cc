@@ -401,6 +401,12 @@ CleanUpPlan CleanUp(const api::TfJob& job, const Children& children, const Recon
     if (auto s = children.services.find(pod->meta.name); s != children.services.end())
       out.delete_services.push_back({s->second->meta.name, s->second->meta.uid});
   }
+  CleanUpGang(options, observed, finished, out);
+  return out;
+}
+
+// CleanUp's gang part: every gang object that exists.
+void CleanUpGang(const ReconcileOptions& options, const ObservedState& observed, bool finished, CleanUpPlan& out) {
   const GangScheduler gang = GangSchedulerFor(options.render.gang_scheduler_name);
   if (gang != GangScheduler::kNone && observed.pod_group) out.delete_pod_group = true;
   // D9: once, while the PodGroup (D33: a member PodGroup) still exists (upstream repeats it on
@@ -412,7 +418,6 @@ CleanUpPlan CleanUp(const api::TfJob& job, const Children& children, const Recon
   // changed under it still loses what it has).
   for (const auto& [name, group] : observed.member_pod_groups) out.composite.delete_members.push_back(name);
   out.composite.delete_composite = gang == GangScheduler::kKubernetes && observed.composite_pod_group_exists;
-  return out;
 }
 
 // Pods this pass deletes (cleanPodPolicy) are counted as being deleted (Running: failed, as in

@@ -161,6 +161,8 @@ struct CleanUpPlan {
 };
 CleanUpPlan CleanUp(const api::TfJob& job, const Children& children, const ReconcileOptions& options,
                     const ObservedState& observed, bool finished);
+// Its gang part: the PodGroup, the Workload, D33's members and CompositePodGroup that exist.
+void CleanUpGang(const ReconcileOptions& options, const ObservedState& observed, bool finished, CleanUpPlan& out);
 
 // D28: the replica statuses a job finishes with, counted as its pods are in the terminal pass.
 // `status` has the terminal condition and the counters so far; `deleting` the pods the pass deletes.
