@@ -59,29 +59,37 @@ def operator(ckube, cns):
     assert op.stop() == 0
 
 
-@pytest.fixture
-def nodes(ckube):
-    """add(labels) creates a KWOK node (cpu 32) tainted for this test; all deleted afterwards."""
+def node_factory(k):
+    """add(labels) creates a KWOK node (cpu 32) of cluster `k`, tainted for one test; done() deletes them."""
     tag, made = uuid.uuid4().hex[:8], []
 
     def add(extra_labels=None):
         name = f"cpg-{tag}-{len(made)}"
         labels = {"tfjob.test/gang": tag, "kubernetes.io/hostname": name, "kubernetes.io/os": "linux"}
         labels.update(extra_labels or {})
-        ckube.apply({"apiVersion": "v1", "kind": "Node", "metadata": {
+        k.apply({"apiVersion": "v1", "kind": "Node", "metadata": {
             "name": name, "annotations": {"kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0"},
             "labels": labels},
             "spec": {"taints": [{"key": "tfjob.test/gang", "value": tag, "effect": "NoSchedule"}]}})
         made.append(name)
         wait_for(lambda: any(c["type"] == "Ready" and c["status"] == "True"
-                             for c in ckube.get("node", name)["status"].get("conditions", [])),
+                             for c in k.get("node", name)["status"].get("conditions", [])),
                  timeout=60, what=f"KWOK node {name} Ready")
         return name
 
-    add.tag = tag
+    def done():
+        for name in made:
+            k("delete", "node", name, "--wait=false", check=False)
+
+    add.tag, add.made, add.done = tag, made, done
+    return add
+
+
+@pytest.fixture
+def nodes(ckube):
+    add = node_factory(ckube)
     yield add
-    for name in made:
-        ckube("delete", "node", name, "--wait=false", check=False)
+    add.done()
 
 
 def replica(rtype, n, tag, selector=None):
@@ -93,9 +101,10 @@ def replica(rtype, n, tag, selector=None):
     return {"replicas": n, "template": t}
 
 
-def ps_job(name, tag, ps_selector=None):
+def ps_job(name, tag, ps_selector=None, min_available=None):
     return tfjob(name, {"PS": replica("PS", 1, tag, ps_selector), "Worker": replica("Worker", 2, tag),
-                        "Evaluator": replica("Evaluator", 1, tag)})
+                        "Evaluator": replica("Evaluator", 1, tag)},
+                 {"schedulingPolicy": {"minAvailable": min_available}} if min_available else None)
 
 
 def bound(pod_map):
@@ -139,11 +148,14 @@ def test_composite_gang_that_fits_is_bound(ckube, cns, operator, nodes):
 
 @pytest.mark.every_version
 def test_composite_gang_whose_ps_cannot_be_placed_binds_no_worker(ckube, cns, operator, nodes):
-    """The PS selects a node label no node has; the workers' node has room for both of them. The
-    workers' own PodGroup is complete, but the CompositePodGroup needs both groups: no worker is
-    bound. The Evaluator, outside the gang, is. Once a node the PS fits on exists, all are bound."""
+    """The PS selects a node label no node has; the workers' node has room for both of them. With
+    minAvailable 3 the workers' PodGroup needs its two pods (3 minus the PS), and the
+    CompositePodGroup needs both groups: no worker is bound. (The flat gang binds them: the test
+    below.) The Evaluator, outside the gang, is bound. Once a node the PS fits on exists, all are."""
     nodes()
-    ckube.apply(ps_job("nops", nodes.tag, {"tfjob.test/ps": "yes"}), cns)
+    ckube.apply(ps_job("nops", nodes.tag, {"tfjob.test/ps": "yes"}, min_available=3), cns)
+    wait_for(lambda: hierarchy(ckube, cns, "nops")["workers"], timeout=60, what="the workers' PodGroup")
+    assert hierarchy(ckube, cns, "nops")["workers"]["spec"]["schedulingPolicy"] == {"gang": {"minCount": 2}}
     wait_for(lambda: len(pods(ckube, cns, "nops")) == 4, timeout=60, what="the four pods")
 
     def ps_unschedulable():
@@ -158,8 +170,27 @@ def test_composite_gang_whose_ps_cannot_be_placed_binds_no_worker(ckube, cns, op
     wait_for(lambda: len(bound(pods(ckube, cns, "nops"))) == 4, timeout=120,
              what="every pod bound once the PS has a node")
     placed = pods(ckube, cns, "nops")
-    assert placed["nops-ps-0"]["spec"]["nodeName"] != placed["nops-worker-0"]["spec"]["nodeName"]
+    assert placed["nops-ps-0"]["spec"]["nodeName"] == nodes.made[-1]  # the only node it selects
     wait_for(lambda: has_condition(ckube, cns, "nops", "Running"), timeout=60, what="nops Running")
+
+
+@pytest.mark.every_version
+def test_flat_gang_binds_workers_without_their_ps(kube, namespace, tfjob_crd):
+    """The contrast, on the suite's own cluster (no CompositePodGroups: the flat gang of D27/D31):
+    the same job's one PodGroup needs any 3 of its 4 pods, so the two workers and the evaluator are
+    bound while the PS cannot be placed. What the hierarchy above prevents."""
+    add = node_factory(kube)
+    op = OperatorProcess(kube, "--gang-scheduler-name", "kubernetes", "--namespace", namespace).start()
+    try:
+        add()
+        kube.apply(ps_job("flat", add.tag, {"tfjob.test/ps": "yes"}, min_available=3), namespace)
+        wait_for(lambda: len(bound(pods(kube, namespace, "flat"))) == 3, timeout=90,
+                 what="the workers and the evaluator bound without the PS")
+        assert bound(pods(kube, namespace, "flat")) == {"flat-worker-0", "flat-worker-1", "flat-evaluator-0"}
+        assert all(p["spec"]["schedulingGroup"] == {"podGroupName": "flat"} for p in pods(kube, namespace, "flat").values())
+    finally:
+        assert op.stop() == 0
+        add.done()
 
 
 @pytest.mark.every_version
