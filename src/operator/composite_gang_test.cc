@@ -45,8 +45,8 @@ TEST(ServesCompositePodGroups, NeedsV1alpha3AndItsResource) {
        Resources({"workloads", "podgroups", "compositepodgroups"}), true},
       {"v1alpha3 without the CompositePodGroup gate", Group({"v1", "v1beta1", "v1alpha3"}),
        Resources({"workloads", "podgroups"}), false},
-      {"the subresource only is not the resource", Group({"v1", "v1alpha3"}),
-       Resources({"compositepodgroups/status"}), false},
+      {"the subresource only is not the resource", Group({"v1", "v1alpha3"}), Resources({"compositepodgroups/status"}),
+       false},
       {"v1alpha3 not listed", Group({"v1", "v1beta1"}), Resources({"compositepodgroups"}), false},
       {"no resource list (a 404)", Group({"v1", "v1beta1", "v1alpha3"}), json::object(), false},
       {"resources not a list", Group({"v1alpha3"}), json{{"resources", "compositepodgroups"}}, false},
@@ -188,8 +188,8 @@ TEST(CompositeGangController, CreatesTheHierarchyInOrderAndDeletesItOnSuspend) {
   k.server.ClearRequests();
   auto job = k.server.Get(kTfJobs, "default", "mix");
   ASSERT_TRUE(job);
-  ASSERT_TRUE(k.server.MergePatch(kTfJobs, "default", "mix", json::parse(R"({"spec":{"runPolicy":{"suspend":true}}})"))
-                  .ok());
+  ASSERT_TRUE(
+      k.server.MergePatch(kTfJobs, "default", "mix", json::parse(R"({"spec":{"runPolicy":{"suspend":true}}})")).ok());
   ASSERT_TRUE(WaitUntil([&] {
     return !k.Get(kBetaWorkloads, "mix") && !k.Get(NativeCompositePodGroups(), "mix") &&
            !k.Get(kBetaPodGroups, "mix.leaders") && !k.Get(kBetaPodGroups, "mix.workers") &&
@@ -226,8 +226,8 @@ TEST(CompositeGangController, AnExistingFlatWorkloadKeepsItsShape) {
                      {"kind", "Workload"},
                      {"metadata", {{"name", "old"}}},
                      {"spec",
-                      {{"podGroupTemplates", json::array({{{"name", "tfjob"},
-                                                            {"schedulingPolicy", {{"gang", {{"minCount", 3}}}}}}})}}}};
+                      {{"podGroupTemplates",
+                        json::array({{{"name", "tfjob"}, {"schedulingPolicy", {{"gang", {{"minCount", 3}}}}}}})}}}};
   CompositeCluster k(true, {flat});
   ASSERT_TRUE(k.server.Create(kTfJobs, "default", MixJob("old")).ok());
   ASSERT_TRUE(WaitUntil([&] { return k.server.List(kube::kPods, "default").size() == 4; }));

@@ -105,8 +105,8 @@ StatusOr<core::NativeGangApi> NativeGangApiTracker::Discover() {
   // D33: CompositePodGroups, only beside v1beta1 (v1alpha2's PodGroups cannot name a parent).
   bool composite = false;
   if (*chosen == core::NativeGangApi::kV1beta1 && ListsVersion(*group, std::string(core::kCompositePodGroupVersion))) {
-    auto resources =
-        client_.GetApiResources(std::string(core::kNativeSchedulingGroup), std::string(core::kCompositePodGroupVersion));
+    auto resources = client_.GetApiResources(std::string(core::kNativeSchedulingGroup),
+                                             std::string(core::kCompositePodGroupVersion));
     composite = resources.ok() && ServesCompositePodGroups(*group, *resources);
   }
   core::NativeGangApi before;
@@ -121,8 +121,7 @@ StatusOr<core::NativeGangApi> NativeGangApiTracker::Discover() {
   if (before != *chosen)
     log_.Info("speaking another version of the Workload API",
               {{"from", core::NativeGangApiGroupVersion(before)}, {"to", core::NativeGangApiGroupVersion(*chosen)}});
-  if (composite_before != composite)
-    log_.Info("CompositePodGroups", {{"served", composite ? "true" : "false"}});
+  if (composite_before != composite) log_.Info("CompositePodGroups", {{"served", composite ? "true" : "false"}});
   return chosen;
 }
 

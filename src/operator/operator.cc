@@ -70,8 +70,9 @@ std::optional<int> CheckGangApi(kube::RestClient& client, OperatorOptions* optio
     }
     options->native_gang_api = *found;
     options->native_composite_pod_groups = tracker.composite_pod_groups();
-    log.Info("gang scheduling by kubernetes", {{"api", tfjob::core::NativeGangApiGroupVersion(*found)},
-                                               {"composite_pod_groups", tracker.composite_pod_groups() ? "true" : "false"}});
+    log.Info("gang scheduling by kubernetes",
+             {{"api", tfjob::core::NativeGangApiGroupVersion(*found)},
+              {"composite_pod_groups", tracker.composite_pod_groups() ? "true" : "false"}});
     return std::nullopt;
   }
   std::string crd = CrdName(gang == tfjob::core::GangScheduler::kVolcano ? kVolcanoPodGroups : kPluginsPodGroups);

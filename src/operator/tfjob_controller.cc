@@ -234,8 +234,8 @@ void TfJobController::StartInformers() {
 bool TfJobController::HasSynced() const {
   return jobs_->HasSynced() && pods_->HasSynced() && services_->HasSynced() &&
          (!pod_groups_ || pod_groups_->HasSynced()) && (!priority_classes_ || priority_classes_->HasSynced()) &&
-         (!workloads_ || workloads_->HasSynced()) &&
-         (!composite_pod_groups_ || composite_pod_groups_->HasSynced()) && (!kueue_ || kueue_->HasSynced());
+         (!workloads_ || workloads_->HasSynced()) && (!composite_pod_groups_ || composite_pod_groups_->HasSynced()) &&
+         (!kueue_ || kueue_->HasSynced());
 }
 
 void TfJobController::StartWorkers() {

@@ -507,10 +507,11 @@ std::optional<FakeApiServer::Answer> FakeApiServer::Discovery(const FakeRequest&
     json resources = json::array();
     if (auto it = served_resources_.find(r.group + "/" + r.version); it != served_resources_.end())
       for (const auto& name : it->second) resources.push_back({{"name", name}, {"namespaced", true}});
-    return Answer{200, {{"kind", "APIResourceList"},
-                        {"apiVersion", "v1"},
-                        {"groupVersion", r.group + "/" + r.version},
-                        {"resources", std::move(resources)}}};
+    return Answer{200,
+                  {{"kind", "APIResourceList"},
+                   {"apiVersion", "v1"},
+                   {"groupVersion", r.group + "/" + r.version},
+                   {"resources", std::move(resources)}}};
   }
   if (r.method != "GET" || !r.resource.empty() || versions.empty()) return not_found;
   json list = json::array();

@@ -204,7 +204,7 @@ class FakeApiServer final : public kube::HttpTransport {
   bool watches_paused_ TFJOB_GUARDED_BY(mu_) = false;
   std::function<bool(const std::string&, const nlohmann::json&)> drop_event_ TFJOB_GUARDED_BY(mu_);
   std::vector<Fault> faults_ TFJOB_GUARDED_BY(mu_);
-  std::map<std::string, std::vector<std::string>> served_versions_ TFJOB_GUARDED_BY(mu_);  // group -> versions
+  std::map<std::string, std::vector<std::string>> served_versions_ TFJOB_GUARDED_BY(mu_);   // group -> versions
   std::map<std::string, std::vector<std::string>> served_resources_ TFJOB_GUARDED_BY(mu_);  // "<group>/<version>"
   std::function<void(const FakeRequest&)> latency_hook_ TFJOB_GUARDED_BY(mu_);
   std::vector<FakeRequest> log_ TFJOB_GUARDED_BY(mu_);

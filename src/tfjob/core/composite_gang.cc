@@ -65,12 +65,9 @@ std::optional<CompositeMember> CompositeMemberOf(api::ReplicaType type) {
   switch (type) {
     case api::ReplicaType::kChief:
     case api::ReplicaType::kMaster:
-    case api::ReplicaType::kPS:
-      return CompositeMember::kLeaders;
-    case api::ReplicaType::kWorker:
-      return CompositeMember::kWorkers;
-    case api::ReplicaType::kEvaluator:
-      return std::nullopt;
+    case api::ReplicaType::kPS: return CompositeMember::kLeaders;
+    case api::ReplicaType::kWorker: return CompositeMember::kWorkers;
+    case api::ReplicaType::kEvaluator: return std::nullopt;
   }
   return std::nullopt;
 }
@@ -129,9 +126,10 @@ json RenderCompositeWorkload(const api::TfJob& job) {
 }
 
 json RenderCompositePodGroup(const api::TfJob& job) {
-  json spec = {{"workloadRef", {{"workloadName", job.metadata.name}, {"templateName", std::string(kCompositeTemplate)}}},
-               {"schedulingPolicy", CompositePolicy()},
-               {"disruptionMode", AllDisruption()}};
+  json spec = {
+      {"workloadRef", {{"workloadName", job.metadata.name}, {"templateName", std::string(kCompositeTemplate)}}},
+      {"schedulingPolicy", CompositePolicy()},
+      {"disruptionMode", AllDisruption()}};
   return json{{"apiVersion", std::string(kNativeSchedulingGroup) + "/" + std::string(kCompositePodGroupVersion)},
               {"kind", "CompositePodGroup"},
               {"metadata", Meta(job, job.metadata.name)},

@@ -31,7 +31,7 @@ namespace tfjob::tfjob::core {
 // The two PodGroups under the job's CompositePodGroup.
 enum class CompositeMember { kLeaders, kWorkers };
 inline constexpr std::array<CompositeMember, 2> kCompositeMembers = {CompositeMember::kLeaders,
-                                                                    CompositeMember::kWorkers};
+                                                                     CompositeMember::kWorkers};
 
 // CompositePodGroups exist only in this version of scheduling.k8s.io (v1.37); the Workload and
 // PodGroups stay v1beta1, whose composite fields the same gate turns on.

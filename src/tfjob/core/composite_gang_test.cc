@@ -92,8 +92,8 @@ TEST(CompositeGang, CompositeForJob) {
     bool want;
   };
   const std::vector<Case> cases = {
-      {true, std::nullopt, true},  {false, std::nullopt, false}, {true, false, false},
-      {false, true, true},         {true, true, true},           {false, false, false},
+      {true, std::nullopt, true}, {false, std::nullopt, false}, {true, false, false},
+      {false, true, true},        {true, true, true},           {false, false, false},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(std::to_string(c.served) + " " + (c.existing ? std::to_string(*c.existing) : "none"));
@@ -124,7 +124,8 @@ TEST(CompositeGang, RendersTheHierarchy) {
   const json owner = json::parse(R"([{"apiVersion":"kubeflow.org/v1","kind":"TFJob","name":"mix","uid":"u",
     "controller":true,"blockOwnerDeletion":true}])");
   EXPECT_EQ(RenderCompositeWorkload(job), json::parse(R"({"apiVersion":"scheduling.k8s.io/v1beta1","kind":"Workload",
-    "metadata":{"name":"mix","namespace":"ns","ownerReferences":)" + owner.dump() + R"(},
+    "metadata":{"name":"mix","namespace":"ns","ownerReferences":)" +
+                                                      owner.dump() + R"(},
     "spec":{"controllerRef":{"apiGroup":"kubeflow.org","kind":"TFJob","name":"mix"},
       "compositePodGroupTemplates":[{"name":"tfjob","schedulingPolicy":{"gang":{"minGroupCount":2}},
         "disruptionMode":{"all":{}},
@@ -133,12 +134,14 @@ TEST(CompositeGang, RendersTheHierarchy) {
           {"name":"workers","schedulingPolicy":{"gang":{"minCount":2}},"disruptionMode":{"all":{}}}]}]}})"));
   EXPECT_EQ(RenderCompositePodGroup(job),
             json::parse(R"({"apiVersion":"scheduling.k8s.io/v1alpha3","kind":"CompositePodGroup",
-    "metadata":{"name":"mix","namespace":"ns","ownerReferences":)" + owner.dump() + R"(},
+    "metadata":{"name":"mix","namespace":"ns","ownerReferences":)" +
+                        owner.dump() + R"(},
     "spec":{"workloadRef":{"workloadName":"mix","templateName":"tfjob"},
       "schedulingPolicy":{"gang":{"minGroupCount":2}},"disruptionMode":{"all":{}}}})"));
   EXPECT_EQ(RenderCompositeMemberPodGroup(job, CompositeMember::kWorkers),
             json::parse(R"({"apiVersion":"scheduling.k8s.io/v1beta1","kind":"PodGroup",
-    "metadata":{"name":"mix.workers","namespace":"ns","ownerReferences":)" + owner.dump() + R"(},
+    "metadata":{"name":"mix.workers","namespace":"ns","ownerReferences":)" +
+                        owner.dump() + R"(},
     "spec":{"parentCompositePodGroupName":"mix","workloadRef":{"workloadName":"mix","templateName":"workers"},
       "schedulingPolicy":{"gang":{"minCount":2}},"disruptionMode":{"all":{}}}})"));
   EXPECT_EQ(RenderCompositeMemberPodGroup(job, CompositeMember::kLeaders)["spec"]["schedulingPolicy"],
@@ -196,16 +199,64 @@ TEST(CompositeGang, ReconcilePlansTheHierarchy) {
   const api::TfJob suspended = MixJob(0, 0, 2, 2, 0, -1, true);
   const std::vector<std::string> both = {"mix.leaders", "mix.workers"};
   const std::vector<Case> cases = {
-      {"new job: everything, then the pods", running, false, false, {}, same, true, true, both, {}, {}, false, false,
+      {"new job: everything, then the pods",
+       running,
+       false,
+       false,
+       {},
+       same,
+       true,
+       true,
+       both,
+       {},
+       {},
+       false,
+       false,
        4},
       {"all there, same minCounts", running, true, true, both, same, false, false, {}, {}, {}, false, false, 4},
       {"composite lost", running, true, false, both, same, false, true, {}, {}, {}, false, false, 4},
-      {"one member lost", running, true, true, {"mix.leaders"}, same, false, false, {"mix.workers"}, {}, {}, false,
-       false, 4},
-      {"minCounts changed: both updated", running, true, true, both, other, false, false, {}, both, {}, false, false,
+      {"one member lost",
+       running,
+       true,
+       true,
+       {"mix.leaders"},
+       same,
+       false,
+       false,
+       {"mix.workers"},
+       {},
+       {},
+       false,
+       false,
        4},
-      {"suspended: members, composite, workload deleted", suspended, true, true, both, same, false, false, {}, {}, both,
-       true, true, 0},
+      {"minCounts changed: both updated",
+       running,
+       true,
+       true,
+       both,
+       other,
+       false,
+       false,
+       {},
+       both,
+       {},
+       false,
+       false,
+       4},
+      {"suspended: members, composite, workload deleted",
+       suspended,
+       true,
+       true,
+       both,
+       same,
+       false,
+       false,
+       {},
+       {},
+       both,
+       true,
+       true,
+       0},
       {"suspended, all gone", suspended, false, false, {}, same, false, false, {}, {}, {}, false, false, 0},
   };
   for (const Case& c : cases) {

@@ -29,9 +29,9 @@ struct PodGroupState {
 // Workload: the CompositePodGroup before the PodGroups that name it; deleted in reverse.
 struct CompositeGangPlan {
   std::optional<nlohmann::json> create_composite;  // the CompositePodGroup <job>
-  std::vector<nlohmann::json> create_members;       // PodGroups, in kCompositeMembers order
-  std::vector<nlohmann::json> update_members;       // a changed gang minCount (whole objects)
-  std::vector<std::string> delete_members;          // PodGroup names
+  std::vector<nlohmann::json> create_members;      // PodGroups, in kCompositeMembers order
+  std::vector<nlohmann::json> update_members;      // a changed gang minCount (whole objects)
+  std::vector<std::string> delete_members;         // PodGroup names
   bool delete_composite = false;
   friend bool operator==(const CompositeGangPlan&, const CompositeGangPlan&) = default;
 };

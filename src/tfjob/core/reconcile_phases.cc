@@ -6,9 +6,9 @@
 #include "api/defaults.h"
 #include "api/object_key.h"
 #include "api/validation.h"
+#include "tfjob/core/composite_gang.h"
 #include "tfjob/core/conditions.h"
 #include "tfjob/core/naming.h"
-#include "tfjob/core/composite_gang.h"
 #include "tfjob/core/pod_group.h"
 #include "tfjob/core/replica_pods.h"
 

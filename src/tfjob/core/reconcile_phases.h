@@ -115,7 +115,7 @@ struct GangPlan {
   std::optional<nlohmann::json> update_pod_group;
   std::optional<nlohmann::json> create_workload;
   CompositeGangPlan composite;  // D33: its creates and updates
-  bool wait = false;  // volcano: no pods or services until the PodGroup is past Pending
+  bool wait = false;            // volcano: no pods or services until the PodGroup is past Pending
 };
 GangPlan PlanGang(const api::TfJob& job, const ReconcileOptions& options, const ObservedState& observed);
 

@@ -7,8 +7,8 @@
 
 #include "api/defaults.h"
 #include "api/tfjob_json.h"
-#include "tfjob/core/naming.h"
 #include "tfjob/core/composite_gang.h"
+#include "tfjob/core/naming.h"
 #include "tfjob/core/pod_group.h"
 
 namespace tfjob::tfjob::core {
