@@ -153,6 +153,10 @@ StatusOr<json> RestClient::GetApiGroup(const std::string& group) {
   return Do("get", "apigroups", Request("GET", ApiGroupPath(group)), true);
 }
 
+StatusOr<json> RestClient::GetApiResources(const std::string& group, const std::string& version) {
+  return Do("get", "apiresources", Request("GET", ApiGroupPath(group) + "/" + version), true);
+}
+
 StatusOr<json> RestClient::List(const GroupVersionResource& gvr, const std::string& ns, const ListOptions& options) {
   HttpRequest r = Request("GET", ResourcePath(gvr, ns) + ListQuery(options));
   r.timeout = 2 * options_.request_timeout;  // a page of up to 500 objects

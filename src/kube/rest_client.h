@@ -81,6 +81,9 @@ class RestClient {
   // Discovery: the APIGroup document of an API group (GET /apis/<group>): the versions the
   // server serves (`versions[].version`) and the preferred one. 404 when it serves none.
   StatusOr<nlohmann::json> GetApiGroup(const std::string& group);
+  // Discovery: the APIResourceList of one version of a group (GET /apis/<group>/<version>): the
+  // resources it serves (`resources[].name`). 404 when the version is not served.
+  StatusOr<nlohmann::json> GetApiResources(const std::string& group, const std::string& version);
   // One page (the raw List object).
   StatusOr<nlohmann::json> List(const GroupVersionResource& gvr, const std::string& ns, const ListOptions& options);
   // Every page (limit = options.limit or 500); `resource_version` receives the list's version.

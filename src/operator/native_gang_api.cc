@@ -3,6 +3,7 @@
 #include <set>
 
 #include "api/json_fields.h"
+#include "tfjob/core/composite_gang.h"
 #include "tfjob/core/pod_group.h"
 
 namespace tfjob::operator_ {
@@ -26,6 +27,32 @@ StatusOr<core::NativeGangApi> ChooseNativeGangApi(const json& api_group) {
       (listed.empty() ? std::string("neither") : "only " + listed));
 }
 
+namespace {
+
+bool ListsVersion(const json& api_group, const std::string& version) {
+  if (!api_group.is_object() || !api_group.contains("versions") || !api_group["versions"].is_array()) return false;
+  for (const json& v : api_group["versions"])
+    if (api::StringField(v, "version") == version) return true;
+  return false;
+}
+
+}  // namespace
+
+bool ServesCompositePodGroups(const json& api_group, const json& v1alpha3_resources) {
+  if (!ListsVersion(api_group, std::string(core::kCompositePodGroupVersion))) return false;
+  if (!v1alpha3_resources.is_object() || !v1alpha3_resources.contains("resources") ||
+      !v1alpha3_resources["resources"].is_array())
+    return false;
+  for (const json& r : v1alpha3_resources["resources"])
+    if (api::StringField(r, "name") == "compositepodgroups") return true;
+  return false;
+}
+
+kube::GroupVersionResource NativeCompositePodGroups() {
+  return {std::string(core::kNativeSchedulingGroup), std::string(core::kCompositePodGroupVersion),
+          "compositepodgroups"};
+}
+
 kube::GroupVersionResource NativeWorkloads(core::NativeGangApi api) {
   return {std::string(core::kNativeSchedulingGroup), std::string(core::NativeGangApiVersion(api)), "workloads"};
 }
@@ -45,8 +72,14 @@ bool VersionNotServed(const Status& status) {
   return IsNotFound(status) || IsNotAcceptable(status);
 }
 
-NativeGangApiTracker::NativeGangApiTracker(kube::RestClient& client, core::NativeGangApi initial, Logger log)
-    : client_(client), log_(std::move(log)), current_(initial) {}
+NativeGangApiTracker::NativeGangApiTracker(kube::RestClient& client, core::NativeGangApi initial, Logger log,
+                                           bool initial_composite)
+    : client_(client), log_(std::move(log)), current_(initial), composite_(initial_composite) {}
+
+bool NativeGangApiTracker::composite_pod_groups() const {
+  MutexLock lock(mu_);
+  return composite_;
+}
 
 core::NativeGangApi NativeGangApiTracker::current() const {
   MutexLock lock(mu_);
@@ -69,15 +102,26 @@ StatusOr<core::NativeGangApi> NativeGangApiTracker::Discover() {
                                          : IsNotFound(group.status()) ? ChooseNativeGangApi(json::object())
                                                                       : StatusOr<core::NativeGangApi>(group.status());
   if (!chosen.ok()) return chosen.status();
+  // D33: CompositePodGroups, only beside v1beta1 (v1alpha2's PodGroups cannot name a parent).
+  bool composite = false;
+  if (*chosen == core::NativeGangApi::kV1beta1 && ListsVersion(*group, std::string(core::kCompositePodGroupVersion))) {
+    auto resources = client_.GetApiResources(std::string(core::kNativeSchedulingGroup),
+                                             std::string(core::kCompositePodGroupVersion));
+    composite = resources.ok() && ServesCompositePodGroups(*group, *resources);
+  }
   core::NativeGangApi before;
+  bool composite_before;
   {
     MutexLock lock(mu_);
     before = current_;
+    composite_before = composite_;
     current_ = *chosen;
+    composite_ = composite;
   }
   if (before != *chosen)
     log_.Info("speaking another version of the Workload API",
               {{"from", core::NativeGangApiGroupVersion(before)}, {"to", core::NativeGangApiGroupVersion(*chosen)}});
+  if (composite_before != composite) log_.Info("CompositePodGroups", {{"served", composite ? "true" : "false"}});
   return chosen;
 }
 
@@ -86,7 +130,8 @@ void NativeGangApiTracker::CallFailed(const kube::GroupVersionResource& gvr, con
   auto used = NativeGangApiOf(gvr);
   {
     MutexLock lock(mu_);
-    if (!used || *used != current_) return;  // another call found the new version already
+    const bool composite_call = gvr == NativeCompositePodGroups() && composite_;
+    if (!composite_call && (!used || *used != current_)) return;  // another call found the new version already
     const Clock::SteadyTime now = client_.clock().SteadyNow();
     if (last_prompted_ && now - *last_prompted_ < kMinInterval) return;
     last_prompted_ = now;

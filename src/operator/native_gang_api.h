@@ -27,6 +27,14 @@ namespace tfjob::operator_ {
 // PodGroups kube-scheduler does not read).
 StatusOr<tfjob::core::NativeGangApi> ChooseNativeGangApi(const nlohmann::json& api_group);
 
+// D33: whether the API server serves CompositePodGroups: the APIGroup document lists v1alpha3
+// and that version's APIResourceList (GET /apis/scheduling.k8s.io/v1alpha3, `resources[].name`)
+// names compositepodgroups, which kube-apiserver serves only with the alpha CompositePodGroup
+// gate on. v1alpha2 gangs never use it (RenderOptions::composite_pod_groups needs v1beta1).
+bool ServesCompositePodGroups(const nlohmann::json& api_group, const nlohmann::json& v1alpha3_resources);
+// scheduling.k8s.io/v1alpha3 compositepodgroups (the one version that has them).
+kube::GroupVersionResource NativeCompositePodGroups();
+
 kube::GroupVersionResource NativeWorkloads(tfjob::core::NativeGangApi api);
 kube::GroupVersionResource NativePodGroups(tfjob::core::NativeGangApi api);
 // The version of a scheduling.k8s.io resource in one of the versions above; nullopt otherwise.
@@ -42,14 +50,20 @@ class NativeGangApiTracker {
   // retries every 0.8-5 s, and every job's write may fail at once).
   static constexpr std::chrono::seconds kMinInterval{1};
 
-  NativeGangApiTracker(kube::RestClient& client, tfjob::core::NativeGangApi initial, Logger log);
+  NativeGangApiTracker(kube::RestClient& client, tfjob::core::NativeGangApi initial, Logger log,
+                       bool initial_composite = false);
 
   tfjob::core::NativeGangApi current() const TFJOB_EXCLUDES(mu_);
+  // D33: the API server serves CompositePodGroups (ServesCompositePodGroups), as last discovered.
+  bool composite_pod_groups() const TFJOB_EXCLUDES(mu_);
   // GET /apis/scheduling.k8s.io and ChooseNativeGangApi; on success that version is used from
-  // now on (a change is logged). On failure the version in use stays.
+  // now on (a change is logged). With v1beta1 and v1alpha3 listed, also GET
+  // /apis/scheduling.k8s.io/v1alpha3 for composite_pod_groups (a failure there: not served).
+  // On failure the version in use stays.
   StatusOr<tfjob::core::NativeGangApi> Discover() TFJOB_EXCLUDES(mu_);
   // A call of `gvr` failed with `status`: when that says the version is not served and it is
-  // still the version in use, discovers again (at most once per kMinInterval).
+  // still the version in use (or `gvr` is NativeCompositePodGroups while they are thought
+  // served), discovers again (at most once per kMinInterval).
   void CallFailed(const kube::GroupVersionResource& gvr, const Status& status) TFJOB_EXCLUDES(mu_);
   // Discoveries made (for tests and logs).
   int discoveries() const TFJOB_EXCLUDES(mu_);
@@ -59,6 +73,7 @@ class NativeGangApiTracker {
   Logger log_;
   mutable Mutex mu_;
   tfjob::core::NativeGangApi current_ TFJOB_GUARDED_BY(mu_);
+  bool composite_ TFJOB_GUARDED_BY(mu_);
   std::optional<Clock::SteadyTime> last_prompted_ TFJOB_GUARDED_BY(mu_);
   int discoveries_ TFJOB_GUARDED_BY(mu_) = 0;
 };

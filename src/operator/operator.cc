@@ -69,7 +69,10 @@ std::optional<int> CheckGangApi(kube::RestClient& client, OperatorOptions* optio
       return 2;
     }
     options->native_gang_api = *found;
-    log.Info("gang scheduling by kubernetes", {{"api", tfjob::core::NativeGangApiGroupVersion(*found)}});
+    options->native_composite_pod_groups = tracker.composite_pod_groups();
+    log.Info("gang scheduling by kubernetes",
+             {{"api", tfjob::core::NativeGangApiGroupVersion(*found)},
+              {"composite_pod_groups", tracker.composite_pod_groups() ? "true" : "false"}});
     return std::nullopt;
   }
   std::string crd = CrdName(gang == tfjob::core::GangScheduler::kVolcano ? kVolcanoPodGroups : kPluginsPodGroups);

@@ -58,6 +58,9 @@ struct OperatorOptions {
   // Not a flag: with --gang-scheduler-name kubernetes, the Workload API version the start-up
   // discovery found (docs/semantics.md D31); the controller discovers again on a 404 or 406.
   tfjob::core::NativeGangApi native_gang_api = tfjob::core::NativeGangApi::kV1alpha2;
+  // Not a flag: the same discovery found CompositePodGroups served (D33): the controller watches
+  // them and gives new jobs with Chief/Master/PS and Worker pods the hierarchical gang.
+  bool native_composite_pod_groups = false;
 };
 
 }  // namespace tfjob::operator_

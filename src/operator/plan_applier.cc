@@ -275,18 +275,75 @@ Status PlanApplier::ApplyGang(const api::TfJob& job, const core::Plan& plan) {
     NativeCallDone(pg_gvr, r.status());
     keep_first(r.status());
   }
-  if (plan.delete_pod_group) keep_first(DeleteNamedAsJob(job, pg_gvr, "PodGroup"));
-  if (plan.delete_workload) keep_first(DeleteNamedAsJob(job, NativeWorkloads(native), "Workload"));
+  if (workload_ready) keep_first(CreateCompositeGang(job, plan.composite));
+  keep_first(DeleteGang(job, plan, pg_gvr, native));
   return result;
 }
 
-// The job's PodGroup or Workload (named as the job): gone already counts as deleted.
-Status PlanApplier::DeleteNamedAsJob(const api::TfJob& job, const kube::GroupVersionResource& gvr,
-                                     const std::string& kind) {
-  Status s = writer_.Delete(gvr, job.metadata.ns, job.metadata.name, "");
+// The flat PodGroup, D33's members and CompositePodGroup, then the Workload (named as the job).
+Status PlanApplier::DeleteGang(const api::TfJob& job, const core::Plan& plan, const kube::GroupVersionResource& pg_gvr,
+                               core::NativeGangApi native) {
+  Status result = plan.delete_pod_group ? DeleteNamed(job, pg_gvr, "PodGroup", job.metadata.name) : OkStatus();
+  Status s = DeleteCompositeGang(job, plan.composite, native);
+  if (result.ok()) result = s;
+  s = plan.delete_workload ? DeleteNamed(job, NativeWorkloads(native), "Workload", job.metadata.name) : OkStatus();
+  return result.ok() ? s : result;
+}
+
+// D33, after the Workload: the CompositePodGroup, then the PodGroups that name it as their
+// parent (kube-scheduler holds a member's pods until its parent exists), then member updates.
+Status PlanApplier::CreateCompositeGang(const api::TfJob& job, const core::CompositeGangPlan& plan) {
+  const std::string& ns = job.metadata.ns;
+  if (plan.create_composite) {
+    const auto gvr = NativeCompositePodGroups();
+    auto r = writer_.Create(gvr, ns, *plan.create_composite);
+    NativeCallDone(gvr, r.status());
+    if (r.ok()) {
+      events_.Record(JobReference(job), "Normal", "SuccessfulCreateCompositePodGroup",
+                     "Created CompositePodGroup: " + job.metadata.name);
+    } else if (!IsAlreadyExists(r.status())) {
+      events_.Record(JobReference(job), "Warning", "FailedCreateCompositePodGroup",
+                     "Error creating: " + r.status().message());
+      return r.status();  // its members would wait for it
+    }
+  }
+  const auto pg_gvr = NativePodGroups(core::NativeGangApi::kV1beta1);
+  Status result = OkStatus();
+  for (const auto& member : plan.create_members) {
+    auto r = writer_.Create(pg_gvr, ns, member);
+    NativeCallDone(pg_gvr, r.status());
+    if (!r.ok() && !IsAlreadyExists(r.status()) && result.ok()) result = r.status();
+  }
+  for (const auto& member : plan.update_members) {
+    auto r = writer_.MergePatch(pg_gvr, ns, api::StringField(api::ObjectField(member, "metadata"), "name"),
+                                json{{"spec", member["spec"]}}, "");
+    NativeCallDone(pg_gvr, r.status());
+    if (!r.ok() && result.ok()) result = r.status();
+  }
+  return result;
+}
+
+// D33: the member PodGroups, then the CompositePodGroup (the Workload after them, in ApplyGang).
+Status PlanApplier::DeleteCompositeGang(const api::TfJob& job, const core::CompositeGangPlan& plan,
+                                        core::NativeGangApi native) {
+  Status result = OkStatus();
+  for (const auto& name : plan.delete_members) {
+    Status s = DeleteNamed(job, NativePodGroups(native), "PodGroup", name);
+    if (result.ok()) result = s;
+  }
+  if (plan.delete_composite) {
+    Status s = DeleteNamed(job, NativeCompositePodGroups(), "CompositePodGroup", job.metadata.name);
+    if (result.ok()) result = s;
+  }
+  return result;
+}
+
+// One of the job's gang objects: gone already counts as deleted.
+Status PlanApplier::DeleteNamed(const api::TfJob& job, const kube::GroupVersionResource& gvr, const std::string& kind,
+                                const std::string& name) {
+  Status s = writer_.Delete(gvr, job.metadata.ns, name, "");
   if (s.ok() || IsNotFound(s)) {
-    events_.Record(JobReference(job), "Normal", "SuccessfulDelete" + kind,
-                   "Deleted " + kind + ": " + job.metadata.name);
+    events_.Record(JobReference(job), "Normal", "SuccessfulDelete" + kind, "Deleted " + kind + ": " + name);
     return OkStatus();
   }
   events_.Record(JobReference(job), "Warning", "FailedDelete" + kind, "Error deleting: " + s.message());

@@ -143,7 +143,13 @@ class PlanApplier {
   void EndPart(const std::shared_ptr<CreateRun>& run);
   Status DeleteChildren(const api::TfJob& job, const tfjob::core::Plan& plan);
   Status ApplyGang(const api::TfJob& job, const tfjob::core::Plan& plan);
-  Status DeleteNamedAsJob(const api::TfJob& job, const kube::GroupVersionResource& gvr, const std::string& kind);
+  Status DeleteGang(const api::TfJob& job, const tfjob::core::Plan& plan, const kube::GroupVersionResource& pg_gvr,
+                    tfjob::core::NativeGangApi native);
+  Status CreateCompositeGang(const api::TfJob& job, const tfjob::core::CompositeGangPlan& plan);
+  Status DeleteCompositeGang(const api::TfJob& job, const tfjob::core::CompositeGangPlan& plan,
+                             tfjob::core::NativeGangApi native);
+  Status DeleteNamed(const api::TfJob& job, const kube::GroupVersionResource& gvr, const std::string& kind,
+                     const std::string& name);
   void NativeCallDone(const kube::GroupVersionResource& gvr, const Status& s);
   // What comes before the children's writes: the D29 annotation, and the status that ends the
   // job (Plan::ends_job). A value when the pass stops there (its outcome).

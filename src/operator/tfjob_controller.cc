@@ -10,6 +10,7 @@
 #include "api/tfjob_json.h"
 #include "operator/plan_applier.h"
 #include "operator/resources.h"
+#include "tfjob/core/composite_gang.h"
 #include "tfjob/core/conditions.h"
 #include "tfjob/core/naming.h"
 
@@ -65,7 +66,8 @@ TfJobController::TfJobController(kube::RestClient& client, Clock& clock, control
       write_pool_(options.write_concurrency),
       writer_(client),
       native_gang_(core::GangSchedulerFor(options.gang_scheduler_name) == core::GangScheduler::kKubernetes
-                       ? std::make_unique<NativeGangApiTracker>(client, options.native_gang_api, log_)
+                       ? std::make_unique<NativeGangApiTracker>(client, options.native_gang_api, log_,
+                                                                options.native_composite_pod_groups)
                        : nullptr),
       applier_(
           writer_, write_pool_, expectations_, events, registry, core::GangSchedulerFor(options.gang_scheduler_name),
@@ -175,9 +177,11 @@ void TfJobController::WatchGang() {
         client_,
         native_gang_ ? spec_of(NativePodGroups) : controller::ListWatchSpec{PodGroupResource(gang), options_.ns},
         [](const json& j) -> StatusOr<json> { return j; }, controller::NamespacedKey, log_);
+    // The job of the same name; D33's member PodGroups are "<job>.<member>".
     auto enqueue = [this](const auto& pg) {
       const json& m = api::ObjectField(*pg, "metadata");
-      Enqueue(api::ObjectKey{api::StringField(m, "namespace"), api::StringField(m, "name")}.String());
+      Enqueue(api::ObjectKey{api::StringField(m, "namespace"), core::JobNameOfGangObject(api::StringField(m, "name"))}
+                  .String());
     };
     pod_groups_->AddHandlers({enqueue, [enqueue](const auto&, const auto& n) { enqueue(n); }, enqueue});
     // No handlers, as upstream: a job sees a changed class at its next reconcile.
@@ -189,6 +193,16 @@ void TfJobController::WatchGang() {
           client_, spec_of(NativeWorkloads), [](const json& j) -> StatusOr<json> { return j; },
           controller::NamespacedKey, log_);
       workloads_->AddHandlers({enqueue, [enqueue](const auto&, const auto& n) { enqueue(n); }, enqueue});
+      // D33: only when served at start-up; a cluster that turns them on later needs a restart.
+      if (options_.native_composite_pod_groups) {
+        controller::ListWatchSpec spec{NativeCompositePodGroups(), options_.ns};
+        spec.on_failure = [this](const kube::GroupVersionResource& gvr, const Status& s) {
+          native_gang_->CallFailed(gvr, s);
+        };
+        composite_pod_groups_ = std::make_unique<controller::Informer<json>>(
+            client_, spec, [](const json& j) -> StatusOr<json> { return j; }, controller::NamespacedKey, log_);
+        composite_pod_groups_->AddHandlers({enqueue, [enqueue](const auto&, const auto& n) { enqueue(n); }, enqueue});
+      }
     }
   }
 }
@@ -212,6 +226,7 @@ void TfJobController::StartInformers() {
   if (pod_groups_) pod_groups_->Start();
   if (priority_classes_) priority_classes_->Start();
   if (workloads_) workloads_->Start();
+  if (composite_pod_groups_) composite_pod_groups_->Start();
   if (kueue_) kueue_->Start();
   queue_.StartDelayDriver();
 }
@@ -219,7 +234,8 @@ void TfJobController::StartInformers() {
 bool TfJobController::HasSynced() const {
   return jobs_->HasSynced() && pods_->HasSynced() && services_->HasSynced() &&
          (!pod_groups_ || pod_groups_->HasSynced()) && (!priority_classes_ || priority_classes_->HasSynced()) &&
-         (!workloads_ || workloads_->HasSynced()) && (!kueue_ || kueue_->HasSynced());
+         (!workloads_ || workloads_->HasSynced()) && (!composite_pod_groups_ || composite_pod_groups_->HasSynced()) &&
+         (!kueue_ || kueue_->HasSynced());
 }
 
 void TfJobController::StartWorkers() {
@@ -250,6 +266,7 @@ void TfJobController::Stop() {
   if (pod_groups_) pod_groups_->Stop();
   if (priority_classes_) priority_classes_->Stop();
   if (workloads_) workloads_->Stop();
+  if (composite_pod_groups_) composite_pod_groups_->Stop();
   if (kueue_) kueue_->Stop();
 }
 
@@ -309,9 +326,17 @@ tfjob::core::ObservedState TfJobController::Observe(const std::string& key, cons
   return observed;
 }
 
-core::ReconcileOptions TfJobController::PassOptions() const {
+core::ReconcileOptions TfJobController::PassOptions(const std::string& key) const {
   core::ReconcileOptions options = reconcile_options_;
-  if (native_gang_) options.render.native_gang_api = native_gang_->current();
+  if (native_gang_) {
+    options.render.native_gang_api = native_gang_->current();
+    // D33: a job's Workload keeps its shape; a new one is composite where the server serves
+    // CompositePodGroups and this operator watches them.
+    std::optional<bool> existing;
+    if (auto w = workloads_->store().Get(key)) existing = core::IsCompositeWorkload(*w);
+    options.render.composite_pod_groups =
+        core::CompositeForJob(composite_pod_groups_ != nullptr && native_gang_->composite_pod_groups(), existing);
+  }
   return options;
 }
 
@@ -332,6 +357,22 @@ void TfJobController::ObserveGang(const std::string& key, const api::TfJob& job,
     if (auto value = priority_classes_->store().Get(name)) observed.priority_classes[name] = *value;
   }
   if (workloads_) observed.workload_exists = workloads_->store().Get(key) != nullptr;
+  if (workloads_) ObserveCompositeGang(key, job, observed);
+}
+
+// D33: the hierarchy's objects, whatever this pass renders (a suspend deletes what exists).
+void TfJobController::ObserveCompositeGang(const std::string& key, const api::TfJob& job,
+                                           tfjob::core::ObservedState& observed) {
+  if (composite_pod_groups_) {
+    auto cpg = composite_pod_groups_->store().Get(key);
+    observed.composite_pod_group_exists = cpg && !Terminating(*cpg);
+  }
+  for (core::CompositeMember m : core::kCompositeMembers) {
+    const std::string name = core::CompositeMemberPodGroupName(job.metadata.name, m);
+    auto member = pod_groups_->store().Get(api::ObjectKey{job.metadata.ns, name}.String());
+    if (member && !Terminating(*member))
+      observed.member_pod_groups[name] = core::PodGroupState{"", "", api::ObjectField(*member, "spec")};
+  }
 }
 
 StatusOr<ReconcileResult> TfJobController::ReconcileKey(const std::string& key) {
@@ -356,7 +397,7 @@ StatusOr<ReconcileResult> TfJobController::ReconcileKey(const std::string& key) 
   Logger log = log_.With({{"tfjob", key}, {"reconcile_id", std::to_string(++reconcile_ids_)}});
   core::ObservedState observed = Observe(key, *job);
   observed.multikueue_copy = multikueue_copy;  // D32
-  const core::ReconcileOptions options = PassOptions();
+  const core::ReconcileOptions options = PassOptions(key);
   core::Plan plan = core::Reconcile(observed, options);
   if (plan.skip) {
     disruptions_.Consume(key, observed.disruptions);  // never counted: another controller's job, or one being deleted

@@ -102,8 +102,10 @@ class TfJobController {
   void ForgetJob(const std::string& key);
   tfjob::core::ObservedState Observe(const std::string& key, const api::TfJob& job);
   // reconcile_options_, with the Workload API version in use when gang scheduling is native (D31).
-  tfjob::core::ReconcileOptions PassOptions() const;
+  // The pass's options; `key`: the job's, for the shape of its existing Workload (D33).
+  tfjob::core::ReconcileOptions PassOptions(const std::string& key) const;
   void ObserveGang(const std::string& key, const api::TfJob& job, tfjob::core::ObservedState& observed);
+  void ObserveCompositeGang(const std::string& key, const api::TfJob& job, tfjob::core::ObservedState& observed);
   void OnChildEvent(const api::ChildMeta& meta, int created, int deleted);
   // D1: a pass waits while the expectations of the last one are not met; nullopt: it runs (none
   // pending, or the job's deadline or TTL is due now).
@@ -136,6 +138,8 @@ class TfJobController {
   // integer each), for the replica order of a computed minResources (docs/semantics.md 2.8).
   std::unique_ptr<controller::Informer<int32_t>> priority_classes_;
   std::unique_ptr<controller::Informer<nlohmann::json>> workloads_;  // --gang-scheduler-name kubernetes
+  // D33: the CompositePodGroups, when the start-up discovery found them served.
+  std::unique_ptr<controller::Informer<nlohmann::json>> composite_pod_groups_;
   std::unique_ptr<KueueMode> kueue_;  // --kueue-mode operator: the job's Kueue Workload (docs/kueue.md)
   // D30: a status change of `active` counts alone waits --status-count-interval after the last write.
   StatusWriteThrottle status_throttle_;

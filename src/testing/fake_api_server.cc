@@ -490,14 +490,29 @@ void FakeApiServer::ServeVersions(const std::string& group, std::vector<std::str
   served_versions_[group] = std::move(versions);
 }
 
+void FakeApiServer::ServeResources(const std::string& group, const std::string& version,
+                                   std::vector<std::string> resources) {
+  MutexLock lock(mu_);
+  served_resources_[group + "/" + version] = std::move(resources);
+}
+
 std::optional<FakeApiServer::Answer> FakeApiServer::Discovery(const FakeRequest& r) const {
   auto served = served_versions_.find(r.group);
   if (r.group.empty() || served == served_versions_.end()) return std::nullopt;
   const std::vector<std::string>& versions = served->second;
   const Answer not_found{404, StatusBody(404, "NotFound", "the server could not find the requested resource")};
-  if (!r.version.empty())
-    return std::find(versions.begin(), versions.end(), r.version) == versions.end() ? std::optional(not_found)
-                                                                                    : std::nullopt;
+  if (!r.version.empty()) {
+    if (std::find(versions.begin(), versions.end(), r.version) == versions.end()) return not_found;
+    if (r.method != "GET" || !r.resource.empty()) return std::nullopt;
+    json resources = json::array();
+    if (auto it = served_resources_.find(r.group + "/" + r.version); it != served_resources_.end())
+      for (const auto& name : it->second) resources.push_back({{"name", name}, {"namespaced", true}});
+    return Answer{200,
+                  {{"kind", "APIResourceList"},
+                   {"apiVersion", "v1"},
+                   {"groupVersion", r.group + "/" + r.version},
+                   {"resources", std::move(resources)}}};
+  }
   if (r.method != "GET" || !r.resource.empty() || versions.empty()) return not_found;
   json list = json::array();
   for (const auto& v : versions) list.push_back({{"groupVersion", r.group + "/" + v}, {"version", v}});

@@ -34,7 +34,8 @@
 //   document of those versions (404 when none), and a request of any other version of that group
 //   answers 404 NotFound, as a server that does not serve it (calling it again with other versions
 //   is an upgrade under a running client: the objects stay, stored per group and resource).
-//   Other groups: any version is served, and their discovery is 404;
+//   Other groups: any version is served, and their discovery is 404. GET /apis/<group>/<version>
+//   of a served version answers the APIResourceList given to ServeResources;
 // Not modelled: admission, validation beyond names, namespaces' existence, garbage collection
 // of owned objects, graceful pod deletion (a pod without finalizers goes at once, as one that
 // was never bound to a node), strategic merge patch (415), server-side apply.
@@ -123,6 +124,10 @@ class FakeApiServer final : public kube::HttpTransport {
 
   // The versions of `group` the server serves from now on (see above), preferred first.
   void ServeVersions(const std::string& group, std::vector<std::string> versions) TFJOB_EXCLUDES(mu_);
+  // The resources GET /apis/<group>/<version> lists (an APIResourceList, `resources[].name`) for a
+  // version ServeVersions serves; none given: an empty list.
+  void ServeResources(const std::string& group, const std::string& version, std::vector<std::string> resources)
+      TFJOB_EXCLUDES(mu_);
 
   // --- Assertions --------------------------------------------------------------------------
   std::vector<FakeRequest> requests() const TFJOB_EXCLUDES(mu_);
@@ -199,7 +204,8 @@ class FakeApiServer final : public kube::HttpTransport {
   bool watches_paused_ TFJOB_GUARDED_BY(mu_) = false;
   std::function<bool(const std::string&, const nlohmann::json&)> drop_event_ TFJOB_GUARDED_BY(mu_);
   std::vector<Fault> faults_ TFJOB_GUARDED_BY(mu_);
-  std::map<std::string, std::vector<std::string>> served_versions_ TFJOB_GUARDED_BY(mu_);  // group -> versions
+  std::map<std::string, std::vector<std::string>> served_versions_ TFJOB_GUARDED_BY(mu_);   // group -> versions
+  std::map<std::string, std::vector<std::string>> served_resources_ TFJOB_GUARDED_BY(mu_);  // "<group>/<version>"
   std::function<void(const FakeRequest&)> latency_hook_ TFJOB_GUARDED_BY(mu_);
   std::vector<FakeRequest> log_ TFJOB_GUARDED_BY(mu_);
 };

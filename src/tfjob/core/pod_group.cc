@@ -6,6 +6,7 @@
 #include "api/json_fields.h"
 #include "api/quantity.h"
 #include "api/tfjob_json.h"
+#include "tfjob/core/composite_gang.h"
 #include "tfjob/core/naming.h"
 
 namespace tfjob::tfjob::core {
@@ -117,7 +118,10 @@ std::optional<json> RenderPodGroup(const api::TfJob& job, const RenderOptions& o
                                    const std::map<std::string, int32_t>& priority_class_values) {
   GangScheduler gang = GangSchedulerFor(options.gang_scheduler_name);
   if (gang == GangScheduler::kNone) return std::nullopt;
-  if (gang == GangScheduler::kKubernetes) return RenderNativePodGroup(job, options.native_gang_api);
+  if (gang == GangScheduler::kKubernetes) {
+    if (UsesCompositeGang(job, options)) return std::nullopt;  // D33: the members instead (composite_gang.h)
+    return RenderNativePodGroup(job, options.native_gang_api);
+  }
   const auto& sp = job.spec.run_policy.scheduling_policy;
   json meta = {{"name", job.metadata.name},
                {"namespace", job.metadata.ns},
@@ -173,6 +177,7 @@ void AddDisruptionMode(NativeGangApi api, json* spec_or_template) {
 
 std::optional<json> RenderWorkload(const api::TfJob& job, const RenderOptions& options) {
   if (GangSchedulerFor(options.gang_scheduler_name) != GangScheduler::kKubernetes) return std::nullopt;
+  if (UsesCompositeGang(job, options)) return RenderCompositeWorkload(job);  // D33
   json tmpl = {{"name", std::string(kNativePodGroupTemplate)}, {"schedulingPolicy", NativeSchedulingPolicy(job)}};
   AddDisruptionMode(options.native_gang_api, &tmpl);
   json spec = {

@@ -54,7 +54,9 @@ std::string_view NativeGangApiVersion(NativeGangApi api);
 // "scheduling.k8s.io/<version>".
 std::string NativeGangApiGroupVersion(NativeGangApi api);
 
-// nullopt unless the gang scheduler is kKubernetes.
+// nullopt unless the gang scheduler is kKubernetes. With UsesCompositeGang: the composite
+// Workload of D33 (composite_gang.h), and RenderPodGroup returns nullopt (the job's PodGroups are
+// the composite's members).
 std::optional<nlohmann::json> RenderWorkload(const api::TfJob& job, const RenderOptions& options);
 // The PodGroup of RenderWorkload's template (RenderPodGroup returns it for kKubernetes).
 nlohmann::json RenderNativePodGroup(const api::TfJob& job, NativeGangApi api);

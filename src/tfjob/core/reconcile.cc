@@ -50,6 +50,8 @@ void ApplyCleanUp(Pass& p, bool finished) {
   Append(p.plan.delete_services, std::move(c.delete_services));
   p.plan.delete_pod_group = p.plan.delete_pod_group || c.delete_pod_group;
   p.plan.delete_workload = p.plan.delete_workload || c.delete_workload;
+  p.plan.composite.delete_members = std::move(c.composite.delete_members);
+  p.plan.composite.delete_composite = p.plan.composite.delete_composite || c.composite.delete_composite;
   p.Events(std::move(c.events));
 }
 
@@ -160,6 +162,7 @@ void PlanRunning(Pass& p, const Replicas& r) {
   p.plan.create_pod_group = std::move(gang.create_pod_group);
   p.plan.update_pod_group = std::move(gang.update_pod_group);
   p.plan.create_workload = std::move(gang.create_workload);
+  p.plan.composite = std::move(gang.composite);
   if (gang.wait) p.status.last_reconcile_time = p.observed.now;
   std::set<std::string> deleting;
   for (const auto& d : p.plan.delete_pods) deleting.insert(d.name);
@@ -203,6 +206,9 @@ void Conclude(Pass& p, const Replicas& r, const RestartDecisions& d, bool restar
     p.plan.create_pod_group.reset();
     p.plan.update_pod_group.reset();
     p.plan.create_workload.reset();
+    p.plan.composite.create_composite.reset();
+    p.plan.composite.create_members.clear();
+    p.plan.composite.update_members.clear();
   }
 }
 

@@ -25,6 +25,17 @@ struct PodGroupState {
   nlohmann::json spec;
 };
 
+// D33: the hierarchical gang's writes beyond the Workload (composite_gang.h). Applied after the
+// Workload: the CompositePodGroup before the PodGroups that name it; deleted in reverse.
+struct CompositeGangPlan {
+  std::optional<nlohmann::json> create_composite;  // the CompositePodGroup <job>
+  std::vector<nlohmann::json> create_members;      // PodGroups, in kCompositeMembers order
+  std::vector<nlohmann::json> update_members;      // a changed gang minCount (whole objects)
+  std::vector<std::string> delete_members;         // PodGroup names
+  bool delete_composite = false;
+  friend bool operator==(const CompositeGangPlan&, const CompositeGangPlan&) = default;
+};
+
 // A pod of the job that someone other than the operator started deleting, or deleted outright
 // (docs/semantics.md D21): drained, evicted, preempted, or `kubectl delete`d. The controller notes
 // it from the pod's watch events (a deletionTimestamp, or a delete, it did not ask for).
@@ -56,6 +67,11 @@ struct ObservedState {
   std::map<std::string, int32_t> priority_classes;
   // The job's scheduling.k8s.io Workload exists (--gang-scheduler-name kubernetes only, D27).
   bool workload_exists = false;
+  // D33, the hierarchical gang (with options.render.composite_pod_groups): the CompositePodGroup
+  // <job> exists, and the member PodGroups found, by name (composite_gang.h; one being deleted
+  // counts as gone, as the flat PodGroup of D27).
+  bool composite_pod_group_exists = false;
+  std::map<std::string, PodGroupState> member_pod_groups;
   std::vector<PodDisruption> disruptions;  // noted since the last pass (D21); each is counted once
   // The operator's Kueue mode proved the job is MultiKueue's copy for this cluster (D32): run it
   // although runPolicy.managedBy names MultiKueue.
@@ -110,6 +126,9 @@ struct Plan {
   // with it. That PodGroup's spec is immutable: update_pod_group stays empty.
   std::optional<nlohmann::json> create_workload;
   bool delete_workload = false;
+  // D33: with the hierarchical gang, its CompositePodGroup and PodGroups (create_pod_group and
+  // update_pod_group stay empty then).
+  CompositeGangPlan composite;
   std::vector<RenderEvent> events;
   std::optional<api::JobStatus> status;  // set only when it differs from the observed status
   // The status adds Succeeded or Failed (this pass ends the job): it is written before the pod

@@ -6,6 +6,7 @@
 #include "api/defaults.h"
 #include "api/object_key.h"
 #include "api/validation.h"
+#include "tfjob/core/composite_gang.h"
 #include "tfjob/core/conditions.h"
 #include "tfjob/core/naming.h"
 #include "tfjob/core/pod_group.h"
@@ -275,12 +276,31 @@ bool NativeMinCountChanged(const nlohmann::json& desired, const PodGroupState& g
   return want && have && *want != *have;
 }
 
+// D33: the Workload, the CompositePodGroup and each member PodGroup that does not exist; a
+// member whose minCount changed is updated (as D31's flat PodGroup).
+GangPlan PlanCompositeGang(const api::TfJob& job, const ReconcileOptions& options, const ObservedState& observed) {
+  GangPlan out;
+  if (!observed.workload_exists) out.create_workload = RenderCompositeWorkload(job);
+  if (!observed.composite_pod_group_exists) out.composite.create_composite = RenderCompositePodGroup(job);
+  for (CompositeMember m : kCompositeMembers) {
+    nlohmann::json desired = RenderCompositeMemberPodGroup(job, m);
+    auto found = observed.member_pod_groups.find(CompositeMemberPodGroupName(job.metadata.name, m));
+    if (found == observed.member_pod_groups.end())
+      out.composite.create_members.push_back(std::move(desired));
+    else if (NativeMinCountChanged(desired, found->second, options.render))
+      out.composite.update_members.push_back(std::move(desired));
+  }
+  return out;
+}
+
 }  // namespace
 
 GangPlan PlanGang(const api::TfJob& job, const ReconcileOptions& options, const ObservedState& observed) {
   GangPlan out;
   const GangScheduler gang = GangSchedulerFor(options.render.gang_scheduler_name);
   if (gang == GangScheduler::kNone) return out;
+  if (gang == GangScheduler::kKubernetes && UsesCompositeGang(job, options.render))
+    return PlanCompositeGang(job, options, observed);
   const auto& group = observed.pod_group;
   auto desired = RenderPodGroup(job, options.render, group ? group->queue : "", observed.priority_classes);
   if (!group)
@@ -381,14 +401,23 @@ CleanUpPlan CleanUp(const api::TfJob& job, const Children& children, const Recon
     if (auto s = children.services.find(pod->meta.name); s != children.services.end())
       out.delete_services.push_back({s->second->meta.name, s->second->meta.uid});
   }
-  const GangScheduler gang = GangSchedulerFor(options.render.gang_scheduler_name);
-  if (gang != GangScheduler::kNone && observed.pod_group) {
-    out.delete_pod_group = true;
-    // D9: once, while the PodGroup still exists (upstream repeats it on every reconcile).
-    if (finished) out.events.push_back({kNormal, "JobTerminated", "Job has been terminated. Deleting PodGroup"});
-  }
-  out.delete_workload = gang == GangScheduler::kKubernetes && observed.workload_exists;
+  CleanUpGang(options, observed, finished, out);
   return out;
+}
+
+// CleanUp's gang part: every gang object that exists.
+void CleanUpGang(const ReconcileOptions& options, const ObservedState& observed, bool finished, CleanUpPlan& out) {
+  const GangScheduler gang = GangSchedulerFor(options.render.gang_scheduler_name);
+  if (gang != GangScheduler::kNone && observed.pod_group) out.delete_pod_group = true;
+  // D9: once, while the PodGroup (D33: a member PodGroup) still exists (upstream repeats it on
+  // every reconcile).
+  if (gang != GangScheduler::kNone && finished && (observed.pod_group || !observed.member_pod_groups.empty()))
+    out.events.push_back({kNormal, "JobTerminated", "Job has been terminated. Deleting PodGroup"});
+  out.delete_workload = gang == GangScheduler::kKubernetes && observed.workload_exists;
+  // D33: the members, then the CompositePodGroup (whatever shape this pass would render: a job
+  // changed under it still loses what it has).
+  for (const auto& [name, group] : observed.member_pod_groups) out.composite.delete_members.push_back(name);
+  out.composite.delete_composite = gang == GangScheduler::kKubernetes && observed.composite_pod_group_exists;
 }
 
 // Pods this pass deletes (cleanPodPolicy) are counted as being deleted (Running: failed, as in

@@ -114,7 +114,8 @@ struct GangPlan {
   std::optional<nlohmann::json> create_pod_group;
   std::optional<nlohmann::json> update_pod_group;
   std::optional<nlohmann::json> create_workload;
-  bool wait = false;  // volcano: no pods or services until the PodGroup is past Pending
+  CompositeGangPlan composite;  // D33: its creates and updates
+  bool wait = false;            // volcano: no pods or services until the PodGroup is past Pending
 };
 GangPlan PlanGang(const api::TfJob& job, const ReconcileOptions& options, const ObservedState& observed);
 
@@ -155,10 +156,13 @@ struct CleanUpPlan {
   std::vector<ChildDeletion> delete_services;
   bool delete_pod_group = false;
   bool delete_workload = false;
+  CompositeGangPlan composite;  // D33: its deletes
   std::vector<RenderEvent> events;
 };
 CleanUpPlan CleanUp(const api::TfJob& job, const Children& children, const ReconcileOptions& options,
                     const ObservedState& observed, bool finished);
+// Its gang part: the PodGroup, the Workload, D33's members and CompositePodGroup that exist.
+void CleanUpGang(const ReconcileOptions& options, const ObservedState& observed, bool finished, CleanUpPlan& out);
 
 // D28: the replica statuses a job finishes with, counted as its pods are in the terminal pass.
 // `status` has the terminal condition and the counters so far; `deleting` the pods the pass deletes.

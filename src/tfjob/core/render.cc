@@ -7,6 +7,7 @@
 
 #include "api/defaults.h"
 #include "api/tfjob_json.h"
+#include "tfjob/core/composite_gang.h"
 #include "tfjob/core/naming.h"
 #include "tfjob/core/pod_group.h"
 
@@ -160,7 +161,12 @@ RenderedPod RenderPod(const api::TfJob& job, api::ReplicaType type, int32_t inde
                                   ? std::string(api::EnumName(api::RestartPolicy::kNever))
                                   : spec.restart_policy.text();
   const GangScheduler gang = GangSchedulerFor(options.gang_scheduler_name);
-  if (gang == GangScheduler::kKubernetes) SetNativeSchedulingGroup(job, &pod_spec);
+  if (gang == GangScheduler::kKubernetes) {
+    if (UsesCompositeGang(job, options))
+      SetCompositeSchedulingGroup(job, type, &pod_spec);  // D33
+    else
+      SetNativeSchedulingGroup(job, &pod_spec);
+  }
   if (gang != GangScheduler::kNone && gang != GangScheduler::kKubernetes && !NonEmptyString(pod_spec, "schedulerName"))
     pod_spec["schedulerName"] = EffectiveSchedulerName(options.gang_scheduler_name);
   out.object = {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", std::move(meta)}, {"spec", std::move(pod_spec)}};
@@ -196,6 +202,10 @@ StatusOr<RenderedJob> RenderJob(const api::TfJob& job, const RenderOptions& opti
   const PodRenderer renderer(job, options);
   if (auto workload = RenderWorkload(job, options)) out.objects.push_back(std::move(*workload));
   if (auto pg = RenderPodGroup(job, options, "", BuiltinPriorityClasses())) out.objects.push_back(std::move(*pg));
+  if (UsesCompositeGang(job, options)) {  // D33: the CompositePodGroup, then its PodGroups
+    out.objects.push_back(RenderCompositePodGroup(job));
+    for (CompositeMember m : kCompositeMembers) out.objects.push_back(RenderCompositeMemberPodGroup(job, m));
+  }
   for (const auto& [type, spec] : api::ReplicaSpecsByType(job.spec)) {
     for (int32_t i = 0; i < api::ReplicasOrDefault(*spec); ++i) {
       RenderedPod pod = renderer.RenderWithEvents(type, i);

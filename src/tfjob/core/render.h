@@ -30,6 +30,9 @@ struct RenderOptions {
   std::string gang_scheduler_name;
   // Only with kKubernetes. `tfjob render`, which has no cluster, keeps the default.
   NativeGangApi native_gang_api = NativeGangApi::kV1alpha2;
+  // v1beta1 only: the hierarchical gang (CompositePodGroup) may be used for this job
+  // (docs/semantics.md D33; composite_gang.h: CompositeForJob, UsesCompositeGang).
+  bool composite_pod_groups = false;
 };
 
 // An event the operator records while creating a child (e.g. SetPodTemplateRestartPolicy).
