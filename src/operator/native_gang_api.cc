@@ -1,8 +1,5 @@
 #include "operator/native_gang_api.h"
 
-#include <set>
-
-#include "api/json_fields.h"
 #include "tfjob/core/pod_group.h"
 
 namespace tfjob::operator_ {
@@ -10,20 +7,32 @@ namespace tfjob::operator_ {
 using nlohmann::json;
 namespace core = ::tfjob::tfjob::core;
 
+namespace {
+
+// A version of NativeGangVersionedApi() as the core's enum.
+core::NativeGangApi ApiOfVersion(const std::string& version) {
+  return NativeGangApiOf({std::string(core::kNativeSchedulingGroup), version, ""})
+      .value_or(core::NativeGangApi::kV1alpha2);
+}
+
+}  // namespace
+
+const controller::VersionedApi& NativeGangVersionedApi() {
+  static const controller::VersionedApi api{
+      std::string(core::kNativeSchedulingGroup),
+      {{std::string(core::NativeGangApiVersion(core::NativeGangApi::kV1beta1)),
+        "Kubernetes v1.37: feature gate GenericWorkload=true, --runtime-config=scheduling.k8s.io/v1beta1=true"},
+       {std::string(core::NativeGangApiVersion(core::NativeGangApi::kV1alpha2)),
+        "v1.36: feature gates GenericWorkload=true,GangScheduling=true, "
+        "--runtime-config=scheduling.k8s.io/v1alpha2=true"}},
+      "gang scheduling by kubernetes"};
+  return api;
+}
+
 StatusOr<core::NativeGangApi> ChooseNativeGangApi(const json& api_group) {
-  std::set<std::string> served;
-  if (api_group.is_object() && api_group.contains("versions") && api_group["versions"].is_array())
-    for (const json& v : api_group["versions"]) served.insert(api::StringField(v, "version"));
-  if (served.contains("v1beta1")) return core::NativeGangApi::kV1beta1;
-  if (served.contains("v1alpha2")) return core::NativeGangApi::kV1alpha2;
-  std::string listed;
-  for (const auto& v : served) listed += (listed.empty() ? "" : ", ") + v;
-  return NotFoundError(
-      "gang scheduling by kubernetes needs scheduling.k8s.io/v1beta1 (Kubernetes v1.37: feature gate "
-      "GenericWorkload=true, --runtime-config=scheduling.k8s.io/v1beta1=true) or scheduling.k8s.io/v1alpha2 "
-      "(v1.36: feature gates GenericWorkload=true,GangScheduling=true, "
-      "--runtime-config=scheduling.k8s.io/v1alpha2=true); the API server serves " +
-      (listed.empty() ? std::string("neither") : "only " + listed));
+  auto chosen = controller::ChooseVersion(NativeGangVersionedApi(), controller::ServedVersions(api_group));
+  if (!chosen.ok()) return chosen.status();
+  return ApiOfVersion(*chosen);
 }
 
 kube::GroupVersionResource NativeWorkloads(core::NativeGangApi api) {
@@ -41,61 +50,17 @@ std::optional<core::NativeGangApi> NativeGangApiOf(const kube::GroupVersionResou
   return std::nullopt;
 }
 
-bool VersionNotServed(const Status& status) {
-  return IsNotFound(status) || IsNotAcceptable(status);
-}
-
 NativeGangApiTracker::NativeGangApiTracker(kube::RestClient& client, core::NativeGangApi initial, Logger log)
-    : client_(client), log_(std::move(log)), current_(initial) {}
+    : tracker_(client, NativeGangVersionedApi(), std::string(core::NativeGangApiVersion(initial)), std::move(log)) {}
 
 core::NativeGangApi NativeGangApiTracker::current() const {
-  MutexLock lock(mu_);
-  return current_;
-}
-
-int NativeGangApiTracker::discoveries() const {
-  MutexLock lock(mu_);
-  return discoveries_;
+  return ApiOfVersion(tracker_.current());
 }
 
 StatusOr<core::NativeGangApi> NativeGangApiTracker::Discover() {
-  {
-    MutexLock lock(mu_);
-    ++discoveries_;
-  }
-  auto group = client_.GetApiGroup(std::string(core::kNativeSchedulingGroup));
-  // A 404 of the group itself is a server that serves no version of it.
-  StatusOr<core::NativeGangApi> chosen = group.ok()                   ? ChooseNativeGangApi(*group)
-                                         : IsNotFound(group.status()) ? ChooseNativeGangApi(json::object())
-                                                                      : StatusOr<core::NativeGangApi>(group.status());
-  if (!chosen.ok()) return chosen.status();
-  core::NativeGangApi before;
-  {
-    MutexLock lock(mu_);
-    before = current_;
-    current_ = *chosen;
-  }
-  if (before != *chosen)
-    log_.Info("speaking another version of the Workload API",
-              {{"from", core::NativeGangApiGroupVersion(before)}, {"to", core::NativeGangApiGroupVersion(*chosen)}});
-  return chosen;
-}
-
-void NativeGangApiTracker::CallFailed(const kube::GroupVersionResource& gvr, const Status& status) {
-  if (!VersionNotServed(status)) return;
-  auto used = NativeGangApiOf(gvr);
-  {
-    MutexLock lock(mu_);
-    if (!used || *used != current_) return;  // another call found the new version already
-    const Clock::SteadyTime now = client_.clock().SteadyNow();
-    if (last_prompted_ && now - *last_prompted_ < kMinInterval) return;
-    last_prompted_ = now;
-  }
-  log_.Info("the Workload API answered as if its version were not served; discovering again",
-            {{"resource", gvr.group + "/" + gvr.version + "/" + gvr.resource}, {"error", status.message()}});
-  auto found = Discover();
-  if (!found.ok())
-    log_.Error("cannot find a served version of the Workload API", {{"error", found.status().message()}});
+  auto found = tracker_.Discover();
+  if (!found.ok()) return found.status();
+  return ApiOfVersion(*found);
 }
 
 }  // namespace tfjob::operator_

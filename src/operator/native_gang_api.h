@@ -4,7 +4,9 @@
 // the API server serves it, else v1alpha2 (v1.36). Found by discovery at start-up, and found again
 // when a call of the version in use answers 404 or 406: a cluster upgraded under a running
 // operator needs no restart. The version is a value handed to the pure core
-// (core::RenderOptions::native_gang_api), never a global.
+// (core::RenderOptions::native_gang_api), never a global. The discovery itself is the shared
+// controller::ApiVersionTracker (docs/semantics.md D33); this file maps its versions to
+// core::NativeGangApi.
 
 #include <optional>
 #include <string>
@@ -14,12 +16,15 @@
 #include "common/clock.h"
 #include "common/logging.h"
 #include "common/status.h"
-#include "common/thread_annotations.h"
+#include "controller/api_versions.h"
 #include "kube/resource_path.h"
 #include "kube/rest_client.h"
 #include "tfjob/core/render.h"
 
 namespace tfjob::operator_ {
+
+// scheduling.k8s.io as a versioned API: v1beta1, then v1alpha2, with what each needs.
+const controller::VersionedApi& NativeGangVersionedApi();
 
 // Pure: the version to speak, from the APIGroup document of GET /apis/scheduling.k8s.io
 // (`versions[].version`): v1beta1 if served, else v1alpha2. kNotFound, naming what the cluster
@@ -32,35 +37,30 @@ kube::GroupVersionResource NativePodGroups(tfjob::core::NativeGangApi api);
 // The version of a scheduling.k8s.io resource in one of the versions above; nullopt otherwise.
 std::optional<tfjob::core::NativeGangApi> NativeGangApiOf(const kube::GroupVersionResource& gvr);
 // Whether a failed call says its version is not (or no longer) served: 404 or 406.
-bool VersionNotServed(const Status& status);
+using controller::VersionNotServed;
 
 // The version in use, shared by the informers (as their ListWatchSpec::gvr_source), the
-// reconcile (RenderOptions) and the writes. Thread-safe.
+// reconcile (RenderOptions) and the writes: a controller::ApiVersionTracker of
+// NativeGangVersionedApi() whose versions are read as core::NativeGangApi. Thread-safe.
 class NativeGangApiTracker {
  public:
-  // Discoveries prompted by failed calls are at least this far apart (a failing reflector
-  // retries every 0.8-5 s, and every job's write may fail at once).
-  static constexpr std::chrono::seconds kMinInterval{1};
+  static constexpr std::chrono::seconds kMinInterval = controller::ApiVersionTracker::kMinInterval;
 
   NativeGangApiTracker(kube::RestClient& client, tfjob::core::NativeGangApi initial, Logger log);
 
-  tfjob::core::NativeGangApi current() const TFJOB_EXCLUDES(mu_);
+  tfjob::core::NativeGangApi current() const;
   // GET /apis/scheduling.k8s.io and ChooseNativeGangApi; on success that version is used from
   // now on (a change is logged). On failure the version in use stays.
-  StatusOr<tfjob::core::NativeGangApi> Discover() TFJOB_EXCLUDES(mu_);
+  StatusOr<tfjob::core::NativeGangApi> Discover();
   // A call of `gvr` failed with `status`: when that says the version is not served and it is
   // still the version in use, discovers again (at most once per kMinInterval).
-  void CallFailed(const kube::GroupVersionResource& gvr, const Status& status) TFJOB_EXCLUDES(mu_);
+  void CallFailed(const kube::GroupVersionResource& gvr, const Status& status) { tracker_.CallFailed(gvr, status); }
   // Discoveries made (for tests and logs).
-  int discoveries() const TFJOB_EXCLUDES(mu_);
+  int discoveries() const { return tracker_.discoveries(); }
+  controller::ApiVersionTracker& tracker() { return tracker_; }
 
  private:
-  kube::RestClient& client_;
-  Logger log_;
-  mutable Mutex mu_;
-  tfjob::core::NativeGangApi current_ TFJOB_GUARDED_BY(mu_);
-  std::optional<Clock::SteadyTime> last_prompted_ TFJOB_GUARDED_BY(mu_);
-  int discoveries_ TFJOB_GUARDED_BY(mu_) = 0;
+  controller::ApiVersionTracker tracker_;
 };
 
 }  // namespace tfjob::operator_
