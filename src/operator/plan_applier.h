@@ -86,7 +86,8 @@ struct PlanApplierHooks {
   // --gang-scheduler-name kubernetes (docs/semantics.md D31): the Workload API version in use,
   // for deletes (a create goes to the version its object names; unset: v1alpha2)...
   std::function<tfjob::core::NativeGangApi()> native_gang_api;
-  // ...and a Workload or PodGroup call that failed (NativeGangApiTracker::CallFailed).
+  // ...and a Workload or PodGroup call that failed, of any gang scheduler (the trackers'
+  // CallFailed, D33).
   std::function<void(const kube::GroupVersionResource&, const Status&)> native_gang_failed;
 };
 

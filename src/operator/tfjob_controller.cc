@@ -41,6 +41,15 @@ bool Terminating(const json& object) {
   return api::ObjectField(object, "metadata").contains("deletionTimestamp");
 }
 
+// Volcano and scheduler-plugins: their PodGroup API's tracker, speaking the version the start-up
+// check found served (D33); null for the other gang schedulers.
+std::unique_ptr<controller::ApiVersionTracker> PodGroupTracker(kube::RestClient& client, core::GangScheduler gang,
+                                                               const Logger& log) {
+  if (gang != core::GangScheduler::kVolcano && gang != core::GangScheduler::kSchedulerPlugins) return nullptr;
+  const controller::VersionedApi& api = PodGroupVersionedApi(gang);
+  return std::make_unique<controller::ApiVersionTracker>(client, api, api.versions.front().version, log);
+}
+
 }  // namespace
 
 QueueAction QueueActionFor(const StatusOr<ReconcileResult>& outcome) {
@@ -67,6 +76,7 @@ TfJobController::TfJobController(kube::RestClient& client, Clock& clock, control
       native_gang_(core::GangSchedulerFor(options.gang_scheduler_name) == core::GangScheduler::kKubernetes
                        ? std::make_unique<NativeGangApiTracker>(client, options.native_gang_api, log_)
                        : nullptr),
+      pod_group_api_(PodGroupTracker(client, core::GangSchedulerFor(options.gang_scheduler_name), log_)),
       applier_(
           writer_, write_pool_, expectations_, events, registry, core::GangSchedulerFor(options.gang_scheduler_name),
           PlanApplierHooks{[this](const std::string& key, const json& object) { written_.Wrote(key, object); },
@@ -75,6 +85,7 @@ TfJobController::TfJobController(kube::RestClient& client, Clock& clock, control
                            [this] { return native_gang_ ? native_gang_->current() : core::NativeGangApi{}; },
                            [this](const kube::GroupVersionResource& gvr, const Status& s) {
                              if (native_gang_) native_gang_->CallFailed(gvr, s);
+                             if (pod_group_api_) pod_group_api_->CallFailed(gvr, s);
                            }}),
       status_throttle_(clock, options.status_count_interval),
       disruptions_(log_),
@@ -173,7 +184,8 @@ void TfJobController::WatchGang() {
     };
     pod_groups_ = std::make_unique<controller::Informer<json>>(
         client_,
-        native_gang_ ? spec_of(NativePodGroups) : controller::ListWatchSpec{PodGroupResource(gang), options_.ns},
+        native_gang_ ? spec_of(NativePodGroups)
+                     : controller::TrackedListWatch(*pod_group_api_, "podgroups", options_.ns),
         [](const json& j) -> StatusOr<json> { return j; }, controller::NamespacedKey, log_);
     auto enqueue = [this](const auto& pg) {
       const json& m = api::ObjectField(*pg, "metadata");

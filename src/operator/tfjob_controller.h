@@ -41,6 +41,7 @@
 #include "operator/options.h"
 #include "operator/plan_applier.h"
 #include "operator/status_write_throttle.h"
+#include "operator/versioned_apis.h"
 #include "tfjob/core/reconcile.h"
 
 namespace tfjob::operator_ {
@@ -127,6 +128,8 @@ class TfJobController {
   RestObjectWriter writer_;
   // --gang-scheduler-name kubernetes: the Workload API version in use (D31); null otherwise.
   std::unique_ptr<NativeGangApiTracker> native_gang_;
+  // Volcano or scheduler-plugins: their PodGroup API's version, rediscovered on 404/406 (D33).
+  std::unique_ptr<controller::ApiVersionTracker> pod_group_api_;
   PlanApplier applier_;  // the write side: carries out each reconcile's Plan
   std::unique_ptr<controller::Informer<api::TfJob>> jobs_;
   std::unique_ptr<controller::Informer<api::Pod>> pods_;
