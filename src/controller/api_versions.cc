@@ -108,6 +108,7 @@ StatusOr<std::string> ApiVersionTracker::Discover() {
       last_error_ = chosen.status();
     }
   }
+  if (chosen.ok() && on_discovered_) on_discovered_(group.ok() ? *group : json::object(), *chosen);
   if (chosen.ok() && before != *chosen)
     log_.Info("speaking another version of an API",
               {{"api", api_.purpose}, {"from", api_.group + "/" + before}, {"to", api_.group + "/" + *chosen}});

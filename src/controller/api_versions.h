@@ -1,5 +1,5 @@
 #pragma once
-// Which version of an API group to speak, by what the API server serves (docs/semantics.md D33).
+// Which version of an API group to speak, by what the API server serves (docs/semantics.md D34).
 // Every versioned API the operator calls beyond the core ones has a `VersionedApi`: its group,
 // the versions this program can speak (preferred first) and what it is for. The choice is pure
 // (`ChooseVersion` over the served versions, read from the group's discovery document or from its
@@ -11,6 +11,7 @@
 // no cache on disk, no aggregated discovery, no kinds (the caller names its resources).
 
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -65,6 +66,12 @@ class ApiVersionTracker {
   // REQUIRES: `initial` is one of api.versions. `client` must outlive the tracker.
   ApiVersionTracker(kube::RestClient& client, VersionedApi api, std::string initial, Logger log);
 
+  // Called after each successful Discover, on the discovering thread and without the lock, with
+  // the group's APIGroup document and the version chosen: for what a caller learns beside the
+  // version (whether another resource of the group is served). Set before the tracker is shared.
+  using Discovered = std::function<void(const nlohmann::json& api_group, const std::string& version)>;
+  void set_on_discovered(Discovered on_discovered) { on_discovered_ = std::move(on_discovered); }
+
   const VersionedApi& api() const { return api_; }
   std::string current() const TFJOB_EXCLUDES(mu_);
   // `resource` of the group, in the version in use.
@@ -87,6 +94,7 @@ class ApiVersionTracker {
   kube::RestClient& client_;
   const VersionedApi api_;
   Logger log_;
+  Discovered on_discovered_;
   mutable Mutex mu_;  // guards the members below
   std::string current_ TFJOB_GUARDED_BY(mu_);
   std::optional<Status> last_error_ TFJOB_GUARDED_BY(mu_);

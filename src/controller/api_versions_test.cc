@@ -1,4 +1,4 @@
-// Which version of an API group to speak (docs/semantics.md D33): the pure choice from a
+// Which version of an API group to speak (docs/semantics.md D34): the pure choice from a
 // discovery document or a CRD, the tracker against the FakeApiServer, and an informer and a
 // write that follow it when the version in use stops being served.
 #include "controller/api_versions.h"
@@ -140,6 +140,20 @@ TEST(ApiVersionTracker, DiscoversAgainWhenItsVersionIsNotServed) {
   ASSERT_TRUE(tracker.Discover().ok());
   EXPECT_EQ(tracker.current(), "v1");
   EXPECT_FALSE(tracker.last_error()) << "a successful discovery clears the error";
+}
+
+TEST(ApiVersionTracker, TellsWhatEachSuccessfulDiscoverySaw) {
+  Server s;
+  s.server.ServeVersions("example.io", {"v1", "v3"});
+  ApiVersionTracker tracker(s.client, kWidgets, "v2", Logger());
+  std::vector<std::string> seen;
+  tracker.set_on_discovered([&](const json& group, const std::string& version) {
+    seen.push_back(version + ":" + std::to_string(ServedVersions(group).size()));
+  });
+  ASSERT_TRUE(tracker.Discover().ok());
+  s.server.ServeVersions("example.io", {"v3"});
+  EXPECT_FALSE(tracker.Discover().ok());
+  EXPECT_THAT(seen, ElementsAre("v1:2")) << "a discovery that found nothing to speak is not told";
 }
 
 TEST(ApiVersionTracker, OtherDiscoveryErrorsKeepTheVersion) {
