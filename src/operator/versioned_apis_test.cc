@@ -1,4 +1,4 @@
-// The versioned APIs of Volcano, scheduler-plugins and Kueue (docs/semantics.md D33): the start-up
+// The versioned APIs of Volcano, scheduler-plugins and Kueue (docs/semantics.md D34): the start-up
 // check against a CRD, and a controller whose PodGroup API disappears under it and comes back.
 #include "operator/versioned_apis.h"
 
@@ -12,6 +12,7 @@
 #include "operator/tfjob_controller.h"
 #include "testing/fake_api_server.h"
 #include "testing/fake_clock.h"
+#include "tfjob/core/kueue_workload.h"
 
 namespace tfjob::operator_ {
 namespace {
@@ -154,6 +155,57 @@ TEST(VersionedApis, APodGroupApiThatDisappearsAndComesBack) {
   auto pg = k.server.Get(kPluginsPodGroups, "default", "during");
   ASSERT_TRUE(pg);
   EXPECT_EQ((*pg)["apiVersion"], "scheduling.x-k8s.io/v1alpha1");
+}
+
+// Issue 27 item 2, Kueue: --kueue-mode operator speaks kueue.x-k8s.io/v1beta2 only. When the
+// server stops serving it (Kueue downgraded or removed), a queued job shows that its Workload
+// cannot be created (FailedCreateWorkload); once it is served again the Workload is created,
+// in v1beta2, without a restart.
+TEST(VersionedApis, KueuesApiThatDisappearsAndComesBack) {
+  Server s;
+  s.server.ServeVersions("kueue.x-k8s.io", {"v1beta2", "v1beta1"});
+  controller::Registry registry;
+  controller::EventRecorder events{s.client, s.clock, Logger(), &registry, {.spam_burst = 1000000}};
+  OperatorOptions options;
+  options.workers = 2;
+  options.status_count_interval = {};
+  options.kueue_mode = "operator";
+  options.kueue.topology_aware_scheduling = false;
+  auto controller = std::make_unique<TfJobController>(s.client, s.clock, registry, events, options, Logger());
+  controller->StartInformers();
+  ASSERT_TRUE(WaitUntil([&] { return controller->HasSynced(); }));
+  controller->StartWorkers();
+  auto create_job = [&](const std::string& name) {
+    json job = ::tfjob::testing::WorkerJobObject(name, 1);
+    job["metadata"]["labels"] = {{"kueue.x-k8s.io/queue-name", "user-queue"}};
+    auto created = s.server.Create(kTfJobs, "default", job);
+    EXPECT_TRUE(created.ok());
+    return core::KueueWorkloadName("TFJob", "kubeflow.org", name, (*created)["metadata"]["uid"].get<std::string>());
+  };
+  auto has_event = [&](const std::string& job, const std::string& reason) {
+    for (const json& e : s.server.List(kube::kEvents, "default"))
+      if (api::StringField(e, "reason") == reason &&
+          api::StringField(api::ObjectField(e, "involvedObject"), "name") == job)
+        return true;
+    return false;
+  };
+  const std::string first = create_job("first");
+  ASSERT_TRUE(WaitUntil([&] { return s.server.Get(kKueueWorkloads, "default", first).has_value(); }));
+
+  s.server.ServeVersions("kueue.x-k8s.io", {"v1beta1"});  // v1beta2 no longer served
+  s.server.CloseWatches();
+  const std::string second = create_job("second");
+  ASSERT_TRUE(WaitUntil([&] { return has_event("second", "FailedCreateWorkload"); }))
+      << "the job does not show that its Workload cannot be created";
+
+  s.server.ServeVersions("kueue.x-k8s.io", {"v1beta2", "v1beta1"});
+  ASSERT_TRUE(WaitUntil([&] {
+    s.clock.Advance(std::chrono::milliseconds(100));  // the failed pass backs off on the fake clock
+    return s.server.Get(kKueueWorkloads, "default", second).has_value();
+  })) << "the Workload was not created once v1beta2 was served again";
+  EXPECT_EQ((*s.server.Get(kKueueWorkloads, "default", second))["apiVersion"], "kueue.x-k8s.io/v1beta2");
+  controller->Stop();
+  events.Stop();
 }
 
 }  // namespace
