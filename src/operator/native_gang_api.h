@@ -5,7 +5,7 @@
 // when a call of the version in use answers 404 or 406: a cluster upgraded under a running
 // operator needs no restart. The version is a value handed to the pure core
 // (core::RenderOptions::native_gang_api), never a global. The discovery itself is the shared
-// controller::ApiVersionTracker (docs/semantics.md D33); this file maps its versions to
+// controller::ApiVersionTracker (docs/semantics.md D34); this file maps its versions to
 // core::NativeGangApi.
 
 #include <optional>

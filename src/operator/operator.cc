@@ -71,7 +71,7 @@ std::optional<int> CheckCrdApi(kube::RestClient& client, const controller::Versi
 
 // A missing PodGroup CRD, one that does not serve the version this operator speaks (or, for
 // `kubernetes`, a cluster serving neither scheduling.k8s.io/v1beta1 nor v1alpha2) is a start-up
-// error, named clearly (docs/semantics.md 2.8, D27, D31, D33). Returns the exit code when the
+// error, named clearly (docs/semantics.md 2.8, D27, D31, D34). Returns the exit code when the
 // operator must not start (0 when stopped meanwhile). For `kubernetes`, sets
 // options->native_gang_api to the version found.
 std::optional<int> CheckGangApi(kube::RestClient& client, OperatorOptions* options, std::stop_token stop,
@@ -97,7 +97,7 @@ std::optional<int> CheckGangApi(kube::RestClient& client, OperatorOptions* optio
   return CheckCrdApi(client, PodGroupVersionedApi(gang), "podgroups", "the PodGroup CRD", stop, log);
 }
 
-// --kueue-mode operator: Kueue's CRDs serve the version of its API this operator speaks (D33).
+// --kueue-mode operator: Kueue's CRDs serve the version of its API this operator speaks (D34).
 std::optional<int> CheckKueueApi(kube::RestClient& client, const OperatorOptions& options, std::stop_token stop,
                                  const Logger& log) {
   if (options.kueue_mode != "operator") return std::nullopt;

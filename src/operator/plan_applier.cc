@@ -236,7 +236,7 @@ core::NativeGangApi RenderedVersion(const std::optional<json>& object, core::Nat
 }  // namespace
 
 // A Workload or PodGroup call failed: a 404 or 406 may be an upgrade, or the API turned off
-// (D31, D33).
+// (D31, D34).
 void PlanApplier::NativeCallDone(const kube::GroupVersionResource& gvr, const Status& s) {
   if (gang_ != core::GangScheduler::kNone && !s.ok() && hooks_.native_gang_failed) hooks_.native_gang_failed(gvr, s);
 }

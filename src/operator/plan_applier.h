@@ -87,7 +87,7 @@ struct PlanApplierHooks {
   // for deletes (a create goes to the version its object names; unset: v1alpha2)...
   std::function<tfjob::core::NativeGangApi()> native_gang_api;
   // ...and a Workload or PodGroup call that failed, of any gang scheduler (the trackers'
-  // CallFailed, D33).
+  // CallFailed, D34).
   std::function<void(const kube::GroupVersionResource&, const Status&)> native_gang_failed;
 };
 

@@ -42,7 +42,7 @@ bool Terminating(const json& object) {
 }
 
 // Volcano and scheduler-plugins: their PodGroup API's tracker, speaking the version the start-up
-// check found served (D33); null for the other gang schedulers.
+// check found served (D34); null for the other gang schedulers.
 std::unique_ptr<controller::ApiVersionTracker> PodGroupTracker(kube::RestClient& client, core::GangScheduler gang,
                                                                const Logger& log) {
   if (gang != core::GangScheduler::kVolcano && gang != core::GangScheduler::kSchedulerPlugins) return nullptr;

@@ -128,7 +128,7 @@ class TfJobController {
   RestObjectWriter writer_;
   // --gang-scheduler-name kubernetes: the Workload API version in use (D31); null otherwise.
   std::unique_ptr<NativeGangApiTracker> native_gang_;
-  // Volcano or scheduler-plugins: their PodGroup API's version, rediscovered on 404/406 (D33).
+  // Volcano or scheduler-plugins: their PodGroup API's version, rediscovered on 404/406 (D34).
   std::unique_ptr<controller::ApiVersionTracker> pod_group_api_;
   PlanApplier applier_;  // the write side: carries out each reconcile's Plan
   std::unique_ptr<controller::Informer<api::TfJob>> jobs_;

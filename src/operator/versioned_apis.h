@@ -1,7 +1,7 @@
 #pragma once
 // The versioned APIs the operator calls beyond the core ones and kube-scheduler's own gang
 // scheduling (operator/native_gang_api.h), each as a controller::VersionedApi with the versions
-// this operator speaks (docs/semantics.md D33): the PodGroups of Volcano (scheduling.volcano.sh
+// this operator speaks (docs/semantics.md D34): the PodGroups of Volcano (scheduling.volcano.sh
 // v1beta1) and of scheduler-plugins (scheduling.x-k8s.io v1alpha1), and Kueue's API
 // (kueue.x-k8s.io v1beta2, whose Workload fields differ from v1beta1's: docs/kueue.md). Plus the
 // start-up check of an API served through a CRD.
