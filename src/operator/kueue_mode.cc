@@ -220,7 +220,10 @@ Status KueueMode::ApplyToWorkloads(const api::TfJob& job, const core::KueuePlan&
     if (!created.ok() && !IsAlreadyExists(created.status())) {
       // A 404 here is Kueue's API not served (any more): the job shows it (D34).
       Status s = Told(workloads, created.status()).WithContext("kueue: creating Workload " + plan.workload_name);
-      events_.Record(JobReference(job), "Warning", "FailedCreateWorkload", "Error creating: " + s.message());
+      std::optional<Status> unserved = controller::VersionNotServed(s) ? api_.last_error() : std::nullopt;
+      events_.Record(JobReference(job), "Warning", "FailedCreateWorkload",
+                     "Error creating: " + std::string(s.message()) +
+                         (unserved ? " (" + std::string(unserved->message()) + ")" : ""));
       return s;
     }
   }

@@ -58,6 +58,7 @@ class NativeGangApiTracker {
   // Discoveries made (for tests and logs).
   int discoveries() const { return tracker_.discoveries(); }
   controller::ApiVersionTracker& tracker() { return tracker_; }
+  const controller::ApiVersionTracker& tracker() const { return tracker_; }
 
  private:
   controller::ApiVersionTracker tracker_;

@@ -241,6 +241,11 @@ void PlanApplier::NativeCallDone(const kube::GroupVersionResource& gvr, const St
   if (gang_ != core::GangScheduler::kNone && !s.ok() && hooks_.native_gang_failed) hooks_.native_gang_failed(gvr, s);
 }
 
+std::string PlanApplier::CreateFailure(const kube::GroupVersionResource& gvr, const Status& s) const {
+  std::string why = VersionNotServed(s) && hooks_.gang_api_unserved ? hooks_.gang_api_unserved(gvr) : "";
+  return "Error creating: " + std::string(s.message()) + (why.empty() ? "" : " (" + why + ")");
+}
+
 // The Workload (D27) before the PodGroup, the PodGroup's update, and their deletion. Native
 // (D31): a create goes to the version its object was rendered for, the rest to the version in use.
 Status PlanApplier::ApplyGang(const api::TfJob& job, const core::Plan& plan) {
@@ -261,7 +266,7 @@ Status PlanApplier::ApplyGang(const api::TfJob& job, const core::Plan& plan) {
       events_.Record(JobReference(job), "Normal", "SuccessfulCreateWorkload", "Created Workload: " + job.metadata.name);
     } else if (!IsAlreadyExists(r.status())) {
       workload_ready = false;
-      events_.Record(JobReference(job), "Warning", "FailedCreateWorkload", "Error creating: " + r.status().message());
+      events_.Record(JobReference(job), "Warning", "FailedCreateWorkload", CreateFailure(gvr, r.status()));
       keep_first(r.status());
     }
   }
@@ -269,7 +274,7 @@ Status PlanApplier::ApplyGang(const api::TfJob& job, const core::Plan& plan) {
     auto r = writer_.Create(pg_gvr, ns, *plan.create_pod_group);
     NativeCallDone(pg_gvr, r.status());
     if (!r.ok() && !IsAlreadyExists(r.status())) {
-      events_.Record(JobReference(job), "Warning", "FailedCreatePodGroup", "Error creating: " + r.status().message());
+      events_.Record(JobReference(job), "Warning", "FailedCreatePodGroup", CreateFailure(pg_gvr, r.status()));
       keep_first(r.status());
     }
   }

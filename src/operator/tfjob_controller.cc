@@ -86,7 +86,8 @@ TfJobController::TfJobController(kube::RestClient& client, Clock& clock, control
                            [this](const kube::GroupVersionResource& gvr, const Status& s) {
                              if (native_gang_) native_gang_->CallFailed(gvr, s);
                              if (pod_group_api_) pod_group_api_->CallFailed(gvr, s);
-                           }}),
+                           },
+                           [this](const kube::GroupVersionResource& gvr) { return GangApiUnserved(gvr); }}),
       status_throttle_(clock, options.status_count_interval),
       disruptions_(log_),
       latency_(registry) {
@@ -308,6 +309,14 @@ void TfJobController::ForgetJob(const std::string& key) {
   status_throttle_.Forget(key);
   written_.Forget(key);
   latency_.Forget(key);
+}
+
+// The gang API's last discovery error, when it is `gvr`'s group (D34).
+std::string TfJobController::GangApiUnserved(const kube::GroupVersionResource& gvr) const {
+  const controller::ApiVersionTracker* tracker = native_gang_ ? &native_gang_->tracker() : pod_group_api_.get();
+  if (!tracker || tracker->api().group != gvr.group) return "";
+  std::optional<Status> error = tracker->last_error();
+  return error ? std::string(error->message()) : "";
 }
 
 // What the caches show of the job's world, for the core.

@@ -106,6 +106,8 @@ class TfJobController {
   tfjob::core::ReconcileOptions PassOptions() const;
   void ObserveGang(const std::string& key, const api::TfJob& job, tfjob::core::ObservedState& observed);
   void OnChildEvent(const api::ChildMeta& meta, int created, int deleted);
+  // Why the gang scheduler's API of `gvr` is not served ("": served or unknown; D34).
+  std::string GangApiUnserved(const kube::GroupVersionResource& gvr) const;
   // D1: a pass waits while the expectations of the last one are not met; nullopt: it runs (none
   // pending, or the job's deadline or TTL is due now).
   std::optional<ReconcileResult> WaitForExpectations(const std::string& key, const api::TfJob& job);

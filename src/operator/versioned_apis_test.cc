@@ -119,12 +119,14 @@ struct PluginsCluster : Server {
     events.Stop();
   }
   bool HasPodGroup(const std::string& job) { return server.Get(kPluginsPodGroups, "default", job).has_value(); }
-  bool HasEvent(const std::string& job, const std::string& reason) {
+  // The messages of the job's events of `reason`.
+  std::vector<std::string> Events(const std::string& job, const std::string& reason) {
+    std::vector<std::string> out;
     for (const json& e : server.List(kube::kEvents, "default"))
       if (api::StringField(e, "reason") == reason &&
           api::StringField(api::ObjectField(e, "involvedObject"), "name") == job)
-        return true;
-    return false;
+        out.push_back(api::StringField(e, "message"));
+    return out;
   }
 };
 
@@ -142,8 +144,19 @@ TEST(VersionedApis, APodGroupApiThatDisappearsAndComesBack) {
   ASSERT_TRUE(k.server.Delete(kPluginsPodGroups, "default", "before").ok());
   k.server.CloseWatches();
   ASSERT_TRUE(k.server.Create(kTfJobs, "default", ::tfjob::testing::WorkerJobObject("during", 1)).ok());
-  ASSERT_TRUE(WaitUntil([&] { return k.HasEvent("during", "FailedCreatePodGroup"); }))
-      << "the job does not show that its PodGroup cannot be created";
+  // The first event may come before the discovery that the informer's failure started has ended;
+  // the pass's retries (on the fake clock) say why once it has.
+  ASSERT_TRUE(WaitUntil([&] {
+    k.clock.Advance(std::chrono::milliseconds(100));
+    return !k.Events("during", "FailedCreatePodGroup").empty();
+  })) << "the job does not show that its PodGroup cannot be created";
+  ASSERT_TRUE(WaitUntil([&] {
+    k.clock.Advance(std::chrono::milliseconds(100));
+    return ::testing::Value(k.Events("during", "FailedCreatePodGroup"),
+                            ::testing::Contains(HasSubstr("(gang scheduling by scheduler-plugins needs "
+                                                          "scheduling.x-k8s.io/v1alpha1; the API server serves no "
+                                                          "version of scheduling.x-k8s.io)")));
+  })) << ::testing::PrintToString(k.Events("during", "FailedCreatePodGroup"));
   EXPECT_FALSE(k.HasPodGroup("during"));
 
   k.server.ServeVersions("scheduling.x-k8s.io", {"v1alpha1"});  // installed again
@@ -182,12 +195,13 @@ TEST(VersionedApis, KueuesApiThatDisappearsAndComesBack) {
     EXPECT_TRUE(created.ok());
     return core::KueueWorkloadName("TFJob", "kubeflow.org", name, (*created)["metadata"]["uid"].get<std::string>());
   };
-  auto has_event = [&](const std::string& job, const std::string& reason) {
+  auto events_of = [&](const std::string& job, const std::string& reason) {
+    std::vector<std::string> out;
     for (const json& e : s.server.List(kube::kEvents, "default"))
       if (api::StringField(e, "reason") == reason &&
           api::StringField(api::ObjectField(e, "involvedObject"), "name") == job)
-        return true;
-    return false;
+        out.push_back(api::StringField(e, "message"));
+    return out;
   };
   const std::string first = create_job("first");
   ASSERT_TRUE(WaitUntil([&] { return s.server.Get(kKueueWorkloads, "default", first).has_value(); }));
@@ -195,8 +209,14 @@ TEST(VersionedApis, KueuesApiThatDisappearsAndComesBack) {
   s.server.ServeVersions("kueue.x-k8s.io", {"v1beta1"});  // v1beta2 no longer served
   s.server.CloseWatches();
   const std::string second = create_job("second");
-  ASSERT_TRUE(WaitUntil([&] { return has_event("second", "FailedCreateWorkload"); }))
-      << "the job does not show that its Workload cannot be created";
+  ASSERT_TRUE(WaitUntil([&] {
+    s.clock.Advance(std::chrono::milliseconds(100));  // as above: a later retry says why
+    return ::testing::Value(
+        events_of("second", "FailedCreateWorkload"),
+        ::testing::Contains(HasSubstr("(--kueue-mode operator needs kueue.x-k8s.io/v1beta2 (Kueue v0.15 or later; its "
+                                      "v1beta1 Workload has other fields); the API server serves only v1beta1)")));
+  })) << "the job does not show why its Workload cannot be created: "
+      << ::testing::PrintToString(events_of("second", "FailedCreateWorkload"));
 
   s.server.ServeVersions("kueue.x-k8s.io", {"v1beta2", "v1beta1"});
   ASSERT_TRUE(WaitUntil([&] {
