@@ -201,25 +201,22 @@ Status KueueMode::Apply(const api::TfJob& job, const core::KueuePlan& plan) {
   return OkStatus();
 }
 
-Status KueueMode::Told(const kube::GroupVersionResource& gvr, const Status& status) {
-  if (!status.ok()) api_.CallFailed(gvr, status);
-  return status;
-}
-
 Status KueueMode::ApplyToWorkloads(const api::TfJob& job, const core::KueuePlan& plan) {
   const std::string& ns = job.metadata.ns;
   for (const std::string& name : plan.remove_finalizer) TFJOB_RETURN_IF_ERROR(RemoveFinalizer(ns, name));
   const kube::GroupVersionResource workloads = Workloads();
   for (const std::string& name : plan.delete_workloads)
-    if (Status s = Told(workloads, client_.Delete(workloads, ns, name)); !s.ok() && !IsNotFound(s))
+    if (Status s = client_.Delete(workloads, ns, name); !s.ok() && !IsNotFound(s))
       return s.WithContext("kueue: deleting Workload " + name);
   if (plan.create_workload) {
     auto created = client_.Create(workloads, ns, *plan.create_workload);
     // The name is Kueue's deterministic one: an existing Workload is this job's (or Kueue's own
     // integration's, if it is on too); the next pass reads it from the cache.
     if (!created.ok() && !IsAlreadyExists(created.status())) {
-      // A 404 here is Kueue's API not served (any more): the job shows it (D34).
-      Status s = Told(workloads, created.status()).WithContext("kueue: creating Workload " + plan.workload_name);
+      // A 404 of a create is Kueue's API not served (any more): the tracker discovers again and the
+      // job shows it (D34). (A 404 of a named Workload's write is that Workload gone: not told.)
+      api_.CallFailed(workloads, created.status());
+      Status s = created.status().WithContext("kueue: creating Workload " + plan.workload_name);
       std::optional<Status> unserved = controller::VersionNotServed(s) ? api_.last_error() : std::nullopt;
       events_.Record(JobReference(job), "Warning", "FailedCreateWorkload",
                      "Error creating: " + std::string(s.message()) +
@@ -229,15 +226,13 @@ Status KueueMode::ApplyToWorkloads(const api::TfJob& job, const core::KueuePlan&
   }
   if (plan.update_workload) {
     auto updated = client_.Update(workloads, ns, plan.workload_name, *plan.update_workload);
-    if (!updated.ok())
-      return Told(workloads, updated.status()).WithContext("kueue: updating Workload " + plan.workload_name);
+    if (!updated.ok()) return updated.status().WithContext("kueue: updating Workload " + plan.workload_name);
   }
   if (plan.workload_status) {
     auto written =
         client_.Patch(workloads, ns, plan.workload_name, kube::PatchType::kMerge, *plan.workload_status, "status");
     if (!written.ok())
-      return Told(workloads, written.status())
-          .WithContext("kueue: writing the status of Workload " + plan.workload_name);
+      return written.status().WithContext("kueue: writing the status of Workload " + plan.workload_name);
   }
   return OkStatus();
 }
@@ -256,10 +251,9 @@ Status KueueMode::RemoveFinalizer(const std::string& ns, const std::string& name
   json patch = {{"metadata",
                  {{"finalizers", finalizers.empty() ? json(nullptr) : finalizers},
                   {"resourceVersion", api::StringField(meta, "resourceVersion")}}}};
-  const kube::GroupVersionResource workloads = Workloads();
-  auto written = client_.Patch(workloads, ns, name, kube::PatchType::kMerge, patch);
-  if (Status s = Told(workloads, written.status()); !s.ok() && !IsNotFound(s))
-    return s.WithContext("kueue: removing the finalizer of Workload " + name);
+  auto written = client_.Patch(Workloads(), ns, name, kube::PatchType::kMerge, patch);
+  if (!written.ok() && !IsNotFound(written.status()))
+    return written.status().WithContext("kueue: removing the finalizer of Workload " + name);
   return OkStatus();
 }
 

@@ -79,9 +79,8 @@ class KueueMode {
   // The plan's writes in its order (job, finalizers, deletes, create, update, status), then events.
   Status Apply(const api::TfJob& job, const tfjob::core::KueuePlan& plan);
   Status ApplyToWorkloads(const api::TfJob& job, const tfjob::core::KueuePlan& plan);
-  // Workloads in the version of Kueue's API in use; a failed call of it is told to the tracker.
+  // Workloads in the version of Kueue's API in use (a failed create is told to its tracker).
   kube::GroupVersionResource Workloads() const { return api_.Resource(kKueueWorkloads.resource); }
-  Status Told(const kube::GroupVersionResource& gvr, const Status& status);
   Status RemoveFinalizer(const std::string& ns, const std::string& name);
 
   kube::RestClient& client_;
