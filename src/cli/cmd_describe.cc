@@ -9,6 +9,7 @@
 #include "api/manifest.h"
 #include "cli/job_view.h"
 #include "cli/session.h"
+#include "controller/api_versions.h"
 #include "kube/tfjob_resources.h"
 
 namespace tfjob::cli {
@@ -19,17 +20,29 @@ using api::kExitUsage;
 using kube::kTfJobs;
 using nlohmann::json;
 
+// What describe reads of a Kueue Workload (its name, owner references and conditions) is the same
+// in v1beta2 and v1beta1: the newest the server serves (docs/semantics.md D34).
+const controller::VersionedApi& KueueReadApi() {
+  static const controller::VersionedApi api{
+      kube::kKueueWorkloadsV1beta2.group,
+      {{kube::kKueueWorkloadsV1beta2.version, ""}, {kube::kKueueWorkloadsV1beta1.version, ""}},
+      "reading Kueue's Workloads"};
+  return api;
+}
+
 std::optional<WorkloadView> FindWorkload(Session& s, const JobView& job) {
-  for (const auto* gvr : {&kube::kKueueWorkloadsV1beta2, &kube::kKueueWorkloadsV1beta1}) {
-    auto list = s.client->ListAll(*gvr, job.ns, {}, nullptr);
-    if (!list.ok()) continue;
-    for (const auto& w : *list) {
-      const json& meta = api::ObjectField(w, "metadata");
-      if (auto refs = meta.find("ownerReferences"); refs != meta.end() && refs->is_array())
-        for (const auto& r : *refs)
-          if (api::StringField(r, "uid") == job.uid) return DecodeWorkloadView(w);
-    }
-    return std::nullopt;
+  auto group = s.client->GetApiGroup(KueueReadApi().group);
+  if (!group.ok()) return std::nullopt;  // no Kueue (404), or discovery refused: nothing to show
+  auto version = controller::ChooseVersion(KueueReadApi(), controller::ServedVersions(*group));
+  if (!version.ok()) return std::nullopt;
+  auto list =
+      s.client->ListAll({KueueReadApi().group, *version, kube::kKueueWorkloadsV1beta2.resource}, job.ns, {}, nullptr);
+  if (!list.ok()) return std::nullopt;
+  for (const auto& w : *list) {
+    const json& meta = api::ObjectField(w, "metadata");
+    if (auto refs = meta.find("ownerReferences"); refs != meta.end() && refs->is_array())
+      for (const auto& r : *refs)
+        if (api::StringField(r, "uid") == job.uid) return DecodeWorkloadView(w);
   }
   return std::nullopt;
 }

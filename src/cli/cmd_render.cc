@@ -7,9 +7,18 @@
 #include "api/manifest.h"
 #include "cli/command.h"
 #include "cli/job_file.h"
+#include "tfjob/core/pod_group.h"
 
 namespace tfjob::cli {
 namespace {
+
+// The versions of kube-scheduler's Workload API the core renders, by name.
+constexpr core::NativeGangApi kNativeGangApis[] = {core::NativeGangApi::kV1alpha2, core::NativeGangApi::kV1beta1};
+std::vector<std::string> NativeGangApiNames() {
+  std::vector<std::string> names;
+  for (core::NativeGangApi api : kNativeGangApis) names.emplace_back(core::NativeGangApiVersion(api));
+  return names;
+}
 
 class RenderCommand : public Command {
  public:
@@ -25,6 +34,13 @@ class RenderCommand : public Command {
     render.add_option("--gang-scheduler-name", options.gang_scheduler_name,
                       "volcano, kubernetes (kube-scheduler's Workload API), or another name for scheduler-plugins; "
                       "empty: no gang scheduling");
+    // No cluster to discover from (docs/semantics.md D31): the user names the version.
+    render
+        .add_option("--native-gang-api", native_gang_api_,
+                    "With --gang-scheduler-name kubernetes: the scheduling.k8s.io version to render, v1alpha2 "
+                    "(Kubernetes v1.36) or v1beta1 (v1.37)")
+        ->check(CLI::IsMember(NativeGangApiNames()))
+        ->capture_default_str();
     render
         .add_option("--tf-config-evaluator-in-cluster", options.tf_config.evaluator_in_cluster,
                     "List evaluators in TF_CONFIG's cluster")
@@ -33,6 +49,8 @@ class RenderCommand : public Command {
 
   int Run(const CliIo& io) override {
     std::ostream& err = *io.err;
+    for (core::NativeGangApi api : kNativeGangApis)
+      if (core::NativeGangApiVersion(api) == native_gang_api_) request_.options.native_gang_api = api;
     std::vector<CheckedJob> jobs;
     if (int rc = LoadChecked(file_, err, &jobs); rc != api::kExitOk) return rc;
     std::vector<core::RenderEvent> events;
@@ -52,6 +70,7 @@ class RenderCommand : public Command {
 
  private:
   std::string file_, format_ = "yaml";
+  std::string native_gang_api_ = std::string(core::NativeGangApiVersion(core::NativeGangApi::kV1alpha2));
   RenderRequest request_;
 };
 

@@ -88,6 +88,13 @@ TEST(CommandTree, OfflineCommandsBindTheirFlags) {
   EXPECT_EQ(OptionValue<std::string>(p.result, "--gang-scheduler-name"), "volcano");
   EXPECT_FALSE(OptionValue<bool>(p.result, "--tf-config-evaluator-in-cluster"));
   EXPECT_EQ(OptionValue<std::string>(p.result, "--cluster-domain"), "c.l");
+  EXPECT_EQ(OptionValue<std::string>(p.result, "--native-gang-api"), "v1alpha2") << "D31: render's default";
+  for (const char* version : {"v1alpha2", "v1beta1"}) {
+    CommandTree native("tfjob");
+    p = ParseWith(native, {"render", "f.yaml", "--gang-scheduler-name", "kubernetes", "--native-gang-api", version});
+    ASSERT_EQ(p.result.kind, Kind::kRun) << p.result.text;
+    EXPECT_EQ(OptionValue<std::string>(p.result, "--native-gang-api"), version);
+  }
 
   CommandTree run_tree("tfjob");
   p = ParseWith(run_tree, {"run", "f.yaml", "--grace-period", "1.5", "--logs-dir", "/tmp/l", "--clean-env"});
@@ -124,6 +131,9 @@ TEST(CommandTree, UsageErrorsNameTheFlagAndTheCommand) {
            {{"validate"}, "FILE is required", "Run 'tfjob --help' for usage."},
            {{"validate", "--bogus", "x"}, "--bogus", "Run 'tfjob --help' for usage."},
            {{"render", "f", "-o", "xml"}, "--output: xml not in {yaml,json}", "Run 'tfjob --help' for usage."},
+           {{"render", "f", "--native-gang-api", "v1alpha3"},
+            "--native-gang-api: v1alpha3 not in {v1alpha2,v1beta1}",
+            "Run 'tfjob --help' for usage."},
            {{"run", "--grace-period", "-1", "f"}, "--grace-period: Value -1 not in range", "tfjob --help"},
            {{"operator", "--workers", "0"}, "--workers: Value 0 not in range 1 to 256", "tfjob --help"},
            {{"operator", "--log-level", "loud"}, "--log-level: loud not in", "tfjob --help"},

@@ -72,6 +72,11 @@ TEST(Render, GoldenFilesForEveryExample) {
       {"gang-scheduling", {"--gang-scheduler-name", "volcano"}},
       // D27: kube-scheduler's own gang scheduling, the Workload and PodGroup first.
       {"gang-scheduling", {"--gang-scheduler-name", "kubernetes"}, "examples", "gang-scheduling-kubernetes"},
+      // D31: render has no cluster to discover from; v1.37's v1beta1 on request.
+      {"gang-scheduling",
+       {"--gang-scheduler-name", "kubernetes", "--native-gang-api", "v1beta1"},
+       "examples",
+       "gang-scheduling-kubernetes-v1beta1"},
       {"suspended", {}},
       {"all-workers", {"--namespace", "team-a"}},
       // Issue 14 item 2: a template pasted from `kubectl get pod -o yaml` gives clean pods.

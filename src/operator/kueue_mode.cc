@@ -6,6 +6,7 @@
 #include "api/object_key.h"
 #include "operator/plan_applier.h"
 #include "operator/resources.h"
+#include "operator/versioned_apis.h"
 #include "tfjob/core/kueue_multikueue.h"
 #include "tfjob/core/reconcile_phases.h"
 
@@ -84,10 +85,11 @@ KueueMode::KueueMode(kube::RestClient& client, controller::EventRecorder& events
       wrote_(std::move(wrote)),
       options_(options.kueue),
       ns_(options.ns),
-      log_(log.With({{"component", "kueue-mode"}})) {
+      log_(log.With({{"component", "kueue-mode"}})),
+      api_(client, KueueVersionedApi(), KueueVersionedApi().versions.front().version, log_) {
   workloads_ = std::make_unique<controller::Informer<json>>(
-      client_, controller::ListWatchSpec{kKueueWorkloads, ns_}, [](const json& j) -> StatusOr<json> { return j; },
-      controller::NamespacedKey, log_);
+      client_, controller::TrackedListWatch(api_, kKueueWorkloads.resource, ns_),
+      [](const json& j) -> StatusOr<json> { return j; }, controller::NamespacedKey, log_);
   workloads_->AddIndex("job", [](const json& w) { return OwningJobs(w); });
   auto on_event = [enqueue](const auto& w) {
     for (const std::string& key : OwningJobs(*w)) enqueue(key);
@@ -95,9 +97,10 @@ KueueMode::KueueMode(kube::RestClient& client, controller::EventRecorder& events
   workloads_->AddHandlers({on_event, [on_event](const auto&, const auto& n) { on_event(n); }, on_event});
   // Flavours and classes: no handlers; a job sees a change at its next pass (a wait retries).
   flavors_ = std::make_unique<controller::Informer<core::KueueFlavor>>(
-      client_, controller::ListWatchSpec{kKueueResourceFlavors, ""}, DecodeFlavor, ClusterKey, log_);
+      client_, controller::TrackedListWatch(api_, kKueueResourceFlavors.resource, ""), DecodeFlavor, ClusterKey, log_);
   workload_priority_classes_ = std::make_unique<controller::Informer<int32_t>>(
-      client_, controller::ListWatchSpec{kKueueWorkloadPriorityClasses, ""}, DecodeValue, ClusterKey, log_);
+      client_, controller::TrackedListWatch(api_, kKueueWorkloadPriorityClasses.resource, ""), DecodeValue, ClusterKey,
+      log_);
   priority_classes_ = std::make_unique<controller::Informer<PriorityClass>>(
       client_, controller::ListWatchSpec{kPriorityClasses, ""},
       [](const json& j) -> StatusOr<PriorityClass> {
@@ -192,31 +195,42 @@ Status KueueMode::Apply(const api::TfJob& job, const core::KueuePlan& plan) {
     // A pass woken before the informer shows this write must not plan it again on the old job.
     if (wrote_) wrote_(api::JobKey(job), *written);
   }
-  TFJOB_RETURN_IF_ERROR(ApplyToWorkloads(ns, plan));
+  TFJOB_RETURN_IF_ERROR(ApplyToWorkloads(job, plan));
   for (const core::RenderEvent& e : plan.events)
     events_.Record(JobReference(job), std::string(api::EnumName(e.type)), e.reason, e.message);
   return OkStatus();
 }
 
-Status KueueMode::ApplyToWorkloads(const std::string& ns, const core::KueuePlan& plan) {
+Status KueueMode::ApplyToWorkloads(const api::TfJob& job, const core::KueuePlan& plan) {
+  const std::string& ns = job.metadata.ns;
   for (const std::string& name : plan.remove_finalizer) TFJOB_RETURN_IF_ERROR(RemoveFinalizer(ns, name));
+  const kube::GroupVersionResource workloads = Workloads();
   for (const std::string& name : plan.delete_workloads)
-    if (Status s = client_.Delete(kKueueWorkloads, ns, name); !s.ok() && !IsNotFound(s))
+    if (Status s = client_.Delete(workloads, ns, name); !s.ok() && !IsNotFound(s))
       return s.WithContext("kueue: deleting Workload " + name);
   if (plan.create_workload) {
-    auto created = client_.Create(kKueueWorkloads, ns, *plan.create_workload);
+    auto created = client_.Create(workloads, ns, *plan.create_workload);
     // The name is Kueue's deterministic one: an existing Workload is this job's (or Kueue's own
     // integration's, if it is on too); the next pass reads it from the cache.
-    if (!created.ok() && !IsAlreadyExists(created.status()))
-      return created.status().WithContext("kueue: creating Workload " + plan.workload_name);
+    if (!created.ok() && !IsAlreadyExists(created.status())) {
+      // A 404 of a create is Kueue's API not served (any more): the tracker discovers again and the
+      // job shows it (D34). (A 404 of a named Workload's write is that Workload gone: not told.)
+      api_.CallFailed(workloads, created.status());
+      Status s = created.status().WithContext("kueue: creating Workload " + plan.workload_name);
+      std::optional<Status> unserved = controller::VersionNotServed(s) ? api_.last_error() : std::nullopt;
+      events_.Record(JobReference(job), "Warning", "FailedCreateWorkload",
+                     "Error creating: " + std::string(s.message()) +
+                         (unserved ? " (" + std::string(unserved->message()) + ")" : ""));
+      return s;
+    }
   }
   if (plan.update_workload) {
-    auto updated = client_.Update(kKueueWorkloads, ns, plan.workload_name, *plan.update_workload);
+    auto updated = client_.Update(workloads, ns, plan.workload_name, *plan.update_workload);
     if (!updated.ok()) return updated.status().WithContext("kueue: updating Workload " + plan.workload_name);
   }
   if (plan.workload_status) {
-    auto written = client_.Patch(kKueueWorkloads, ns, plan.workload_name, kube::PatchType::kMerge,
-                                 *plan.workload_status, "status");
+    auto written =
+        client_.Patch(workloads, ns, plan.workload_name, kube::PatchType::kMerge, *plan.workload_status, "status");
     if (!written.ok())
       return written.status().WithContext("kueue: writing the status of Workload " + plan.workload_name);
   }
@@ -237,7 +251,7 @@ Status KueueMode::RemoveFinalizer(const std::string& ns, const std::string& name
   json patch = {{"metadata",
                  {{"finalizers", finalizers.empty() ? json(nullptr) : finalizers},
                   {"resourceVersion", api::StringField(meta, "resourceVersion")}}}};
-  auto written = client_.Patch(kKueueWorkloads, ns, name, kube::PatchType::kMerge, patch);
+  auto written = client_.Patch(Workloads(), ns, name, kube::PatchType::kMerge, patch);
   if (!written.ok() && !IsNotFound(written.status()))
     return written.status().WithContext("kueue: removing the finalizer of Workload " + name);
   return OkStatus();

@@ -25,6 +25,7 @@
 #include "api/tfjob.h"
 #include "common/logging.h"
 #include "common/status.h"
+#include "controller/api_versions.h"
 #include "controller/event_recorder.h"
 #include "controller/informer.h"
 #include "kube/rest_client.h"
@@ -77,7 +78,9 @@ class KueueMode {
   tfjob::core::KueueObserved Observe(const api::TfJob& job, api::Time now, int64_t live_pods) const;
   // The plan's writes in its order (job, finalizers, deletes, create, update, status), then events.
   Status Apply(const api::TfJob& job, const tfjob::core::KueuePlan& plan);
-  Status ApplyToWorkloads(const std::string& ns, const tfjob::core::KueuePlan& plan);
+  Status ApplyToWorkloads(const api::TfJob& job, const tfjob::core::KueuePlan& plan);
+  // Workloads in the version of Kueue's API in use (a failed create is told to its tracker).
+  kube::GroupVersionResource Workloads() const { return api_.Resource(kKueueWorkloads.resource); }
   Status RemoveFinalizer(const std::string& ns, const std::string& name);
 
   kube::RestClient& client_;
@@ -86,6 +89,8 @@ class KueueMode {
   const tfjob::core::KueueOptions options_;
   const std::string ns_;
   Logger log_;
+  // Kueue's API version in use (docs/semantics.md D34), rediscovered when a call answers 404/406.
+  controller::ApiVersionTracker api_;
   std::unique_ptr<controller::Informer<nlohmann::json>> workloads_;  // index "job": the owning job's key
   std::unique_ptr<controller::Informer<tfjob::core::KueueFlavor>> flavors_;
   std::unique_ptr<controller::Informer<int32_t>> workload_priority_classes_;

@@ -17,6 +17,7 @@
 #include "operator/native_gang_api.h"
 #include "operator/resources.h"
 #include "operator/tfjob_controller.h"
+#include "operator/versioned_apis.h"
 #include "tfjob/core/pod_group.h"
 #include "tfjob/core/render.h"
 
@@ -48,9 +49,30 @@ std::jthread ShutdownWatchdog(std::stop_token begin, Logger log) {
   });
 }
 
-// A missing PodGroup CRD (or, for `kubernetes`, a cluster serving neither scheduling.k8s.io/v1beta1
-// nor v1alpha2) is a start-up error, named clearly (docs/semantics.md 2.8, D27, D31). Returns the
-// exit code when the operator must not start (0 when stopped meanwhile). For `kubernetes`, sets
+// An API served through a CRD (CheckServedByCrd): one error logged, with the CRD's name, when the
+// CRD is missing or serves no version this operator speaks. Returns the exit code when the
+// operator must not start (0 when stopped meanwhile).
+std::optional<int> CheckCrdApi(kube::RestClient& client, const controller::VersionedApi& api,
+                               const std::string& resource, const std::string& crd_kind, std::stop_token stop,
+                               const Logger& log) {
+  auto found = CheckServedByCrd(client, api, resource, crd_kind);
+  if (stop.stop_requested()) return 0;
+  const std::string crd = resource + "." + api.group;
+  if (found.ok()) {
+    log.Info(api.purpose, {{"api", api.group + "/" + *found}});
+    return std::nullopt;
+  }
+  if (IsNotFound(found.status()))
+    log.Error(std::string(found.status().message()), {{"crd", crd}});
+  else
+    log.Error("cannot check for " + crd_kind, {{"crd", crd}, {"error", found.status().message()}});
+  return 2;
+}
+
+// A missing PodGroup CRD, one that does not serve the version this operator speaks (or, for
+// `kubernetes`, a cluster serving neither scheduling.k8s.io/v1beta1 nor v1alpha2) is a start-up
+// error, named clearly (docs/semantics.md 2.8, D27, D31, D34). Returns the exit code when the
+// operator must not start (0 when stopped meanwhile). For `kubernetes`, sets
 // options->native_gang_api to the version found.
 std::optional<int> CheckGangApi(kube::RestClient& client, OperatorOptions* options, std::stop_token stop,
                                 const Logger& log) {
@@ -75,15 +97,14 @@ std::optional<int> CheckGangApi(kube::RestClient& client, OperatorOptions* optio
               {"composite_pod_groups", tracker.composite_pod_groups() ? "true" : "false"}});
     return std::nullopt;
   }
-  std::string crd = CrdName(gang == tfjob::core::GangScheduler::kVolcano ? kVolcanoPodGroups : kPluginsPodGroups);
-  auto found = client.Get(kube::kCrds, "", crd);
-  if (stop.stop_requested()) return 0;
-  if (found.ok()) return std::nullopt;
-  if (IsNotFound(found.status()))
-    log.Error("gang scheduling needs the PodGroup CRD; crd might be missing, please install crd", {{"crd", crd}});
-  else
-    log.Error("cannot check for the PodGroup CRD", {{"crd", crd}, {"error", found.status().message()}});
-  return 2;
+  return CheckCrdApi(client, PodGroupVersionedApi(gang), "podgroups", "the PodGroup CRD", stop, log);
+}
+
+// --kueue-mode operator: Kueue's CRDs serve the version of its API this operator speaks (D34).
+std::optional<int> CheckKueueApi(kube::RestClient& client, const OperatorOptions& options, std::stop_token stop,
+                                 const Logger& log) {
+  if (options.kueue_mode != "operator") return std::nullopt;
+  return CheckCrdApi(client, KueueVersionedApi(), "workloads", "Kueue's Workload CRD", stop, log);
 }
 
 // D29: does the installed TFJob CRD keep replicaStatuses.<type>.restarts? With upstream's CRD
@@ -158,6 +179,7 @@ int RunOperator(const OperatorOptions& options, const std::map<std::string, std:
 
   OperatorOptions run_options = options;
   if (auto exit_code = CheckGangApi(client, &run_options, stop, log)) return *exit_code;
+  if (auto exit_code = CheckKueueApi(client, run_options, stop, log)) return *exit_code;
   auto counters_in_annotation = CountersInAnnotation(client, registry, stop, log);
   if (!counters_in_annotation) return 0;
   run_options.counters_in_annotation = *counters_in_annotation;

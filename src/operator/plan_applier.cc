@@ -235,10 +235,15 @@ core::NativeGangApi RenderedVersion(const std::optional<json>& object, core::Nat
 
 }  // namespace
 
-// A native Workload or PodGroup call failed: a 404 or 406 may be an upgrade (D31).
+// A Workload or PodGroup call failed: a 404 or 406 may be an upgrade, or the API turned off
+// (D31, D34).
 void PlanApplier::NativeCallDone(const kube::GroupVersionResource& gvr, const Status& s) {
-  if (gang_ == core::GangScheduler::kKubernetes && !s.ok() && hooks_.native_gang_failed)
-    hooks_.native_gang_failed(gvr, s);
+  if (gang_ != core::GangScheduler::kNone && !s.ok() && hooks_.native_gang_failed) hooks_.native_gang_failed(gvr, s);
+}
+
+std::string PlanApplier::CreateFailure(const kube::GroupVersionResource& gvr, const Status& s) const {
+  std::string why = VersionNotServed(s) && hooks_.gang_api_unserved ? hooks_.gang_api_unserved(gvr) : "";
+  return "Error creating: " + std::string(s.message()) + (why.empty() ? "" : " (" + why + ")");
 }
 
 // The Workload (D27) before the PodGroup, the PodGroup's update, and their deletion. Native
@@ -261,14 +266,17 @@ Status PlanApplier::ApplyGang(const api::TfJob& job, const core::Plan& plan) {
       events_.Record(JobReference(job), "Normal", "SuccessfulCreateWorkload", "Created Workload: " + job.metadata.name);
     } else if (!IsAlreadyExists(r.status())) {
       workload_ready = false;
-      events_.Record(JobReference(job), "Warning", "FailedCreateWorkload", "Error creating: " + r.status().message());
+      events_.Record(JobReference(job), "Warning", "FailedCreateWorkload", CreateFailure(gvr, r.status()));
       keep_first(r.status());
     }
   }
   if (plan.create_pod_group && workload_ready) {
     auto r = writer_.Create(pg_gvr, ns, *plan.create_pod_group);
     NativeCallDone(pg_gvr, r.status());
-    if (!r.ok() && !IsAlreadyExists(r.status())) keep_first(r.status());
+    if (!r.ok() && !IsAlreadyExists(r.status())) {
+      events_.Record(JobReference(job), "Warning", "FailedCreatePodGroup", CreateFailure(pg_gvr, r.status()));
+      keep_first(r.status());
+    }
   }
   if (plan.update_pod_group) {
     auto r = writer_.MergePatch(pg_gvr, ns, job.metadata.name, json{{"spec", (*plan.update_pod_group)["spec"]}}, "");

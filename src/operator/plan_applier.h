@@ -86,8 +86,12 @@ struct PlanApplierHooks {
   // --gang-scheduler-name kubernetes (docs/semantics.md D31): the Workload API version in use,
   // for deletes (a create goes to the version its object names; unset: v1alpha2)...
   std::function<tfjob::core::NativeGangApi()> native_gang_api;
-  // ...and a Workload or PodGroup call that failed (NativeGangApiTracker::CallFailed).
+  // ...and a Workload or PodGroup call that failed, of any gang scheduler (the trackers'
+  // CallFailed, D34).
   std::function<void(const kube::GroupVersionResource&, const Status&)> native_gang_failed;
+  // Why the API of `gvr` is not served, when its last discovery found no version to speak ("":
+  // served, or not known), for the events of a failed create (D34).
+  std::function<std::string(const kube::GroupVersionResource&)> gang_api_unserved;
 };
 
 // The PodGroup resource of a gang scheduler (REQUIRES: not kNone for a write); for kKubernetes,
@@ -151,6 +155,8 @@ class PlanApplier {
   Status DeleteNamed(const api::TfJob& job, const kube::GroupVersionResource& gvr, const std::string& kind,
                      const std::string& name);
   void NativeCallDone(const kube::GroupVersionResource& gvr, const Status& s);
+  // The message of a FailedCreate<Kind> event: the error, and why its API is not served if known.
+  std::string CreateFailure(const kube::GroupVersionResource& gvr, const Status& s) const;
   // What comes before the children's writes: the D29 annotation, and the status that ends the
   // job (Plan::ends_job). A value when the pass stops there (its outcome).
   std::optional<Status> WriteFirst(const api::TfJob& job, const tfjob::core::Plan& plan);

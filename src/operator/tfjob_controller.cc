@@ -42,6 +42,15 @@ bool Terminating(const json& object) {
   return api::ObjectField(object, "metadata").contains("deletionTimestamp");
 }
 
+// Volcano and scheduler-plugins: their PodGroup API's tracker, speaking the version the start-up
+// check found served (D34); null for the other gang schedulers.
+std::unique_ptr<controller::ApiVersionTracker> PodGroupTracker(kube::RestClient& client, core::GangScheduler gang,
+                                                               const Logger& log) {
+  if (gang != core::GangScheduler::kVolcano && gang != core::GangScheduler::kSchedulerPlugins) return nullptr;
+  const controller::VersionedApi& api = PodGroupVersionedApi(gang);
+  return std::make_unique<controller::ApiVersionTracker>(client, api, api.versions.front().version, log);
+}
+
 }  // namespace
 
 QueueAction QueueActionFor(const StatusOr<ReconcileResult>& outcome) {
@@ -69,6 +78,7 @@ TfJobController::TfJobController(kube::RestClient& client, Clock& clock, control
                        ? std::make_unique<NativeGangApiTracker>(client, options.native_gang_api, log_,
                                                                 options.native_composite_pod_groups)
                        : nullptr),
+      pod_group_api_(PodGroupTracker(client, core::GangSchedulerFor(options.gang_scheduler_name), log_)),
       applier_(
           writer_, write_pool_, expectations_, events, registry, core::GangSchedulerFor(options.gang_scheduler_name),
           PlanApplierHooks{[this](const std::string& key, const json& object) { written_.Wrote(key, object); },
@@ -77,7 +87,9 @@ TfJobController::TfJobController(kube::RestClient& client, Clock& clock, control
                            [this] { return native_gang_ ? native_gang_->current() : core::NativeGangApi{}; },
                            [this](const kube::GroupVersionResource& gvr, const Status& s) {
                              if (native_gang_) native_gang_->CallFailed(gvr, s);
-                           }}),
+                             if (pod_group_api_) pod_group_api_->CallFailed(gvr, s);
+                           },
+                           [this](const kube::GroupVersionResource& gvr) { return GangApiUnserved(gvr); }}),
       status_throttle_(clock, options.status_count_interval),
       disruptions_(log_),
       latency_(registry) {
@@ -175,7 +187,8 @@ void TfJobController::WatchGang() {
     };
     pod_groups_ = std::make_unique<controller::Informer<json>>(
         client_,
-        native_gang_ ? spec_of(NativePodGroups) : controller::ListWatchSpec{PodGroupResource(gang), options_.ns},
+        native_gang_ ? spec_of(NativePodGroups)
+                     : controller::TrackedListWatch(*pod_group_api_, "podgroups", options_.ns),
         [](const json& j) -> StatusOr<json> { return j; }, controller::NamespacedKey, log_);
     // The job of the same name; D33's member PodGroups are "<job>.<member>".
     auto enqueue = [this](const auto& pg) {
@@ -313,6 +326,14 @@ void TfJobController::ForgetJob(const std::string& key) {
   status_throttle_.Forget(key);
   written_.Forget(key);
   latency_.Forget(key);
+}
+
+// The gang API's last discovery error, when it is `gvr`'s group (D34).
+std::string TfJobController::GangApiUnserved(const kube::GroupVersionResource& gvr) const {
+  const controller::ApiVersionTracker* tracker = native_gang_ ? &native_gang_->tracker() : pod_group_api_.get();
+  if (!tracker || tracker->api().group != gvr.group) return "";
+  std::optional<Status> error = tracker->last_error();
+  return error ? std::string(error->message()) : "";
 }
 
 // What the caches show of the job's world, for the core.

@@ -41,6 +41,7 @@
 #include "operator/options.h"
 #include "operator/plan_applier.h"
 #include "operator/status_write_throttle.h"
+#include "operator/versioned_apis.h"
 #include "tfjob/core/reconcile.h"
 
 namespace tfjob::operator_ {
@@ -107,6 +108,8 @@ class TfJobController {
   void ObserveGang(const std::string& key, const api::TfJob& job, tfjob::core::ObservedState& observed);
   void ObserveCompositeGang(const std::string& key, const api::TfJob& job, tfjob::core::ObservedState& observed);
   void OnChildEvent(const api::ChildMeta& meta, int created, int deleted);
+  // Why the gang scheduler's API of `gvr` is not served ("": served or unknown; D34).
+  std::string GangApiUnserved(const kube::GroupVersionResource& gvr) const;
   // D1: a pass waits while the expectations of the last one are not met; nullopt: it runs (none
   // pending, or the job's deadline or TTL is due now).
   std::optional<ReconcileResult> WaitForExpectations(const std::string& key, const api::TfJob& job);
@@ -129,6 +132,8 @@ class TfJobController {
   RestObjectWriter writer_;
   // --gang-scheduler-name kubernetes: the Workload API version in use (D31); null otherwise.
   std::unique_ptr<NativeGangApiTracker> native_gang_;
+  // Volcano or scheduler-plugins: their PodGroup API's version, rediscovered on 404/406 (D34).
+  std::unique_ptr<controller::ApiVersionTracker> pod_group_api_;
   PlanApplier applier_;  // the write side: carries out each reconcile's Plan
   std::unique_ptr<controller::Informer<api::TfJob>> jobs_;
   std::unique_ptr<controller::Informer<api::Pod>> pods_;

@@ -496,6 +496,28 @@ def test_always_restarts_a_failed_pod(kube, namespace, operator):
     assert any(e[1] == "TFJobRestarting" for e in events(kube, namespace, "always"))
 
 
+def test_podgroup_crd_without_the_version_spoken_is_one_clear_startup_error(kube, tfjob_crd):
+    """D34: a PodGroup CRD that is installed but does not serve the version the operator speaks
+    (Volcano's v1beta1) stops the start with one error naming the group, that version and the
+    versions served."""
+    kube("patch", "crd", "podgroups.scheduling.volcano.sh", "--type=json", "-p", json.dumps([
+        {"op": "add", "path": "/spec/versions/-",
+         "value": {"name": "v1alpha1", "served": True, "storage": False,
+                   "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}}},
+        {"op": "replace", "path": "/spec/versions/0/served", "value": False}]))
+    try:
+        op = OperatorProcess(kube, "--gang-scheduler-name", "volcano").start()
+        assert op.proc.wait(timeout=30) == 2
+        with open(op.log_path) as f:
+            log = f.read()
+        assert ("gang scheduling by volcano needs scheduling.volcano.sh/v1beta1; "
+                "the API server serves only v1alpha1") in log, log
+        assert "crd might be missing" not in log
+    finally:
+        kube("apply", "-f", os.path.join(ROOT, "tests", "e2e", "manifests", "podgroup-crds.yaml"))
+        kube("wait", "--for=condition=Established", "crd/podgroups.scheduling.volcano.sh", "--timeout=30s")
+
+
 def test_missing_podgroup_crd_is_a_clear_startup_error(kube, tfjob_crd):
     kube("delete", "crd", "podgroups.scheduling.x-k8s.io", "--wait=true")
     try:
