@@ -1,5 +1,6 @@
-// `tfjob render FILE [-o yaml|json]` (README.md): the Pods, Services and PodGroup the operator
-// would create for each job of the file, as a v1 List.
+// `tfjob render FILE [-o yaml|json]` (README.md): the Pods, Services and PodGroup (or the native
+// gang's Workload, PodGroups and CompositePodGroup) the operator would create for each job of the
+// file, as a v1 List.
 #include <CLI/CLI.hpp>
 
 #include "api/event_type.h"
@@ -41,6 +42,11 @@ class RenderCommand : public Command {
                     "(Kubernetes v1.36) or v1beta1 (v1.37)")
         ->check(CLI::IsMember(NativeGangApiNames()))
         ->capture_default_str();
+    // D33: the hierarchical gang where a v1.37 cluster serves CompositePodGroups (alpha gates).
+    render.add_flag("--composite-pod-groups", options.composite_pod_groups,
+                    "With --native-gang-api v1beta1: render the hierarchical gang (a CompositePodGroup over the "
+                    "Chief/Master/PS and the Workers) for jobs that have both, as on a cluster that serves "
+                    "CompositePodGroups");
     render
         .add_option("--tf-config-evaluator-in-cluster", options.tf_config.evaluator_in_cluster,
                     "List evaluators in TF_CONFIG's cluster")
@@ -51,6 +57,13 @@ class RenderCommand : public Command {
     std::ostream& err = *io.err;
     for (core::NativeGangApi api : kNativeGangApis)
       if (core::NativeGangApiVersion(api) == native_gang_api_) request_.options.native_gang_api = api;
+    if (request_.options.composite_pod_groups &&
+        (core::GangSchedulerFor(request_.options.gang_scheduler_name) != core::GangScheduler::kKubernetes ||
+         request_.options.native_gang_api != core::NativeGangApi::kV1beta1)) {
+      err << "--composite-pod-groups needs --gang-scheduler-name kubernetes and --native-gang-api v1beta1 "
+             "(CompositePodGroups are a Kubernetes v1.37 API)\n";
+      return api::kExitUsage;
+    }
     std::vector<CheckedJob> jobs;
     if (int rc = LoadChecked(file_, err, &jobs); rc != api::kExitOk) return rc;
     std::vector<core::RenderEvent> events;

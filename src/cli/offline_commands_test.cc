@@ -77,6 +77,11 @@ TEST(Render, GoldenFilesForEveryExample) {
        {"--gang-scheduler-name", "kubernetes", "--native-gang-api", "v1beta1"},
        "examples",
        "gang-scheduling-kubernetes-v1beta1"},
+      // D33: the hierarchical gang, as on a v1.37 cluster that serves CompositePodGroups.
+      {"gang-scheduling",
+       {"--gang-scheduler-name", "kubernetes", "--native-gang-api", "v1beta1", "--composite-pod-groups"},
+       "examples",
+       "gang-scheduling-kubernetes-composite"},
       {"suspended", {}},
       {"all-workers", {"--namespace", "team-a"}},
       // Issue 14 item 2: a template pasted from `kubectl get pod -o yaml` gives clean pods.
@@ -105,6 +110,25 @@ TEST(Render, GoldenFilesForEveryExample) {
   for (const auto& c : cases)
     if (std::string_view(c.folder) == "examples") rendered.insert(c.example);
   EXPECT_EQ(examples, rendered) << "every example needs a golden render";
+}
+
+// D33: CompositePodGroups exist only beside v1beta1's Workload; asking for them elsewhere is a
+// usage error naming the flags, not a silent flat gang.
+TEST(Render, CompositePodGroupsNeedTheNativeV1beta1Gang) {
+  const std::string file = (kSource / "examples" / "gang-scheduling.yaml").string();
+  for (const auto& extra : std::vector<std::vector<std::string>>{
+           {"--composite-pod-groups"},
+           {"--gang-scheduler-name", "volcano", "--composite-pod-groups"},
+           {"--gang-scheduler-name", "kubernetes", "--composite-pod-groups"},
+           {"--gang-scheduler-name", "kubernetes", "--native-gang-api", "v1alpha2", "--composite-pod-groups"}}) {
+    std::vector<std::string> args = {"render", file};
+    args.insert(args.end(), extra.begin(), extra.end());
+    CmdResult r = Tfjob(args);
+    EXPECT_EQ(r.code, 2) << ::testing::PrintToString(extra);
+    EXPECT_THAT(r.err, ::testing::HasSubstr("--composite-pod-groups needs --gang-scheduler-name kubernetes and "
+                                            "--native-gang-api v1beta1"));
+    EXPECT_EQ(r.out, "");
+  }
 }
 
 TEST(Render, JsonOutputIsAV1List) {
