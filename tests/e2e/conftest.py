@@ -46,6 +46,16 @@ class Kube:
         r = self.run(*args, check=check)
         return json.loads(r.stdout) if r.returncode == 0 else None
 
+    def wait_established(self, crd, timeout=60):
+        """Waits, polling, for the CRD named `crd` to be Established. Not `kubectl wait
+        --for=condition=Established`: that fails at once, instead of waiting, when it reads a CRD
+        the API server has not yet given any status.conditions (`.status.conditions accessor
+        error: <nil> is of the type <nil>`), which a just-applied CRD on a busy machine can be."""
+        wait_for(lambda: any(c.get("type") == "Established" and c.get("status") == "True"
+                             for c in ((self.get("crd", crd, check=False) or {}).get("status") or {})
+                             .get("conditions") or []),
+                 timeout=timeout, what=f"crd/{crd} Established")
+
     def server_get(self, path):
         """GET path with the admin certificate. Returns (HTTP status, the object or None, the API
         server's clock at the response: its Date header, whole seconds since the epoch)."""
@@ -200,4 +210,4 @@ class OperatorProcess:
 @pytest.fixture(scope="session")
 def tfjob_crd(kube):
     kube("apply", "-f", os.path.join(ROOT, "config", "crd", "kubeflow.org_tfjobs.yaml"))
-    kube("wait", "--for=condition=Established", "crd/tfjobs.kubeflow.org", "--timeout=30s")
+    kube.wait_established("tfjobs.kubeflow.org", timeout=30)

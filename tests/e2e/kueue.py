@@ -187,7 +187,7 @@ class Kueue:
         self.kube("apply", "--server-side", "--force-conflicts", "--field-manager=tfjob-e2e", "-f", "-",
                   stdin=json.dumps({"apiVersion": "v1", "kind": "List", "items": crds}))
         for crd in crds:
-            self.kube("wait", "--for=condition=Established", f"crd/{crd['metadata']['name']}", "--timeout=60s")
+            self.kube.wait_established(crd['metadata']['name'], timeout=60)
 
     def register_webhooks(self):
         suffix = uuid.uuid4().hex[:6]

@@ -35,7 +35,7 @@ def phase(kube, ns, name):
 @pytest.mark.every_version
 def test_crd_applies_and_kubectl_lists_tfjobs(kube, namespace):
     kube("apply", "-f", os.path.join(ROOT, "config", "crd", "kubeflow.org_tfjobs.yaml"))
-    kube("wait", "--for=condition=Established", "crd/tfjobs.kubeflow.org", "--timeout=30s")
+    kube.wait_established("tfjobs.kubeflow.org", timeout=30)
     kube.apply({"apiVersion": "kubeflow.org/v1", "kind": "TFJob", "metadata": {"name": "smoke"},
                 "spec": {"runPolicy": {}, "tfReplicaSpecs": {"Worker": {"template": {"spec": {"containers": [
                     {"name": "tensorflow", "image": "tf"}]}}}}}}, namespace)

@@ -120,11 +120,7 @@ def worker_cluster(kube, tfjob_crd):
         assert r.returncode == 0, f"the worker cluster did not come up: {r.stderr[-2000:]}"
         worker = Kube(d, os.path.join(d, "kubeconfig"))
         worker("apply", "-f", os.path.join(ROOT, "config", "crd", "kubeflow.org_tfjobs.yaml"))
-        # Polled: `kubectl wait` fails at once while the fresh CRD has no status.conditions yet.
-        wait_for(lambda: any(c["type"] == "Established" and c["status"] == "True"
-                             for c in (worker.get("crd", "tfjobs.kubeflow.org", check=False) or {})
-                             .get("status", {}).get("conditions") or []),
-                 timeout=60, what="the worker's TFJob CRD Established")
+        worker.wait_established("tfjobs.kubeflow.org")
         yield worker
     finally:
         subprocess.run([script, "down", d], stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)

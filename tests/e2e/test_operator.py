@@ -515,7 +515,7 @@ def test_podgroup_crd_without_the_version_spoken_is_one_clear_startup_error(kube
         assert "crd might be missing" not in log
     finally:
         kube("apply", "-f", os.path.join(ROOT, "tests", "e2e", "manifests", "podgroup-crds.yaml"))
-        kube("wait", "--for=condition=Established", "crd/podgroups.scheduling.volcano.sh", "--timeout=30s")
+        kube.wait_established("podgroups.scheduling.volcano.sh", timeout=30)
 
 
 def test_missing_podgroup_crd_is_a_clear_startup_error(kube, tfjob_crd):
@@ -529,4 +529,4 @@ def test_missing_podgroup_crd_is_a_clear_startup_error(kube, tfjob_crd):
         assert "podgroups.scheduling.x-k8s.io" in log
     finally:
         kube("apply", "-f", os.path.join(ROOT, "tests", "e2e", "manifests", "podgroup-crds.yaml"))
-        kube("wait", "--for=condition=Established", "crd/podgroups.scheduling.x-k8s.io", "--timeout=30s")
+        kube.wait_established("podgroups.scheduling.x-k8s.io", timeout=30)

@@ -36,7 +36,7 @@ def ckube(kube):
     try:
         c = Kube(d, os.path.join(d, "kubeconfig"))
         c("apply", "-f", os.path.join(os.path.dirname(__file__), "..", "..", "config", "crd", "kubeflow.org_tfjobs.yaml"))
-        c("wait", "--for=condition=Established", "crd/tfjobs.kubeflow.org", "--timeout=30s")
+        c.wait_established("tfjobs.kubeflow.org", timeout=30)
         yield c
     finally:
         if not os.environ.get("TFJOB_E2E_KEEP"):

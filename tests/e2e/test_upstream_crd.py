@@ -86,7 +86,7 @@ def test_D29_backoff_limit_holds_across_a_restart_with_upstreams_crd(kube, names
         for o in ops:
             o.kill()
         kube("apply", "-f", CRD_FILE)  # ours again, for the other tests
-        kube("wait", "--for=condition=Established", "crd/tfjobs.kubeflow.org", "--timeout=30s")
+        kube.wait_established("tfjobs.kubeflow.org", timeout=30)
 
 
 def test_D29_our_crd_is_reported_ok(kube, namespace, tfjob_crd):
