@@ -1,6 +1,7 @@
 #include "operator/native_gang_api.h"
 
-#include <set>
+#include <algorithm>
+#include <vector>
 
 #include "api/json_fields.h"
 #include "tfjob/core/composite_gang.h"
@@ -42,10 +43,8 @@ StatusOr<core::NativeGangApi> ChooseNativeGangApi(const json& api_group) {
 namespace {
 
 bool ListsVersion(const json& api_group, const std::string& version) {
-  if (!api_group.is_object() || !api_group.contains("versions") || !api_group["versions"].is_array()) return false;
-  for (const json& v : api_group["versions"])
-    if (api::StringField(v, "version") == version) return true;
-  return false;
+  const std::vector<std::string> served = controller::ServedVersions(api_group);
+  return std::find(served.begin(), served.end(), version) != served.end();
 }
 
 }  // namespace

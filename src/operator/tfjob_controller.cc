@@ -176,19 +176,11 @@ void TfJobController::WatchChildren() {
 void TfJobController::WatchGang() {
   auto gang = core::GangSchedulerFor(options_.gang_scheduler_name);
   if (gang != core::GangScheduler::kNone) {
-    // Native: the version in use, found again when a list or watch answers 404/406 (D31).
-    auto spec_of = [this](auto resource_of) {
-      controller::ListWatchSpec spec{resource_of(native_gang_->current()), options_.ns};
-      spec.gvr_source = [this, resource_of] { return resource_of(native_gang_->current()); };
-      spec.on_failure = [this](const kube::GroupVersionResource& gvr, const Status& s) {
-        native_gang_->CallFailed(gvr, s);
-      };
-      return spec;
-    };
+    // The version in use of the gang's API, found again when a list or watch answers 404/406
+    // (D31, D34).
+    controller::ApiVersionTracker& api = native_gang_ ? native_gang_->tracker() : *pod_group_api_;
     pod_groups_ = std::make_unique<controller::Informer<json>>(
-        client_,
-        native_gang_ ? spec_of(NativePodGroups)
-                     : controller::TrackedListWatch(*pod_group_api_, "podgroups", options_.ns),
+        client_, controller::TrackedListWatch(api, "podgroups", options_.ns),
         [](const json& j) -> StatusOr<json> { return j; }, controller::NamespacedKey, log_);
     // The job of the same name; D33's member PodGroups are "<job>.<member>".
     auto enqueue = [this](const auto& pg) {
@@ -203,8 +195,8 @@ void TfJobController::WatchGang() {
         [](const json& j) { return api::StringField(api::ObjectField(j, "metadata"), "name"); }, log_);
     if (gang == core::GangScheduler::kKubernetes) {
       workloads_ = std::make_unique<controller::Informer<json>>(
-          client_, spec_of(NativeWorkloads), [](const json& j) -> StatusOr<json> { return j; },
-          controller::NamespacedKey, log_);
+          client_, controller::TrackedListWatch(api, "workloads", options_.ns),
+          [](const json& j) -> StatusOr<json> { return j; }, controller::NamespacedKey, log_);
       workloads_->AddHandlers({enqueue, [enqueue](const auto&, const auto& n) { enqueue(n); }, enqueue});
       // D33: only when served at start-up; a cluster that turns them on later needs a restart.
       if (options_.native_composite_pod_groups) {
