@@ -1,5 +1,6 @@
 #include "cli/job_wait.h"
 
+#include <algorithm>
 #include <memory>
 #include <vector>
 
@@ -145,12 +146,20 @@ class JobWait {
   // Ends the streams and the watches, prints the final table and `outcome`, returns `rc`.
   int Finish(int rc, const std::string& outcome) {
     if (logs_) {
-      // The last lines: at most 5 s for the streams to end (and those that waited for a slot).
-      auto until = std::chrono::steady_clock::now() + Ms(5000);
+      // The last lines: the streams end, and those that waited for a slot (queue_excess) are
+      // read in turn. 5 s for each round (another 5 s whenever a waiting container's stream
+      // starts), at most 30 s in all: on a busy machine one round can take more than 5 s.
+      const auto start = std::chrono::steady_clock::now();
+      auto until = start + Ms(5000);
+      int started = logs_->StreamsStarted();
       while ((rc == kExitOk || rc == kExitFailed) && std::chrono::steady_clock::now() < until) {
         logs_->WaitIdle(Ms(200));
         if (logs_->Idle()) break;
         (void)logs_->Update(pods_);
+        if (int now_started = logs_->StreamsStarted(); now_started != started) {
+          started = now_started;
+          until = std::min(start + Ms(30000), std::chrono::steady_clock::now() + Ms(5000));
+        }
       }
       logs_->StopAll();
     }

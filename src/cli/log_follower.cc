@@ -133,12 +133,18 @@ Status LogFollower::Update(const std::vector<PodView>& pods) {
   const Listing listing = ListContainers(pods);
   MutexLock lock(mu_);
   ForgetGone(listing);
-  changed_.notify_all();
   Plan plan = PlanStarts(listing);
-  if (Status s = FitSlots(plan); !s.ok()) return s;
+  if (Status s = FitSlots(plan); !s.ok()) {
+    changed_.notify_all();
+    return s;
+  }
   SetPending(plan);
   RefreshStatus(listing);
+  // After the status is refreshed: a stream waiting out reconnect_delay for its container's
+  // state to change (CloseConnection) must see the new state now, not after the delay.
+  changed_.notify_all();
   for (const auto& key : plan.start) Start(key, listing);
+  started_ += static_cast<int>(plan.start.size());
   return OkStatus();
 }
 
@@ -354,6 +360,11 @@ void LogFollower::StopAll() {
 
 size_t LogFollower::TrackedContainersForTesting() const {
   return follows_.size();
+}
+
+int LogFollower::StreamsStarted() const {
+  MutexLock lock(mu_);
+  return started_;
 }
 
 int LogFollower::PeakOpenStreamsForTesting() const {

@@ -110,6 +110,8 @@ class LogFollower {
   // container ends. (Containers waiting for a slot start only on an Update.)
   void WaitIdle(std::chrono::milliseconds limit);
   void StopAll();
+  // Containers whose streams Update started so far (a waiting caller's sign of progress).
+  int StreamsStarted() const;
 
   // Containers with state kept (of the last Update's pods, or still draining).
   size_t TrackedContainersForTesting() const;
@@ -153,6 +155,7 @@ class LogFollower {
   int open_ TFJOB_GUARDED_BY(mu_) = 0;   // log requests open
   int peak_open_ TFJOB_GUARDED_BY(mu_) = 0;
   int pending_ TFJOB_GUARDED_BY(mu_) = 0;  // containers waiting for a slot (queue_excess)
+  int started_ TFJOB_GUARDED_BY(mu_) = 0;  // streams started by Update
   // "pod uid/container" -> its state; the map itself is touched only by the caller's thread.
   std::map<std::string, std::unique_ptr<Follow>> follows_;
 };

@@ -249,6 +249,35 @@ TEST(LogFollower, RestartedContainerContinuesWithoutRepeating) {
   EXPECT_EQ(fx.Streams(), 2);
 }
 
+// A running container's stream ended (as KWOK's and a restarted kubelet's do) and waits out
+// reconnect_delay; its container ends meanwhile. The status Update brings wakes the stream at
+// once, which reads the ended container to its end. Before: Update woke the streams before it
+// refreshed their status, so the stream slept the whole delay (here an hour) and held its
+// log request slot: `submit --follow`'s queued containers were read late or not at all.
+TEST(LogFollower, AStreamWaitingToReconnectSeesItsContainerEndAtOnce) {
+  Fixture fx;
+  fx.transport.set_stream_handler([&](const kube::HttpRequest& r, const kube::ByteSink& sink) {
+    sink(Served(r.path, {"2026-01-01T00:00:01Z hello"}));
+    return OkStatus();
+  });
+  LogFollowOptions o;
+  o.reconnect_delay = std::chrono::hours(1);
+  LogFollower f(
+      fx.client, "ns", "j", [&](const std::string& l) { fx.printed.Add(l); }, o);
+  ASSERT_TRUE(f.Update({Pod("j-worker-0", "running")}).ok());
+  fx.WaitForStreams(1);
+  // Let the stream reach its wait (not an assertion on time: a shorter pause only lets the
+  // test pass without the fix).
+  std::this_thread::sleep_for(milliseconds(300));
+  ASSERT_TRUE(f.Update({Pod("j-worker-0", "terminated")}).ok());
+  f.WaitIdle(milliseconds(20000));
+  EXPECT_TRUE(f.Idle());
+  f.StopAll();
+  EXPECT_EQ(fx.printed.Get(), std::vector<std::string>{"[worker-0] hello"});
+  EXPECT_EQ(fx.Streams(), 2);
+  EXPECT_EQ(f.StreamsStarted(), 1);
+}
+
 // More containers to follow than --max-log-requests: refused, naming the flag, and no stream
 // is opened (kubectl's behaviour). Before: a thread and a stream per container, unbounded.
 TEST(LogFollower, RefusesMoreContainersThanMaxLogRequests) {
