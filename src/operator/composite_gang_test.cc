@@ -17,10 +17,9 @@
 namespace tfjob::operator_ {
 namespace {
 
+using core::NativeGangApi;
 using nlohmann::json;
 using ::tfjob::testing::WaitUntil;
-using ::tfjob::tfjob::core::NativeGangApi;
-namespace core = ::tfjob::tfjob::core;
 
 json Group(const std::vector<std::string>& versions) {
   json list = json::array();

@@ -14,7 +14,6 @@ namespace tfjob::operator_ {
 namespace {
 
 using nlohmann::json;
-namespace core = ::tfjob::tfjob::core;
 
 // A pass that waits for something Kueue or a user must add looks again this late.
 constexpr std::chrono::seconds kRetryAfter{5};

@@ -45,7 +45,7 @@ inline const kube::GroupVersionResource kKueueWorkloadPriorityClasses{"kueue.x-k
 struct KueueGate {
   bool run_core = true;
   std::optional<std::chrono::nanoseconds> requeue_after;
-  tfjob::core::KueueStep step = tfjob::core::KueueStep::kNotQueued;
+  core::KueueStep step = core::KueueStep::kNotQueued;
   // The job is MultiKueue's proven copy for this cluster: the core runs it although its
   // runPolicy.managedBy names MultiKueue (ObservedState::multikueue_copy, docs/semantics.md D32).
   bool multikueue_copy = false;
@@ -75,10 +75,10 @@ class KueueMode {
   Status JobGone(const std::string& key);
 
  private:
-  tfjob::core::KueueObserved Observe(const api::TfJob& job, api::Time now, int64_t live_pods) const;
+  core::KueueObserved Observe(const api::TfJob& job, api::Time now, int64_t live_pods) const;
   // The plan's writes in its order (job, finalizers, deletes, create, update, status), then events.
-  Status Apply(const api::TfJob& job, const tfjob::core::KueuePlan& plan);
-  Status ApplyToWorkloads(const api::TfJob& job, const tfjob::core::KueuePlan& plan);
+  Status Apply(const api::TfJob& job, const core::KueuePlan& plan);
+  Status ApplyToWorkloads(const api::TfJob& job, const core::KueuePlan& plan);
   // Workloads in the version of Kueue's API in use (a failed create is told to its tracker).
   kube::GroupVersionResource Workloads() const { return api_.Resource(kKueueWorkloads.resource); }
   Status RemoveFinalizer(const std::string& ns, const std::string& name);
@@ -86,13 +86,13 @@ class KueueMode {
   kube::RestClient& client_;
   controller::EventRecorder& events_;
   std::function<void(const std::string&, const nlohmann::json&)> wrote_;
-  const tfjob::core::KueueOptions options_;
+  const core::KueueOptions options_;
   const std::string ns_;
   Logger log_;
   // Kueue's API version in use (docs/semantics.md D34), rediscovered when a call answers 404/406.
   controller::ApiVersionTracker api_;
   std::unique_ptr<controller::Informer<nlohmann::json>> workloads_;  // index "job": the owning job's key
-  std::unique_ptr<controller::Informer<tfjob::core::KueueFlavor>> flavors_;
+  std::unique_ptr<controller::Informer<core::KueueFlavor>> flavors_;
   std::unique_ptr<controller::Informer<int32_t>> workload_priority_classes_;
   struct PriorityClass {
     int32_t value = 0;

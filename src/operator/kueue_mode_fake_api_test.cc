@@ -55,8 +55,7 @@ struct KueueCluster {
     job["metadata"]["labels"] = {{"kueue.x-k8s.io/queue-name", "user-queue"}};
     auto created = server.Create(kTfJobs, "default", job);
     EXPECT_TRUE(created.ok());
-    return tfjob::core::KueueWorkloadName("TFJob", "kubeflow.org", name,
-                                          (*created)["metadata"]["uid"].get<std::string>());
+    return core::KueueWorkloadName("TFJob", "kubeflow.org", name, (*created)["metadata"]["uid"].get<std::string>());
   }
   json Job(const std::string& name) { return server.Get(kTfJobs, "default", name).value_or(json::object()); }
   bool Suspended(const std::string& name) {

@@ -76,9 +76,9 @@ std::optional<int> CheckCrdApi(kube::RestClient& client, const controller::Versi
 // options->native_gang_api to the version found.
 std::optional<int> CheckGangApi(kube::RestClient& client, OperatorOptions* options, std::stop_token stop,
                                 const Logger& log) {
-  auto gang = tfjob::core::GangSchedulerFor(options->gang_scheduler_name);
-  if (gang == tfjob::core::GangScheduler::kNone) return std::nullopt;
-  if (gang == tfjob::core::GangScheduler::kKubernetes) {
+  auto gang = core::GangSchedulerFor(options->gang_scheduler_name);
+  if (gang == core::GangScheduler::kNone) return std::nullopt;
+  if (gang == core::GangScheduler::kKubernetes) {
     // No CRD: the API is kube-apiserver's own, served only with feature gates and runtime-config
     // (docs/operator.md). Discovery says which version (D31).
     NativeGangApiTracker tracker(client, options->native_gang_api, log);
@@ -93,7 +93,7 @@ std::optional<int> CheckGangApi(kube::RestClient& client, OperatorOptions* optio
     options->native_gang_api = *found;
     options->native_composite_pod_groups = tracker.composite_pod_groups();
     log.Info("gang scheduling by kubernetes",
-             {{"api", tfjob::core::NativeGangApiGroupVersion(*found)},
+             {{"api", core::NativeGangApiGroupVersion(*found)},
               {"composite_pod_groups", tracker.composite_pod_groups() ? "true" : "false"}});
     return std::nullopt;
   }
@@ -125,7 +125,7 @@ std::optional<bool> CountersInAnnotation(kube::RestClient& client, controller::R
   schema_ok.Set(schema.ok() ? 1 : 0);
   std::string pruned;
   for (const auto& f : schema.pruned) pruned += (pruned.empty() ? "" : ",") + f;
-  const std::string annotation(tfjob::core::kCountersAnnotation);
+  const std::string annotation(core::kCountersAnnotation);
   if (!crd.ok())
     log.Warning("cannot read the TFJob CRD; restart counts are kept in an annotation too",
                 {{"crd", tfjobs_crd}, {"error", crd.status().message()}, {"annotation", annotation}});

@@ -14,7 +14,6 @@
 namespace tfjob::operator_ {
 
 using nlohmann::json;
-namespace core = ::tfjob::tfjob::core;
 
 StatusOr<json> RestObjectWriter::Create(const kube::GroupVersionResource& gvr, const std::string& ns,
                                         const json& object) {

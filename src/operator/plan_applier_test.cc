@@ -23,7 +23,6 @@ namespace tfjob::operator_ {
 namespace {
 
 using nlohmann::json;
-namespace core = ::tfjob::tfjob::core;
 
 struct Fixture {
   FakeClock clock;

@@ -18,7 +18,6 @@ namespace tfjob::operator_ {
 namespace {
 
 using nlohmann::json;
-namespace core = ::tfjob::tfjob::core;
 
 std::string JobKeyOf(const api::ChildMeta& meta) {
   return meta.job_name.empty() ? "" : api::ObjectKey{meta.ns, meta.job_name}.String();
@@ -329,7 +328,7 @@ std::string TfJobController::GangApiUnserved(const kube::GroupVersionResource& g
 }
 
 // What the caches show of the job's world, for the core.
-tfjob::core::ObservedState TfJobController::Observe(const std::string& key, const api::TfJob& job) {
+core::ObservedState TfJobController::Observe(const std::string& key, const api::TfJob& job) {
   core::ObservedState observed{job, {}, {}, std::nullopt, clock_.Now(), {}};
   // Before the pods: a note is made after the pod cache changed, so the pods read next show it.
   observed.disruptions = disruptions_.For(key);
@@ -355,7 +354,7 @@ core::ReconcileOptions TfJobController::PassOptions(const std::string& key) cons
 
 // Gang scheduling only: the PodGroup (a terminating one counts as gone with the native API), the
 // values of the PriorityClasses the templates name, whether the Workload exists.
-void TfJobController::ObserveGang(const std::string& key, const api::TfJob& job, tfjob::core::ObservedState& observed) {
+void TfJobController::ObserveGang(const std::string& key, const api::TfJob& job, core::ObservedState& observed) {
   auto pg = pod_groups_->store().Get(key);
   if (pg && workloads_ && Terminating(*pg)) pg = nullptr;
   if (pg) {
@@ -375,7 +374,7 @@ void TfJobController::ObserveGang(const std::string& key, const api::TfJob& job,
 
 // D33: the hierarchy's objects, whatever this pass renders (a suspend deletes what exists).
 void TfJobController::ObserveCompositeGang(const std::string& key, const api::TfJob& job,
-                                           tfjob::core::ObservedState& observed) {
+                                           core::ObservedState& observed) {
   if (composite_pod_groups_) {
     auto cpg = composite_pod_groups_->store().Get(key);
     observed.composite_pod_group_exists = cpg && !Terminating(*cpg);

@@ -101,12 +101,12 @@ class TfJobController {
   void Enqueue(const std::string& key) { queue_.Add(key); }
   // ReconcileKey's steps.
   void ForgetJob(const std::string& key);
-  tfjob::core::ObservedState Observe(const std::string& key, const api::TfJob& job);
+  core::ObservedState Observe(const std::string& key, const api::TfJob& job);
   // reconcile_options_, with the Workload API version in use when gang scheduling is native (D31).
   // The pass's options; `key`: the job's, for the shape of its existing Workload (D33).
-  tfjob::core::ReconcileOptions PassOptions(const std::string& key) const;
-  void ObserveGang(const std::string& key, const api::TfJob& job, tfjob::core::ObservedState& observed);
-  void ObserveCompositeGang(const std::string& key, const api::TfJob& job, tfjob::core::ObservedState& observed);
+  core::ReconcileOptions PassOptions(const std::string& key) const;
+  void ObserveGang(const std::string& key, const api::TfJob& job, core::ObservedState& observed);
+  void ObserveCompositeGang(const std::string& key, const api::TfJob& job, core::ObservedState& observed);
   void OnChildEvent(const api::ChildMeta& meta, int created, int deleted);
   // Why the gang scheduler's API of `gvr` is not served ("": served or unknown; D34).
   std::string GangApiUnserved(const kube::GroupVersionResource& gvr) const;
@@ -124,7 +124,7 @@ class TfJobController {
   controller::EventRecorder& events_;
   const OperatorOptions options_;
   Logger log_;
-  tfjob::core::ReconcileOptions reconcile_options_;
+  core::ReconcileOptions reconcile_options_;
   controller::WorkQueue queue_;
   controller::Expectations expectations_;
   controller::BusyWorkers busy_;      // which worker is on which job since when

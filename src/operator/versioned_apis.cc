@@ -5,8 +5,6 @@
 
 namespace tfjob::operator_ {
 
-namespace core = ::tfjob::tfjob::core;
-
 const controller::VersionedApi& PodGroupVersionedApi(core::GangScheduler gang) {
   static const controller::VersionedApi volcano{
       kVolcanoPodGroups.group, {{kVolcanoPodGroups.version, ""}}, "gang scheduling by volcano"};

@@ -16,7 +16,7 @@
 namespace tfjob::operator_ {
 
 // The PodGroup API of a CRD-based gang scheduler. REQUIRES: kVolcano or kSchedulerPlugins.
-const controller::VersionedApi& PodGroupVersionedApi(::tfjob::tfjob::core::GangScheduler gang);
+const controller::VersionedApi& PodGroupVersionedApi(core::GangScheduler gang);
 // Kueue's API as --kueue-mode operator speaks it (Workloads, ResourceFlavors,
 // WorkloadPriorityClasses).
 const controller::VersionedApi& KueueVersionedApi();

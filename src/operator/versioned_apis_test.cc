@@ -20,7 +20,6 @@ namespace {
 using nlohmann::json;
 using ::testing::HasSubstr;
 using ::tfjob::testing::WaitUntil;
-namespace core = ::tfjob::tfjob::core;
 
 struct Server {
   FakeClock clock;

@@ -7,7 +7,7 @@
 #include "tfjob/core/naming.h"
 #include "tfjob/core/pod_group.h"
 
-namespace tfjob::tfjob::core {
+namespace tfjob::core {
 
 using nlohmann::json;
 
@@ -155,4 +155,4 @@ void SetCompositeSchedulingGroup(const api::TfJob& job, api::ReplicaType type, j
     pod_spec->erase("schedulingGroup");
 }
 
-}  // namespace tfjob::tfjob::core
+}  // namespace tfjob::core

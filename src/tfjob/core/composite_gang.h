@@ -26,7 +26,7 @@
 #include "api/tfjob.h"
 #include "tfjob/core/render.h"
 
-namespace tfjob::tfjob::core {
+namespace tfjob::core {
 
 // The two PodGroups under the job's CompositePodGroup.
 enum class CompositeMember { kLeaders, kWorkers };
@@ -76,4 +76,4 @@ nlohmann::json RenderCompositeMemberPodGroup(const api::TfJob& job, CompositeMem
 // at all for the Evaluator (any group its template names is removed).
 void SetCompositeSchedulingGroup(const api::TfJob& job, api::ReplicaType type, nlohmann::json* pod_spec);
 
-}  // namespace tfjob::tfjob::core
+}  // namespace tfjob::core

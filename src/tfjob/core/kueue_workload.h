@@ -22,7 +22,7 @@
 #include "api/tfjob.h"
 #include "common/status.h"
 
-namespace tfjob::tfjob::core {
+namespace tfjob::core {
 
 // Wire names of Kueue's API (docs/kueue.md).
 inline constexpr std::string_view kKueueGroup = "kueue.x-k8s.io";
@@ -131,4 +131,4 @@ StatusOr<nlohmann::json> RenderKueueWorkload(const api::TfJob& job, const KueueP
 // (admission adds some). `pod_sets` is KueuePodSets of the job.
 bool KueueWorkloadMatchesJob(const api::TfJob& job, const nlohmann::json& pod_sets, const nlohmann::json& workload);
 
-}  // namespace tfjob::tfjob::core
+}  // namespace tfjob::core

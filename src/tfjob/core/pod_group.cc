@@ -9,7 +9,7 @@
 #include "tfjob/core/composite_gang.h"
 #include "tfjob/core/naming.h"
 
-namespace tfjob::tfjob::core {
+namespace tfjob::core {
 namespace {
 
 using nlohmann::json;
@@ -216,4 +216,4 @@ void SetNativeSchedulingGroup(const api::TfJob& job, json* pod_spec) {
   (*pod_spec)["schedulingGroup"] = {{"podGroupName", job.metadata.name}};
 }
 
-}  // namespace tfjob::tfjob::core
+}  // namespace tfjob::core

@@ -15,7 +15,7 @@
 #include "api/tfjob.h"
 #include "tfjob/core/render.h"
 
-namespace tfjob::tfjob::core {
+namespace tfjob::core {
 
 // minAvailable if set, else the sum of replicas.
 int32_t PodGroupMinMember(const api::TfJob& job);
@@ -66,4 +66,4 @@ std::optional<int64_t> NativeGangMinCount(const nlohmann::json& spec);
 // the template names. The field is the same in both versions.
 void SetNativeSchedulingGroup(const api::TfJob& job, nlohmann::json* pod_spec);
 
-}  // namespace tfjob::tfjob::core
+}  // namespace tfjob::core

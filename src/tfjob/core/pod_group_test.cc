@@ -4,7 +4,7 @@
 
 #include "testing/fixtures.h"
 
-namespace tfjob::tfjob::core {
+namespace tfjob::core {
 namespace {
 
 using nlohmann::json;
@@ -274,4 +274,4 @@ TEST(RenderNative, PodsNameTheGroupInBothVersions) {
 }
 
 }  // namespace
-}  // namespace tfjob::tfjob::core
+}  // namespace tfjob::core

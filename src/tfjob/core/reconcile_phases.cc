@@ -12,7 +12,7 @@
 #include "tfjob/core/pod_group.h"
 #include "tfjob/core/replica_pods.h"
 
-namespace tfjob::tfjob::core {
+namespace tfjob::core {
 namespace {
 
 using api::ReplicaType;
@@ -542,4 +542,4 @@ std::vector<RenderEvent> UniqueEvents(std::vector<RenderEvent> events) {
   return unique;
 }
 
-}  // namespace tfjob::tfjob::core
+}  // namespace tfjob::core

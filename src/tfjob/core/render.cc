@@ -11,7 +11,7 @@
 #include "tfjob/core/naming.h"
 #include "tfjob/core/pod_group.h"
 
-namespace tfjob::tfjob::core {
+namespace tfjob::core {
 namespace {
 
 using nlohmann::json;
@@ -221,4 +221,4 @@ StatusOr<RenderedJob> RenderJob(const api::TfJob& job, const RenderOptions& opti
   return out;
 }
 
-}  // namespace tfjob::tfjob::core
+}  // namespace tfjob::core

@@ -14,7 +14,7 @@
 #include "common/status.h"
 #include "tfjob/core/tf_config.h"
 
-namespace tfjob::tfjob::core {
+namespace tfjob::core {
 
 enum class GangScheduler { kNone, kVolcano, kSchedulerPlugins, kKubernetes };
 // "" or "None" -> kNone; "volcano" (any case) -> kVolcano; "kubernetes" (any case) -> kKubernetes
@@ -99,4 +99,4 @@ struct RenderedJob {
 };
 StatusOr<RenderedJob> RenderJob(const api::TfJob& job, const RenderOptions& options);
 
-}  // namespace tfjob::tfjob::core
+}  // namespace tfjob::core
