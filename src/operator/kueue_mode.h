@@ -28,6 +28,7 @@
 #include "controller/api_versions.h"
 #include "controller/event_recorder.h"
 #include "controller/informer.h"
+#include "controller/informer_factory.h"
 #include "kube/rest_client.h"
 #include "operator/options.h"
 #include "tfjob/core/kueue_sync.h"
@@ -56,15 +57,15 @@ class KueueMode {
   // `enqueue` is called with a job key ("ns/name") when a Workload of that job changes, on the
   // informer's thread; `wrote` with the job's key and the object the server returned after each
   // write of the job (the controller's mutation cache, docs/semantics.md D28), on the caller's
-  // thread. All references must outlive the KueueMode.
-  KueueMode(kube::RestClient& client, controller::EventRecorder& events, const OperatorOptions& options,
-            std::function<void(const std::string&)> enqueue,
+  // thread. All references must outlive the KueueMode. Its informers are registered on
+  // `informers` (the PriorityClasses are the process's one informer of them), which starts and
+  // stops them.
+  KueueMode(kube::RestClient& client, controller::EventRecorder& events, controller::InformerFactory& informers,
+            const OperatorOptions& options, std::function<void(const std::string&)> enqueue,
             std::function<void(const std::string&, const nlohmann::json&)> wrote, Logger log);
-  ~KueueMode();
 
-  void Start();
+  // Its informers have synced.
   bool HasSynced() const;
-  void Stop();
 
   // The Kueue step for `job` (the cached job, as stored), its writes done. Errors: those of the
   // writes (kConflict: the job or Workload changed meanwhile; retry). Thread-safe: one call per

@@ -27,6 +27,7 @@ struct KueueCluster {
   controller::Registry registry;
   controller::EventRecorder events{client, clock, Logger(), &registry, {.spam_burst = 1000000}};
   std::unique_ptr<TfJobController> controller;
+  controller::InformerFactory informers{client, Logger()};  // after the controller: stopped before it goes
 
   explicit KueueCluster(const std::string& mode = "operator") {
     // Kueue's ResourceFlavor of the admissions below.
@@ -39,8 +40,9 @@ struct KueueCluster {
     options.status_count_interval = {};
     options.kueue_mode = mode;
     options.kueue.topology_aware_scheduling = false;
-    controller = std::make_unique<TfJobController>(client, clock, registry, events, options, Logger());
-    controller->StartInformers();
+    controller = std::make_unique<TfJobController>(client, clock, registry, events, informers, options, Logger());
+    informers.Start();
+    controller->Start();
     EXPECT_TRUE(WaitUntil([&] { return controller->HasSynced(); }));
     controller->StartWorkers();
   }

@@ -23,13 +23,14 @@ std::string Identity() {
 }  // namespace
 
 Manager::Manager(const OperatorOptions& options, ManagerConfig config, kube::HttpTransport& transport, Clock& clock,
-                 controller::Registry& registry, TfJobController& controller, controller::EventRecorder& events,
-                 Logger log)
+                 controller::Registry& registry, controller::InformerFactory& informers, TfJobController& controller,
+                 controller::EventRecorder& events, Logger log)
     : options_(options),
       config_(std::move(config)),
       transport_(transport),
       clock_(clock),
       registry_(registry),
+      informers_(informers),
       controller_(controller),
       events_(events),
       log_(std::move(log)),
@@ -88,7 +89,7 @@ int Manager::StartServers() {
   }
   health_.AddLivenessCheck("ping", [] { return OkStatus(); });
   health_.AddReadinessCheck(
-      "informers", [this] { return controller_.HasSynced() ? OkStatus() : UnavailableError("caches not synced"); });
+      "informers", [this] { return informers_.HasSynced() ? OkStatus() : UnavailableError("caches not synced"); });
   if (config_.leader_elect) health_.AddReadinessCheck("leader-election", [this] { return LeaderElectionReady(); });
   if (options_.health_probe_bind_address != "0") {
     health_.CountRefusedIn(&controller::RefusedConnectionsCounter(registry_, "health"));
@@ -139,10 +140,12 @@ int Manager::Run(std::stop_token stop) {
   if (int code = StartServers(); code != 0) return code;
 
   // Informers, cache sync, leadership, workers.
-  controller_.StartInformers();
-  while (!stop.stop_requested() && !controller_.HasSynced()) SleepFor(std::chrono::milliseconds(50), stop);
+  informers_.Start();
+  controller_.Start();
+  while (!stop.stop_requested() && !informers_.HasSynced()) SleepFor(std::chrono::milliseconds(50), stop);
   if (stop.stop_requested()) {
     controller_.Stop();
+    informers_.Stop();
     events_.Stop();
     return 0;
   }
@@ -159,6 +162,7 @@ int Manager::Shutdown(bool lost) {
   log_.Info(lost ? "leader election lost; exiting" : "stopping", {});
   config_.abort.request_stop();  // in-flight requests end at once, so the reconciles below finish fast
   controller_.Stop();            // stop taking work; in-flight reconciles finish; a late StartWorkers is a no-op
+  informers_.Stop();             // the cache: every informer of the process
   if (election_.joinable()) {
     election_.request_stop();  // releases the lease
     election_.join();

@@ -26,6 +26,7 @@
 #include "common/thread_annotations.h"
 #include "controller/event_recorder.h"
 #include "controller/health_server.h"
+#include "controller/informer_factory.h"
 #include "controller/kube_lease_lock.h"
 #include "controller/leader_elector.h"
 #include "controller/metrics.h"
@@ -48,7 +49,8 @@ struct ManagerConfig {
 class Manager {
  public:
   Manager(const OperatorOptions& options, ManagerConfig config, kube::HttpTransport& transport, Clock& clock,
-          controller::Registry& registry, TfJobController& controller, controller::EventRecorder& events, Logger log);
+          controller::Registry& registry, controller::InformerFactory& informers, TfJobController& controller,
+          controller::EventRecorder& events, Logger log);
   ~Manager();
 
   // Runs the start order, waits for `stop` or a lost lease, runs the stop order. Returns the exit
@@ -74,6 +76,7 @@ class Manager {
   kube::HttpTransport& transport_;
   Clock& clock_;
   controller::Registry& registry_;
+  controller::InformerFactory& informers_;  // the process's one cache
   TfJobController& controller_;
   controller::EventRecorder& events_;
   Logger log_;

@@ -37,21 +37,23 @@ struct Fixture {
   controller::EventRecorder events{client, clock, Logger(), &registry};
   OperatorOptions options;
   std::unique_ptr<TfJobController> controller;
+  controller::InformerFactory informers{client, Logger()};  // after the controller: stopped before it goes
   std::unique_ptr<Manager> manager;
   explicit Fixture(bool leader_elect = false) {
     ServeEmptyCluster(transport);
     options.workers = 2;
     options.metrics_bind_address = "0";
     options.health_probe_bind_address = "0";
-    controller = std::make_unique<TfJobController>(client, clock, registry, events, options, Logger());
+    controller = std::make_unique<TfJobController>(client, clock, registry, events, informers, options, Logger());
     ManagerConfig config;
     config.leader_elect = leader_elect;
     config.lease_namespace = "default";
-    manager = std::make_unique<Manager>(options, std::move(config), transport, clock, registry, *controller, events,
-                                        Logger());
+    manager = std::make_unique<Manager>(options, std::move(config), transport, clock, registry, informers, *controller,
+                                        events, Logger());
   }
   ~Fixture() {
     manager.reset();
+    informers.Stop();
     controller.reset();
     events.Stop();
   }

@@ -200,7 +200,10 @@ int RunOperator(const OperatorOptions& options, const std::map<std::string, std:
   event_client.set_observer(controller::RestClientMetrics(registry));
   event_client.set_logger(log.With({{"client", "events"}}));
   controller::EventRecorder events(event_client, clock, log, &registry);
-  TfJobController controller(client, clock, registry, events, run_options, log);
+  // The process's one cache: every informer of the controller and its integrations is registered
+  // here, and the Manager starts, syncs and stops them together.
+  controller::InformerFactory informers(client, log);
+  TfJobController controller(client, clock, registry, events, informers, run_options, log);
 
   // The rest (servers, informers, leadership, workers, and the shutdown in reverse) is the
   // Manager's: operator/manager.h documents the order.
@@ -212,7 +215,7 @@ int RunOperator(const OperatorOptions& options, const std::map<std::string, std:
   manager_config.client_options = client_options;
   manager_config.abort = abort;
   manager_config.abort_events = abort_events;
-  Manager manager(options, std::move(manager_config), transport, clock, registry, controller, events, log);
+  Manager manager(options, std::move(manager_config), transport, clock, registry, informers, controller, events, log);
   return manager.Run(stop);
 }
 

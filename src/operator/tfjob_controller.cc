@@ -23,17 +23,6 @@ std::string JobKeyOf(const api::ChildMeta& meta) {
   return meta.job_name.empty() ? "" : api::ObjectKey{meta.ns, meta.job_name}.String();
 }
 
-// A PriorityClass trimmed to its value (scheduling.k8s.io/v1: `value`, int32, required).
-StatusOr<int32_t> DecodePriorityClassValue(const json& j) {
-  auto v = j.find("value");
-  bool fits =
-      v != j.end() && (v->is_number_unsigned()  ? v->get<uint64_t>() <= INT32_MAX
-                       : v->is_number_integer() ? v->get<int64_t>() >= INT32_MIN && v->get<int64_t>() <= INT32_MAX
-                                                : false);
-  if (!fits) return InvalidArgumentError("a PriorityClass without an int32 value");
-  return static_cast<int32_t>(v->get<int64_t>());
-}
-
 // A native PodGroup being deleted waits for its pods (the PodGroupProtection finalizer of
 // kube-controller-manager): it counts as gone, so the reconcile does not delete it again on every
 // pass (D27).
@@ -61,7 +50,8 @@ QueueAction QueueActionFor(const StatusOr<ReconcileResult>& outcome) {
 }
 
 TfJobController::TfJobController(kube::RestClient& client, Clock& clock, controller::Registry& registry,
-                                 controller::EventRecorder& events, const OperatorOptions& options, Logger log)
+                                 controller::EventRecorder& events, controller::InformerFactory& informers,
+                                 const OperatorOptions& options, Logger log)
     : client_(client),
       clock_(clock),
       registry_(registry),
@@ -97,12 +87,12 @@ TfJobController::TfJobController(kube::RestClient& client, Clock& clock, control
   reconcile_options_.render.tf_config.evaluator_in_cluster = options.tf_config_evaluator_in_cluster;
   reconcile_options_.counters_in_annotation = options.counters_in_annotation;
   RegisterMetrics();
-  WatchJobs();
-  WatchChildren();
-  WatchGang();
+  WatchJobs(informers);
+  WatchChildren(informers);
+  WatchGang(informers);
   if (options.kueue_mode == "operator")
     kueue_ = std::make_unique<KueueMode>(
-        client, events, options, [this](const std::string& k) { Enqueue(k); },
+        client, events, informers, options, [this](const std::string& k) { Enqueue(k); },
         [this](const std::string& k, const json& object) { written_.Wrote(k, object); }, log_);
 }
 
@@ -126,9 +116,9 @@ void TfJobController::RegisterMetrics() {
                             {"job_namespace", "replica_type", "reason"});
 }
 
-void TfJobController::WatchJobs() {
-  jobs_ = std::make_unique<controller::Informer<api::TfJob>>(client_, controller::ListWatchSpec{kTfJobs, options_.ns},
-                                                             api::DecodeTfJobStrict, controller::NamespacedKey, log_);
+void TfJobController::WatchJobs(controller::InformerFactory& informers) {
+  jobs_ = &informers.For<api::TfJob>(controller::ListWatchSpec{kTfJobs, options_.ns}, api::DecodeTfJobStrict,
+                                     controller::NamespacedKey);
   jobs_->AddHandlers({[this](const auto& j) {
                         jobs_created_->With({j->metadata.ns, "tensorflow"}).Inc();
                         Enqueue(api::JobKey(*j));
@@ -143,15 +133,14 @@ void TfJobController::WatchJobs() {
 }
 
 // Pods and services carrying this operator's label, indexed by their job.
-void TfJobController::WatchChildren() {
+void TfJobController::WatchChildren(controller::InformerFactory& informers) {
   const std::string selector = std::string(core::kLabelOperatorName) + "=" + std::string(core::kControllerName);
   auto job_index = [](const api::ChildMeta& m) {
     std::string k = JobKeyOf(m);
     return k.empty() ? std::vector<std::string>{} : std::vector<std::string>{k};
   };
-  pods_ = std::make_unique<controller::Informer<api::Pod>>(
-      client_, controller::ListWatchSpec{kube::kPods, options_.ns, selector}, api::DecodePod, controller::NamespacedKey,
-      log_);
+  pods_ = &informers.For<api::Pod>(controller::ListWatchSpec{kube::kPods, options_.ns, selector}, api::DecodePod,
+                                   controller::NamespacedKey);
   pods_->AddIndex("job", [job_index](const api::Pod& p) { return job_index(p.meta); });
   pods_->AddHandlers({[this](const auto& p) { OnChildEvent(p->meta, 1, 0); },
                       [this](const auto& o, const auto& n) {
@@ -163,24 +152,22 @@ void TfJobController::WatchChildren() {
                         disruptions_.PodGone(JobKeyOf(p->meta), *p);
                         OnChildEvent(p->meta, 0, 1);
                       }});
-  services_ = std::make_unique<controller::Informer<api::Service>>(
-      client_, controller::ListWatchSpec{kube::kServices, options_.ns, selector}, api::DecodeService,
-      controller::NamespacedKey, log_);
+  services_ = &informers.For<api::Service>(controller::ListWatchSpec{kube::kServices, options_.ns, selector},
+                                           api::DecodeService, controller::NamespacedKey);
   services_->AddIndex("job", [job_index](const api::Service& s) { return job_index(s.meta); });
   services_->AddHandlers({[this](const auto& s) { OnChildEvent(s->meta, 1, 0); }, nullptr,
                           [this](const auto& s) { OnChildEvent(s->meta, 0, 1); }});
 }
 
 // Gang scheduling only: the PodGroups (and Workloads) named as their jobs, and the PriorityClasses.
-void TfJobController::WatchGang() {
+void TfJobController::WatchGang(controller::InformerFactory& informers) {
   auto gang = core::GangSchedulerFor(options_.gang_scheduler_name);
   if (gang != core::GangScheduler::kNone) {
     // The version in use of the gang's API, found again when a list or watch answers 404/406
     // (D31, D34).
     controller::ApiVersionTracker& api = native_gang_ ? native_gang_->tracker() : *pod_group_api_;
-    pod_groups_ = std::make_unique<controller::Informer<json>>(
-        client_, controller::TrackedListWatch(api, "podgroups", options_.ns),
-        [](const json& j) -> StatusOr<json> { return j; }, controller::NamespacedKey, log_);
+    pod_groups_ = &informers.For<json>(controller::TrackedListWatch(api, "podgroups", options_.ns),
+                                       controller::KeepJson, controller::NamespacedKey);
     // The job of the same name; D33's member PodGroups are "<job>.<member>".
     auto enqueue = [this](const auto& pg) {
       const json& m = api::ObjectField(*pg, "metadata");
@@ -189,13 +176,10 @@ void TfJobController::WatchGang() {
     };
     pod_groups_->AddHandlers({enqueue, [enqueue](const auto&, const auto& n) { enqueue(n); }, enqueue});
     // No handlers, as upstream: a job sees a changed class at its next reconcile.
-    priority_classes_ = std::make_unique<controller::Informer<int32_t>>(
-        client_, controller::ListWatchSpec{kPriorityClasses, ""}, DecodePriorityClassValue,
-        [](const json& j) { return api::StringField(api::ObjectField(j, "metadata"), "name"); }, log_);
+    priority_classes_ = &controller::PriorityClassInformer(informers);
     if (gang == core::GangScheduler::kKubernetes) {
-      workloads_ = std::make_unique<controller::Informer<json>>(
-          client_, controller::TrackedListWatch(api, "workloads", options_.ns),
-          [](const json& j) -> StatusOr<json> { return j; }, controller::NamespacedKey, log_);
+      workloads_ = &informers.For<json>(controller::TrackedListWatch(api, "workloads", options_.ns),
+                                        controller::KeepJson, controller::NamespacedKey);
       workloads_->AddHandlers({enqueue, [enqueue](const auto&, const auto& n) { enqueue(n); }, enqueue});
       // D33: only when served at start-up; a cluster that turns them on later needs a restart.
       if (options_.native_composite_pod_groups) {
@@ -203,8 +187,7 @@ void TfJobController::WatchGang() {
         spec.on_failure = [this](const kube::GroupVersionResource& gvr, const Status& s) {
           native_gang_->CallFailed(gvr, s);
         };
-        composite_pod_groups_ = std::make_unique<controller::Informer<json>>(
-            client_, spec, [](const json& j) -> StatusOr<json> { return j; }, controller::NamespacedKey, log_);
+        composite_pod_groups_ = &informers.For<json>(spec, controller::KeepJson, controller::NamespacedKey);
         composite_pod_groups_->AddHandlers({enqueue, [enqueue](const auto&, const auto& n) { enqueue(n); }, enqueue});
       }
     }
@@ -223,15 +206,7 @@ void TfJobController::OnChildEvent(const api::ChildMeta& meta, int created, int 
   Enqueue(key);
 }
 
-void TfJobController::StartInformers() {
-  jobs_->Start();
-  pods_->Start();
-  services_->Start();
-  if (pod_groups_) pod_groups_->Start();
-  if (priority_classes_) priority_classes_->Start();
-  if (workloads_) workloads_->Start();
-  if (composite_pod_groups_) composite_pod_groups_->Start();
-  if (kueue_) kueue_->Start();
+void TfJobController::Start() {
   queue_.StartDelayDriver();
 }
 
@@ -264,14 +239,6 @@ void TfJobController::Stop() {
   queue_.ShutDown();
   workers.clear();     // joins (outside the lock): in-flight reconciles finish
   write_pool_.Stop();  // their queued creates run (failing fast once aborted); no further batch starts
-  jobs_->Stop();
-  pods_->Stop();
-  services_->Stop();
-  if (pod_groups_) pod_groups_->Stop();
-  if (priority_classes_) priority_classes_->Stop();
-  if (workloads_) workloads_->Stop();
-  if (composite_pod_groups_) composite_pod_groups_->Stop();
-  if (kueue_) kueue_->Stop();
 }
 
 void TfJobController::Worker(std::stop_token stop, int index) {
@@ -366,7 +333,7 @@ void TfJobController::ObserveGang(const std::string& key, const api::TfJob& job,
     if (!spec) continue;
     std::string name = api::StringField(api::ObjectField(spec->pod_template, "spec"), "priorityClassName");
     if (name.empty()) continue;
-    if (auto value = priority_classes_->store().Get(name)) observed.priority_classes[name] = *value;
+    if (auto pc = priority_classes_->store().Get(name)) observed.priority_classes[name] = pc->value;
   }
   if (workloads_) observed.workload_exists = workloads_->store().Get(key) != nullptr;
   if (workloads_) ObserveCompositeGang(key, job, observed);

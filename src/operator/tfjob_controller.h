@@ -29,6 +29,7 @@
 #include "controller/event_recorder.h"
 #include "controller/expectations.h"
 #include "controller/informer.h"
+#include "controller/informer_factory.h"
 #include "controller/metrics.h"
 #include "controller/work_queue.h"
 #include "controller/write_pool.h"
@@ -68,17 +69,23 @@ QueueAction QueueActionFor(const StatusOr<ReconcileResult>& outcome);
 
 class TfJobController {
  public:
+  // Registers the informers it reads, with their indexes and handlers, on `informers` (the
+  // process's one cache, which starts and stops them). REQUIRES: `informers` is stopped before
+  // the controller is destroyed.
   TfJobController(kube::RestClient& client, Clock& clock, controller::Registry& registry,
-                  controller::EventRecorder& events, const OperatorOptions& options, Logger log);
+                  controller::EventRecorder& events, controller::InformerFactory& informers,
+                  const OperatorOptions& options, Logger log);
   ~TfJobController();
 
-  // Starts the informers (before leadership: the cache is warm when workers start).
-  void StartInformers();
+  // Starts the queue's delay driver (before leadership, with the cache).
+  void Start();
+  // The informers this controller reads have synced (client-go's cache-sync functions).
   bool HasSynced() const;
   // Starts the reconcile workers. REQUIRES: HasSynced(). Thread-safe against Stop() (the elector's
   // thread calls it): once Stop() has begun, it starts nothing.
   void StartWorkers();
-  // Stops taking work, lets in-flight reconciles finish, stops informers. Idempotent.
+  // Stops taking work, lets in-flight reconciles finish, stops the write pool. Idempotent. The
+  // informers are the factory's: stopped by its owner.
   void Stop();
   // The liveness check `workers`: kUnavailable when a worker has been on a single pass for longer
   // than kStuckPassLimit (docs/operator.md). A worker thread does not end otherwise: it returns
@@ -95,9 +102,9 @@ class TfJobController {
   friend class FakeApiControllerPeer;  // tfjob_controller_fake_api_test.cc
   // The constructor's steps: the controller's metrics, then the informers and their handlers.
   void RegisterMetrics();
-  void WatchJobs();
-  void WatchChildren();
-  void WatchGang();
+  void WatchJobs(controller::InformerFactory& informers);
+  void WatchChildren(controller::InformerFactory& informers);
+  void WatchGang(controller::InformerFactory& informers);
   void Enqueue(const std::string& key) { queue_.Add(key); }
   // ReconcileKey's steps.
   void ForgetJob(const std::string& key);
@@ -135,16 +142,17 @@ class TfJobController {
   // Volcano or scheduler-plugins: their PodGroup API's version, rediscovered on 404/406 (D34).
   std::unique_ptr<controller::ApiVersionTracker> pod_group_api_;
   PlanApplier applier_;  // the write side: carries out each reconcile's Plan
-  std::unique_ptr<controller::Informer<api::TfJob>> jobs_;
-  std::unique_ptr<controller::Informer<api::Pod>> pods_;
-  std::unique_ptr<controller::Informer<api::Service>> services_;
-  std::unique_ptr<controller::Informer<nlohmann::json>> pod_groups_;
-  // Gang scheduling only: PriorityClass name -> value (cluster-scoped; a few per cluster, one
-  // integer each), for the replica order of a computed minResources (docs/semantics.md 2.8).
-  std::unique_ptr<controller::Informer<int32_t>> priority_classes_;
-  std::unique_ptr<controller::Informer<nlohmann::json>> workloads_;  // --gang-scheduler-name kubernetes
+  // The informers read, all the factory's (none owned here); null when not watched.
+  controller::Informer<api::TfJob>* jobs_ = nullptr;
+  controller::Informer<api::Pod>* pods_ = nullptr;
+  controller::Informer<api::Service>* services_ = nullptr;
+  controller::Informer<nlohmann::json>* pod_groups_ = nullptr;
+  // Gang scheduling only: the PriorityClasses, for the replica order of a computed minResources
+  // (docs/semantics.md 2.8); the process's one PriorityClass informer.
+  controller::Informer<api::PriorityClass>* priority_classes_ = nullptr;
+  controller::Informer<nlohmann::json>* workloads_ = nullptr;  // --gang-scheduler-name kubernetes
   // D33: the CompositePodGroups, when the start-up discovery found them served.
-  std::unique_ptr<controller::Informer<nlohmann::json>> composite_pod_groups_;
+  controller::Informer<nlohmann::json>* composite_pod_groups_ = nullptr;
   std::unique_ptr<KueueMode> kueue_;  // --kueue-mode operator: the job's Kueue Workload (docs/kueue.md)
   // D30: a status change of `active` counts alone waits --status-count-interval after the last write.
   StatusWriteThrottle status_throttle_;

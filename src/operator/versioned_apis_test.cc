@@ -101,6 +101,7 @@ struct PluginsCluster : Server {
   controller::EventRecorder events{client, clock, Logger(), &registry, {.spam_burst = 1000000}};
   OperatorOptions options;
   std::unique_ptr<TfJobController> controller;
+  controller::InformerFactory informers{client, Logger()};  // after the controller: stopped before it goes
 
   PluginsCluster() {
     server.ServeVersions("scheduling.x-k8s.io", {"v1alpha1"});
@@ -108,8 +109,9 @@ struct PluginsCluster : Server {
     options.write_concurrency = 4;
     options.status_count_interval = {};
     options.gang_scheduler_name = "scheduler-plugins-scheduler";
-    controller = std::make_unique<TfJobController>(client, clock, registry, events, options, Logger());
-    controller->StartInformers();
+    controller = std::make_unique<TfJobController>(client, clock, registry, events, informers, options, Logger());
+    informers.Start();
+    controller->Start();
     EXPECT_TRUE(WaitUntil([&] { return controller->HasSynced(); }));
     controller->StartWorkers();
   }
@@ -183,8 +185,10 @@ TEST(VersionedApis, KueuesApiThatDisappearsAndComesBack) {
   options.status_count_interval = {};
   options.kueue_mode = "operator";
   options.kueue.topology_aware_scheduling = false;
-  auto controller = std::make_unique<TfJobController>(s.client, s.clock, registry, events, options, Logger());
-  controller->StartInformers();
+  controller::InformerFactory informers{s.client, Logger()};
+  auto controller = std::make_unique<TfJobController>(s.client, s.clock, registry, events, informers, options, Logger());
+  informers.Start();
+  controller->Start();
   ASSERT_TRUE(WaitUntil([&] { return controller->HasSynced(); }));
   controller->StartWorkers();
   auto create_job = [&](const std::string& name) {
@@ -224,6 +228,7 @@ TEST(VersionedApis, KueuesApiThatDisappearsAndComesBack) {
   })) << "the Workload was not created once v1beta2 was served again";
   EXPECT_EQ((*s.server.Get(kKueueWorkloads, "default", second))["apiVersion"], "kueue.x-k8s.io/v1beta2");
   controller->Stop();
+  informers.Stop();
   events.Stop();
 }
 
