@@ -37,6 +37,18 @@ void InformerFactory::Stop() {
   for (const std::string& id : order_) entries_.at(id).stop();
 }
 
+Runnable InformerFactory::AsRunnable() {
+  return Runnable{.name = "informers",
+                  .start =
+                      [this] {
+                        Start();
+                        return OkStatus();
+                      },
+                  .ready = [this] { return HasSynced(); },
+                  .stop = [this] { Stop(); },
+                  .readiness = [this] { return HasSynced() ? OkStatus() : UnavailableError("caches not synced"); }};
+}
+
 size_t InformerFactory::size() const {
   MutexLock lock(mu_);
   return entries_.size();

@@ -29,6 +29,7 @@
 #include "common/status.h"
 #include "common/thread_annotations.h"
 #include "controller/informer.h"
+#include "controller/runnable.h"
 #include "controller/store.h"
 #include "kube/rest_client.h"
 
@@ -94,6 +95,10 @@ class InformerFactory {
   bool HasSynced() const TFJOB_EXCLUDES(mu_);
   // Stops every informer (joins their threads); their stores stay readable. Idempotent.
   void Stop() TFJOB_EXCLUDES(mu_);
+
+  // The cache as a Manager's runnable "informers" (on every replica): Start, ready when synced
+  // (also its /readyz check), Stop.
+  Runnable AsRunnable();
 
   // How many informers are registered: in all, or of one resource name ("priorityclasses").
   size_t size() const TFJOB_EXCLUDES(mu_);

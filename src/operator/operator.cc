@@ -28,6 +28,8 @@ namespace {
 // Deployment's terminationGracePeriodSeconds (15 s in config/manager). Normally it is much
 // shorter: in-flight requests are aborted at once and the lease release has 2 x 2.5 s at most.
 constexpr std::chrono::seconds kShutdownLimit{12};
+// How long queued events may take to be written at shutdown.
+constexpr std::chrono::seconds kEventFlushLimit{2};
 
 // Ends the process kShutdownLimit after `begin` fires unless the thread is stopped first (by
 // RunOperator returning): a hung call cannot keep the pod past its grace period.
@@ -140,6 +142,22 @@ std::optional<bool> CountersInAnnotation(kube::RestClient& client, controller::R
   return !schema.ok();
 }
 
+// The event recorder as a runnable on every replica: it runs from its construction; its stop
+// writes what is queued (at most kEventFlushLimit), then aborts its client's requests.
+controller::Runnable EventsRunnable(controller::EventRecorder& events, std::stop_source abort_events,
+                                    const Logger& log) {
+  return controller::Runnable{.name = "events",
+                              .start = [] { return OkStatus(); },
+                              .stop =
+                                  [&events, abort_events, log] {
+                                    if (!events.Flush(kEventFlushLimit))
+                                      log.Warning("events still queued at shutdown are dropped", {});
+                                    std::stop_source abort = abort_events;
+                                    abort.request_stop();
+                                    events.Stop();
+                                  }};
+}
+
 }  // namespace
 
 int RunOperator(const OperatorOptions& options, const std::map<std::string, std::string>& env, std::stop_token stop) {
@@ -205,7 +223,7 @@ int RunOperator(const OperatorOptions& options, const std::map<std::string, std:
   controller::InformerFactory informers(client, log);
   TfJobController controller(client, clock, registry, events, informers, run_options, log);
 
-  // The rest (servers, informers, leadership, workers, and the shutdown in reverse) is the
+  // The rest (servers, events, cache, leadership, workers, and the shutdown in reverse) is the
   // Manager's: operator/manager.h documents the order.
   ManagerConfig manager_config;
   manager_config.leader_elect = options.leader_elect.value_or(config->source == "in-cluster");
@@ -214,8 +232,10 @@ int RunOperator(const OperatorOptions& options, const std::map<std::string, std:
                                                                               : "default";
   manager_config.client_options = client_options;
   manager_config.abort = abort;
-  manager_config.abort_events = abort_events;
-  Manager manager(options, std::move(manager_config), transport, clock, registry, informers, controller, events, log);
+  Manager manager(options, std::move(manager_config), transport, clock, registry, log);
+  manager.Add(EventsRunnable(events, abort_events, log));
+  manager.Add(informers.AsRunnable());
+  manager.Add(controller.AsRunnable());
   return manager.Run(stop);
 }
 

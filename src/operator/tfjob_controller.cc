@@ -225,6 +225,20 @@ void TfJobController::StartWorkers() {
     workers_.emplace_back([this, i](std::stop_token stop) { Worker(stop, i); });
 }
 
+controller::Runnable TfJobController::AsRunnable() {
+  return controller::Runnable{.name = "tfjob-controller",
+                              .needs_leader = true,
+                              .start =
+                                  [this] {
+                                    Start();
+                                    StartWorkers();
+                                    return OkStatus();
+                                  },
+                              .stop = [this] { Stop(); },
+                              .check = "workers",
+                              .liveness = [this] { return CheckWorkers(); }};
+}
+
 Status TfJobController::CheckWorkers() const {
   return busy_.Check(kStuckPassLimit);
 }

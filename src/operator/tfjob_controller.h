@@ -31,6 +31,7 @@
 #include "controller/informer.h"
 #include "controller/informer_factory.h"
 #include "controller/metrics.h"
+#include "controller/runnable.h"
 #include "controller/work_queue.h"
 #include "controller/write_pool.h"
 #include "kube/rest_client.h"
@@ -92,6 +93,10 @@ class TfJobController {
   // only on Stop, and an exception out of a pass ends the process.
   Status CheckWorkers() const;
   static constexpr std::chrono::minutes kStuckPassLimit{10};
+
+  // The controller as a Manager's runnable "tfjob-controller", which needs the leader: Start and
+  // StartWorkers when this process leads; Stop; the liveness check `workers` (CheckWorkers).
+  controller::Runnable AsRunnable();
 
   // One reconcile of `key` ("ns/name"); exposed for tests. It never touches the queue: Worker
   // maps the outcome to one queue operation (QueueActionFor).
