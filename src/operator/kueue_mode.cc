@@ -66,9 +66,7 @@ std::string WorkloadNs(const json& w) {
 
 }  // namespace
 
-KueueMode::KueueMode(kube::RestClient& client, controller::EventRecorder& events,
-                     controller::InformerFactory& informers, const OperatorOptions& options,
-                     std::function<void(const std::string&)> enqueue,
+KueueMode::KueueMode(kube::RestClient& client, controller::EventRecorder& events, const OperatorOptions& options,
                      std::function<void(const std::string&, const json&)> wrote, Logger log)
     : client_(client),
       events_(events),
@@ -76,7 +74,9 @@ KueueMode::KueueMode(kube::RestClient& client, controller::EventRecorder& events
       options_(options.kueue),
       ns_(options.ns),
       log_(log.With({{"component", "kueue-mode"}})),
-      api_(client, KueueVersionedApi(), KueueVersionedApi().versions.front().version, log_) {
+      api_(client, KueueVersionedApi(), KueueVersionedApi().versions.front().version, log_) {}
+
+void KueueMode::Watch(controller::InformerFactory& informers, std::function<void(const std::string&)> enqueue) {
   workloads_ = &informers.For<json>(controller::TrackedListWatch(api_, kKueueWorkloads.resource, ns_),
                                     controller::KeepJson, controller::NamespacedKey);
   workloads_->AddIndex("job", [](const json& w) { return OwningJobs(w); });
@@ -91,6 +91,13 @@ KueueMode::KueueMode(kube::RestClient& client, controller::EventRecorder& events
       &informers.For<int32_t>(controller::TrackedListWatch(api_, kKueueWorkloadPriorityClasses.resource, ""),
                               api::DecodePriorityValue, controller::ClusterScopedKey);
   priority_classes_ = &controller::PriorityClassInformer(informers);
+}
+
+StatusOr<PassGate> KueueMode::BeforeCore(const api::TfJob& job, api::Time now,
+                                         const std::function<int64_t()>& live_pods) {
+  StatusOr<KueueGate> gate = Sync(job, now, live_pods());
+  if (!gate.ok()) return gate.status();
+  return PassGate{gate->run_core, gate->requeue_after, gate->multikueue_copy};
 }
 
 bool KueueMode::HasSynced() const {

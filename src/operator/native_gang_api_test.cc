@@ -66,7 +66,7 @@ TEST(NativeGangApi, ResourcesAndTheirVersions) {
   EXPECT_EQ(NativeGangApiOf(NativePodGroups(NativeGangApi::kV1beta1)), NativeGangApi::kV1beta1);
   EXPECT_EQ(NativeGangApiOf({"scheduling.k8s.io", "v1alpha3", "podgroups"}), std::nullopt);
   EXPECT_EQ(NativeGangApiOf(kVolcanoPodGroups), std::nullopt);
-  EXPECT_EQ(PodGroupResource(core::GangScheduler::kKubernetes, NativeGangApi::kV1beta1),
+  EXPECT_EQ(PodGroupResource(&core::KubernetesGang(), NativeGangApi::kV1beta1),
             NativePodGroups(NativeGangApi::kV1beta1));
   EXPECT_TRUE(VersionNotServed(NotFoundError("x")));
   EXPECT_TRUE(VersionNotServed(Status(StatusCode::kNotAcceptable, "x")));

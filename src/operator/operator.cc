@@ -13,6 +13,7 @@
 #include "kube/curl_transport.h"
 #include "kube/kube_config.h"
 #include "operator/crd_check.h"
+#include "operator/gang_integration.h"
 #include "operator/manager.h"
 #include "operator/native_gang_api.h"
 #include "operator/resources.h"
@@ -49,57 +50,6 @@ std::jthread ShutdownWatchdog(std::stop_token begin, Logger log) {
     log.Error("shutdown did not finish in time; exiting now", {{"limit", FormatDuration(kShutdownLimit)}});
     std::_Exit(1);
   });
-}
-
-// An API served through a CRD (CheckServedByCrd): one error logged, with the CRD's name, when the
-// CRD is missing or serves no version this operator speaks. Returns the exit code when the
-// operator must not start (0 when stopped meanwhile).
-std::optional<int> CheckCrdApi(kube::RestClient& client, const controller::VersionedApi& api,
-                               const std::string& resource, const std::string& crd_kind, std::stop_token stop,
-                               const Logger& log) {
-  auto found = CheckServedByCrd(client, api, resource, crd_kind);
-  if (stop.stop_requested()) return 0;
-  const std::string crd = resource + "." + api.group;
-  if (found.ok()) {
-    log.Info(api.purpose, {{"api", api.group + "/" + *found}});
-    return std::nullopt;
-  }
-  if (IsNotFound(found.status()))
-    log.Error(std::string(found.status().message()), {{"crd", crd}});
-  else
-    log.Error("cannot check for " + crd_kind, {{"crd", crd}, {"error", found.status().message()}});
-  return 2;
-}
-
-// A missing PodGroup CRD, one that does not serve the version this operator speaks (or, for
-// `kubernetes`, a cluster serving neither scheduling.k8s.io/v1beta1 nor v1alpha2) is a start-up
-// error, named clearly (docs/semantics.md 2.8, D27, D31, D34). Returns the exit code when the
-// operator must not start (0 when stopped meanwhile). For `kubernetes`, sets
-// options->native_gang_api to the version found.
-std::optional<int> CheckGangApi(kube::RestClient& client, OperatorOptions* options, std::stop_token stop,
-                                const Logger& log) {
-  auto gang = core::GangSchedulerFor(options->gang_scheduler_name);
-  if (gang == core::GangScheduler::kNone) return std::nullopt;
-  if (gang == core::GangScheduler::kKubernetes) {
-    // No CRD: the API is kube-apiserver's own, served only with feature gates and runtime-config
-    // (docs/operator.md). Discovery says which version (D31).
-    NativeGangApiTracker tracker(client, options->native_gang_api, log);
-    auto found = tracker.Discover();
-    if (stop.stop_requested()) return 0;
-    if (!found.ok()) {
-      log.Error(IsNotFound(found.status()) ? std::string(found.status().message())
-                                           : "cannot discover the served versions of scheduling.k8s.io",
-                {{"error", found.status().message()}});
-      return 2;
-    }
-    options->native_gang_api = *found;
-    options->native_composite_pod_groups = tracker.composite_pod_groups();
-    log.Info("gang scheduling by kubernetes",
-             {{"api", core::NativeGangApiGroupVersion(*found)},
-              {"composite_pod_groups", tracker.composite_pod_groups() ? "true" : "false"}});
-    return std::nullopt;
-  }
-  return CheckCrdApi(client, PodGroupVersionedApi(gang), "podgroups", "the PodGroup CRD", stop, log);
 }
 
 // --kueue-mode operator: Kueue's CRDs serve the version of its API this operator speaks (D34).

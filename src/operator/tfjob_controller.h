@@ -36,14 +36,13 @@
 #include "controller/write_pool.h"
 #include "kube/rest_client.h"
 #include "operator/disruption_notes.h"
+#include "operator/gang_integration.h"
+#include "operator/integration.h"
 #include "operator/job_latency.h"
-#include "operator/kueue_mode.h"
 #include "operator/mutation_cache.h"
-#include "operator/native_gang_api.h"
 #include "operator/options.h"
 #include "operator/plan_applier.h"
 #include "operator/status_write_throttle.h"
-#include "operator/versioned_apis.h"
 #include "tfjob/core/reconcile.h"
 
 namespace tfjob::operator_ {
@@ -109,7 +108,9 @@ class TfJobController {
   void RegisterMetrics();
   void WatchJobs(controller::InformerFactory& informers);
   void WatchChildren(controller::InformerFactory& informers);
-  void WatchGang(controller::InformerFactory& informers);
+  // The integrations (the gang scheduler's, then Kueue's operator mode) and their informers.
+  void AddIntegrations(kube::RestClient& client, controller::EventRecorder& events,
+                       controller::InformerFactory& informers);
   void Enqueue(const std::string& key) { queue_.Add(key); }
   // ReconcileKey's steps.
   void ForgetJob(const std::string& key);
@@ -120,8 +121,6 @@ class TfJobController {
   void ObserveGang(const std::string& key, const api::TfJob& job, core::ObservedState& observed);
   void ObserveCompositeGang(const std::string& key, const api::TfJob& job, core::ObservedState& observed);
   void OnChildEvent(const api::ChildMeta& meta, int created, int deleted);
-  // Why the gang scheduler's API of `gvr` is not served ("": served or unknown; D34).
-  std::string GangApiUnserved(const kube::GroupVersionResource& gvr) const;
   // D1: a pass waits while the expectations of the last one are not met; nullopt: it runs (none
   // pending, or the job's deadline or TTL is due now).
   std::optional<ReconcileResult> WaitForExpectations(const std::string& key, const api::TfJob& job);
@@ -142,23 +141,19 @@ class TfJobController {
   controller::BusyWorkers busy_;      // which worker is on which job since when
   controller::WritePool write_pool_;  // --write-concurrency threads, shared by the workers (D17)
   RestObjectWriter writer_;
-  // --gang-scheduler-name kubernetes: the Workload API version in use (D31); null otherwise.
-  std::unique_ptr<NativeGangApiTracker> native_gang_;
-  // Volcano or scheduler-plugins: their PodGroup API's version, rediscovered on 404/406 (D34).
-  std::unique_ptr<controller::ApiVersionTracker> pod_group_api_;
+  // --gang-scheduler-name: the operator's side of the gang scheduler (its informers, the version
+  // of its API in use); null without gang scheduling. Also in integrations_.
+  std::unique_ptr<GangIntegration> gang_;
   PlanApplier applier_;  // the write side: carries out each reconcile's Plan
   // The informers read, all the factory's (none owned here); null when not watched.
   controller::Informer<api::TfJob>* jobs_ = nullptr;
   controller::Informer<api::Pod>* pods_ = nullptr;
   controller::Informer<api::Service>* services_ = nullptr;
-  controller::Informer<nlohmann::json>* pod_groups_ = nullptr;
-  // Gang scheduling only: the PriorityClasses, for the replica order of a computed minResources
-  // (docs/semantics.md 2.8); the process's one PriorityClass informer.
-  controller::Informer<api::PriorityClass>* priority_classes_ = nullptr;
-  controller::Informer<nlohmann::json>* workloads_ = nullptr;  // --gang-scheduler-name kubernetes
-  // D33: the CompositePodGroups, when the start-up discovery found them served.
-  controller::Informer<nlohmann::json>* composite_pod_groups_ = nullptr;
-  std::unique_ptr<KueueMode> kueue_;  // --kueue-mode operator: the job's Kueue Workload (docs/kueue.md)
+  // Called at the named points of each pass (operator/integration.h), in this order: the gang
+  // scheduler's (gang_), Kueue's operator mode (--kueue-mode operator, docs/kueue.md).
+  std::unique_ptr<ReconcileIntegration> kueue_;
+  std::vector<ReconcileIntegration*> integrations_;
+  bool reconcile_deleted_jobs_ = false;  // an integration's ReconcilesDeletedJobs
   // D30: a status change of `active` counts alone waits --status-count-interval after the last write.
   StatusWriteThrottle status_throttle_;
   mutable Mutex workers_mu_;  // StartWorkers (the elector's thread) vs Stop and WorkersAlive

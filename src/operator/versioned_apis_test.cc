@@ -38,10 +38,10 @@ struct Server {
 };
 
 TEST(VersionedApis, TheVersionsSpoken) {
-  EXPECT_EQ(PodGroupVersionedApi(core::GangScheduler::kVolcano).group, "scheduling.volcano.sh");
-  EXPECT_EQ(PodGroupVersionedApi(core::GangScheduler::kVolcano).versions.front().version, kVolcanoPodGroups.version);
-  EXPECT_EQ(PodGroupVersionedApi(core::GangScheduler::kSchedulerPlugins).group, "scheduling.x-k8s.io");
-  EXPECT_EQ(PodGroupVersionedApi(core::GangScheduler::kSchedulerPlugins).versions.front().version, "v1alpha1");
+  EXPECT_EQ(PodGroupVersionedApi(core::VolcanoGang()).group, "scheduling.volcano.sh");
+  EXPECT_EQ(PodGroupVersionedApi(core::VolcanoGang()).versions.front().version, kVolcanoPodGroups.version);
+  EXPECT_EQ(PodGroupVersionedApi(core::SchedulerPluginsGang()).group, "scheduling.x-k8s.io");
+  EXPECT_EQ(PodGroupVersionedApi(core::SchedulerPluginsGang()).versions.front().version, "v1alpha1");
   ASSERT_EQ(KueueVersionedApi().versions.size(), 1u) << "v1beta1's Workload has other fields (docs/kueue.md)";
   EXPECT_EQ(KueueVersionedApi().versions.front().version, "v1beta2");
 }
@@ -74,8 +74,7 @@ TEST(CheckServedByCrd, TheCrdMustServeTheVersionSpoken) {
     SCOPED_TRACE(c.name);
     Server s;
     if (c.crd) s.InstallCrd("podgroups.scheduling.volcano.sh", *c.crd);
-    auto got = CheckServedByCrd(s.client, PodGroupVersionedApi(core::GangScheduler::kVolcano), "podgroups",
-                                "the PodGroup CRD");
+    auto got = CheckServedByCrd(s.client, PodGroupVersionedApi(core::VolcanoGang()), "podgroups", "the PodGroup CRD");
     if (c.ok) {
       ASSERT_TRUE(got.ok()) << got.status().message();
       EXPECT_EQ(*got, c.want);
@@ -186,7 +185,8 @@ TEST(VersionedApis, KueuesApiThatDisappearsAndComesBack) {
   options.kueue_mode = "operator";
   options.kueue.topology_aware_scheduling = false;
   controller::InformerFactory informers{s.client, Logger()};
-  auto controller = std::make_unique<TfJobController>(s.client, s.clock, registry, events, informers, options, Logger());
+  auto controller =
+      std::make_unique<TfJobController>(s.client, s.clock, registry, events, informers, options, Logger());
   informers.Start();
   controller->Start();
   ASSERT_TRUE(WaitUntil([&] { return controller->HasSynced(); }));

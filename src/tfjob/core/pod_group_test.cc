@@ -1,5 +1,7 @@
 #include "tfjob/core/pod_group.h"
 
+#include "tfjob/core/gang_scheduler.h"
+
 #include <gtest/gtest.h>
 
 #include "testing/fixtures.h"
@@ -199,7 +201,7 @@ TEST(RenderNative, WorkloadAndPodGroupPerMinAvailable) {
     o.gang_scheduler_name = other;
     EXPECT_FALSE(RenderWorkload(GangJob(), o)) << other;
   }
-  EXPECT_EQ(GangSchedulerFor("kubernetes"), GangScheduler::kKubernetes);
+  EXPECT_EQ(GangSchedulerFor("kubernetes"), &KubernetesGang());
 }
 
 // D31: the same gang in scheduling.k8s.io/v1beta1 (Kubernetes v1.37): the PodGroup names its
