@@ -195,7 +195,8 @@ TEST(Manager, ARunnableThatCannotStartStopsTheOthers) {
   OperatorOptions options;
   options.metrics_bind_address = "0";
   options.health_probe_bind_address = "0";
-  Manager manager(options, ManagerConfig{}, server, clock, registry, Logger());
+  ManagerConfig config;
+  Manager manager(options, std::move(config), server, clock, registry, Logger());
   std::vector<std::string> log;
   manager.Add({.name = "a",
                .start =
