@@ -190,5 +190,32 @@ TEST(KueueMode, OffByDefault) {
   EXPECT_EQ(OperatorOptions{}.kueue_mode, "integration");
 }
 
+// Issue 36: one cache per process. With a gang scheduler and Kueue's operator mode, both read the
+// PriorityClasses: the process lists and watches them once.
+TEST(KueueMode, SharesThePriorityClassesWithTheGang) {
+  FakeClock clock;
+  testing::FakeApiServer server{clock};
+  kube::RestClient client{server, clock, testing::UnthrottledClientOptions()};
+  controller::Registry registry;
+  controller::EventRecorder events{client, clock, Logger(), &registry};
+  OperatorOptions options;
+  options.gang_scheduler_name = "volcano";
+  options.kueue_mode = "operator";
+  options.kueue.topology_aware_scheduling = false;
+  controller::InformerFactory informers{client, Logger()};
+  {
+    TfJobController controller(client, clock, registry, events, informers, options, Logger());
+    EXPECT_EQ(informers.CountOf("priorityclasses"), 1u);
+    informers.Start();
+    ASSERT_TRUE(WaitUntil([&] { return controller.HasSynced(); }));
+    int lists = 0;
+    for (const auto& r : server.requests())
+      if (r.verb == "list" && r.resource == "priorityclasses") ++lists;
+    EXPECT_EQ(lists, 1);
+    informers.Stop();
+  }
+  events.Stop();
+}
+
 }  // namespace
 }  // namespace tfjob::operator_
