@@ -24,7 +24,7 @@ void BM_ParseValidateRender(benchmark::State& state) {
   const std::string yaml = JobYaml(workers);
   for (auto _ : state) {
     auto checked = tfjob::cli::CheckJobs(yaml);
-    std::vector<tfjob::tfjob::core::RenderEvent> events;
+    std::vector<tfjob::core::RenderEvent> events;
     auto list = tfjob::cli::RenderList(std::move(checked).value(), {}, &events);
     benchmark::DoNotOptimize(list);
   }

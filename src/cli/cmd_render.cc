@@ -8,6 +8,7 @@
 #include "api/manifest.h"
 #include "cli/command.h"
 #include "cli/job_file.h"
+#include "tfjob/core/gang_scheduler.h"
 #include "tfjob/core/pod_group.h"
 
 namespace tfjob::cli {
@@ -57,9 +58,9 @@ class RenderCommand : public Command {
     std::ostream& err = *io.err;
     for (core::NativeGangApi api : kNativeGangApis)
       if (core::NativeGangApiVersion(api) == native_gang_api_) request_.options.native_gang_api = api;
+    const core::GangSchedulerPolicy* gang = core::GangSchedulerFor(request_.options.gang_scheduler_name);
     if (request_.options.composite_pod_groups &&
-        (core::GangSchedulerFor(request_.options.gang_scheduler_name) != core::GangScheduler::kKubernetes ||
-         request_.options.native_gang_api != core::NativeGangApi::kV1beta1)) {
+        (!gang || !gang->native() || request_.options.native_gang_api != core::NativeGangApi::kV1beta1)) {
       err << "--composite-pod-groups needs --gang-scheduler-name kubernetes and --native-gang-api v1beta1 "
              "(CompositePodGroups are a Kubernetes v1.37 API)\n";
       return api::kExitUsage;

@@ -16,8 +16,6 @@
 
 namespace tfjob::cli {
 
-namespace core = ::tfjob::tfjob::core;
-
 // A TFJob read from a file, checked: `errors` holds every decode and validation error
 // rendered as "path: message"; `job` is defaulted when errors is empty. `warnings`: its
 // unknown fields ("path: unknown field \"name\""), errors only under `validate --strict`.

@@ -19,7 +19,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (c.errors.empty()) valid.push_back(std::move(c));
   tfjob::cli::RenderRequest request;
   request.options.gang_scheduler_name = size % 2 == 0 ? "volcano" : "";
-  std::vector<tfjob::tfjob::core::RenderEvent> events;
+  std::vector<tfjob::core::RenderEvent> events;
   auto list = tfjob::cli::RenderList(std::move(valid), request, &events);
   if (list.ok()) {
     nlohmann::json as_json = nlohmann::json::parse(list->dump());

@@ -19,6 +19,9 @@ inline const GroupVersionResource kPriorityClasses{"scheduling.k8s.io", "v1", "p
 // Kueue's Workloads (`tfjob describe` of a queued job), newest version first.
 inline const GroupVersionResource kKueueWorkloadsV1beta2{"kueue.x-k8s.io", "v1beta2", "workloads"};
 inline const GroupVersionResource kKueueWorkloadsV1beta1{"kueue.x-k8s.io", "v1beta1", "workloads"};
+// The rest of Kueue's API that --kueue-mode operator reads (docs/kueue.md), in the version it speaks.
+inline const GroupVersionResource kKueueResourceFlavors{"kueue.x-k8s.io", "v1beta2", "resourceflavors"};
+inline const GroupVersionResource kKueueWorkloadPriorityClasses{"kueue.x-k8s.io", "v1beta2", "workloadpriorityclasses"};
 
 // A CustomResourceDefinition's name: "<resource>.<group>" ("tfjobs.kubeflow.org").
 inline std::string CrdName(const GroupVersionResource& gvr) {

@@ -10,7 +10,6 @@ namespace tfjob::local {
 namespace {
 
 using nlohmann::json;
-namespace core = ::tfjob::tfjob::core;
 
 std::string Path(api::ReplicaType type, const char* list, size_t container) {
   return "spec.tfReplicaSpecs[" + std::string(api::ReplicaTypeName(type)) + "].template.spec." + list + "[" +

@@ -45,10 +45,9 @@ StatusOr<LocalReplica> LocalReplicaFor(const api::TfJob& job, api::ReplicaType t
 // The same for many replicas, through one renderer of the job built by the caller over
 // LocalRenderOptions(ports): its TF_CONFIG generator names every replica, so building one per
 // replica cost O(replicas^2) (issue 25 item 6).
-StatusOr<LocalReplica> LocalReplicaFor(const ::tfjob::tfjob::core::PodRenderer& renderer, api::ReplicaType type,
-                                       int32_t index);
+StatusOr<LocalReplica> LocalReplicaFor(const core::PodRenderer& renderer, api::ReplicaType type, int32_t index);
 // The render options that put `ports` (borrowed: it must outlive them) in TF_CONFIG.
-::tfjob::tfjob::core::RenderOptions LocalRenderOptions(const PortMap& ports);
+core::RenderOptions LocalRenderOptions(const PortMap& ports);
 
 // Every replica's (type, index), in render order.
 std::vector<std::pair<api::ReplicaType, int32_t>> AllReplicas(const api::TfJob& job);

@@ -18,8 +18,6 @@
 namespace tfjob::local {
 namespace {
 
-namespace core = ::tfjob::tfjob::core;
-
 std::string PathOf(const std::vector<std::string>& env) {
   for (auto it = env.rbegin(); it != env.rend(); ++it)
     if (it->starts_with("PATH=")) return it->substr(5);

@@ -33,10 +33,10 @@
 #include "local/local_replica.h"
 #include "local/port_reservations.h"
 
-namespace tfjob::tfjob::core {
+namespace tfjob::core {
 struct ObservedState;
 struct Plan;
-}  // namespace tfjob::tfjob::core
+}  // namespace tfjob::core
 
 namespace tfjob::local {
 
@@ -100,10 +100,10 @@ class LocalRunner {
   Status CheckCommands(const ReplicaList& all, size_t* pipes, size_t* log_files);
   Status RaiseFileLimit(size_t need, size_t replicas);
   // Run's steps: the processes as pods, then the plan applied.
-  ::tfjob::tfjob::core::ObservedState Observe() const;
-  void DeletePods(const ::tfjob::tfjob::core::Plan& plan, std::stop_token kill_now);
-  void ReportPlan(const ::tfjob::tfjob::core::Plan& plan, std::vector<std::string>* last_conditions);
-  void CreatePods(const ::tfjob::tfjob::core::Plan& plan);
+  core::ObservedState Observe() const;
+  void DeletePods(const core::Plan& plan, std::stop_token kill_now);
+  void ReportPlan(const core::Plan& plan, std::vector<std::string>* last_conditions);
+  void CreatePods(const core::Plan& plan);
   // CreatePods' steps: the pipes and the spec before each fork, the bookkeeping after them all.
   struct PendingSpawn;
   // One replica's pipes and spec; false (reported) when a pipe cannot be had.

@@ -11,8 +11,6 @@
 
 namespace tfjob::local {
 
-namespace core = ::tfjob::tfjob::core;
-
 void LocalRunner::StartFailed(const std::string& name, const std::string& reason) {
   Print("tfjob: " + name + " cannot start: " + reason);
   auto& o = outcomes_[name];

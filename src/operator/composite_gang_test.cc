@@ -17,10 +17,9 @@
 namespace tfjob::operator_ {
 namespace {
 
+using core::NativeGangApi;
 using nlohmann::json;
 using ::tfjob::testing::WaitUntil;
-using ::tfjob::tfjob::core::NativeGangApi;
-namespace core = ::tfjob::tfjob::core;
 
 json Group(const std::vector<std::string>& versions) {
   json list = json::array();
@@ -111,6 +110,7 @@ struct CompositeCluster : Server {
   controller::EventRecorder events{client, clock, Logger(), &registry, {.spam_burst = 1000000}};
   OperatorOptions options;
   std::unique_ptr<TfJobController> controller;
+  controller::InformerFactory informers{client, Logger()};  // after the controller: stopped before it goes
 
   // `workloads`: there before the operator starts.
   explicit CompositeCluster(bool composite = true, const std::vector<json>& workloads = {}) {
@@ -123,8 +123,9 @@ struct CompositeCluster : Server {
     options.gang_scheduler_name = "kubernetes";
     options.native_gang_api = NativeGangApi::kV1beta1;  // what the start-up discovery found
     options.native_composite_pod_groups = composite;
-    controller = std::make_unique<TfJobController>(client, clock, registry, events, options, Logger());
-    controller->StartInformers();
+    controller = std::make_unique<TfJobController>(client, clock, registry, events, informers, options, Logger());
+    informers.Start();
+    controller->Start();
     EXPECT_TRUE(WaitUntil([&] { return controller->HasSynced(); }));
     controller->StartWorkers();
   }

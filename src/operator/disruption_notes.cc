@@ -4,8 +4,6 @@
 
 namespace tfjob::operator_ {
 
-namespace core = ::tfjob::tfjob::core;
-
 void DisruptionNotes::Note(const std::string& key, const api::Pod& pod) {
   if (key.empty() || !leading_.load()) return;
   // An ended pod is not disrupted by its deletion (the pure rule: core::DeletionDisruption).

@@ -37,9 +37,9 @@ class DisruptionNotes {
   // ...and no delete event of it will come (it was gone, or the name is a namesake's).
   void DeleteDone(const std::string& uid) TFJOB_EXCLUDES(mu_);
   // The notes of `key`, for a pass's ObservedState.
-  std::vector<tfjob::core::PodDisruption> For(const std::string& key) const TFJOB_EXCLUDES(mu_);
+  std::vector<core::PodDisruption> For(const std::string& key) const TFJOB_EXCLUDES(mu_);
   // The notes a pass read are counted (or never will be): dropped.
-  void Consume(const std::string& key, const std::vector<tfjob::core::PodDisruption>& read) TFJOB_EXCLUDES(mu_);
+  void Consume(const std::string& key, const std::vector<core::PodDisruption>& read) TFJOB_EXCLUDES(mu_);
   // The job is gone.
   void Forget(const std::string& key) TFJOB_EXCLUDES(mu_);
   // Notes of `key` are kept (for tests).
@@ -52,8 +52,7 @@ class DisruptionNotes {
   std::atomic<bool> leading_{false};
   mutable Mutex mu_;
   std::set<std::string> own_deletes_ TFJOB_GUARDED_BY(mu_);  // uids of the pods this operator deleted, until gone
-  std::map<std::string, std::map<std::string, tfjob::core::PodDisruption>> notes_
-      TFJOB_GUARDED_BY(mu_);  // key -> uid -> note
+  std::map<std::string, std::map<std::string, core::PodDisruption>> notes_ TFJOB_GUARDED_BY(mu_);  // key -> uid -> note
 };
 
 }  // namespace tfjob::operator_

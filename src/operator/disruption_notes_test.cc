@@ -17,7 +17,7 @@ api::Pod Deleted(api::Pod pod) {
   return pod;
 }
 
-std::vector<std::string> Uids(const std::vector<tfjob::core::PodDisruption>& notes) {
+std::vector<std::string> Uids(const std::vector<core::PodDisruption>& notes) {
   std::vector<std::string> out;
   for (const auto& d : notes) out.push_back(d.uid);
   return out;

@@ -14,14 +14,9 @@ namespace tfjob::operator_ {
 namespace {
 
 using nlohmann::json;
-namespace core = ::tfjob::tfjob::core;
 
 // A pass that waits for something Kueue or a user must add looks again this late.
 constexpr std::chrono::seconds kRetryAfter{5};
-
-std::string ClusterKey(const json& object) {
-  return api::StringField(api::ObjectField(object, "metadata"), "name");
-}
 
 // The keys of the TFJobs a Workload's owner references name (Kueue lists a job's Workloads by
 // owner reference).
@@ -45,12 +40,6 @@ StatusOr<core::KueueFlavor> DecodeFlavor(const json& object) {
   auto tolerations = spec.find("tolerations");
   if (tolerations != spec.end() && tolerations->is_array()) flavor.tolerations = *tolerations;
   return flavor;
-}
-
-StatusOr<int32_t> DecodeValue(const json& object) {
-  const int64_t v = api::IntField(object, "value", INT64_MIN);
-  if (v < INT32_MIN || v > INT32_MAX) return InvalidArgumentError("a priority class without an int32 value");
-  return static_cast<int32_t>(v);
 }
 
 bool Suspended(const api::TfJob& job) {
@@ -78,7 +67,6 @@ std::string WorkloadNs(const json& w) {
 }  // namespace
 
 KueueMode::KueueMode(kube::RestClient& client, controller::EventRecorder& events, const OperatorOptions& options,
-                     std::function<void(const std::string&)> enqueue,
                      std::function<void(const std::string&, const json&)> wrote, Logger log)
     : client_(client),
       events_(events),
@@ -86,53 +74,35 @@ KueueMode::KueueMode(kube::RestClient& client, controller::EventRecorder& events
       options_(options.kueue),
       ns_(options.ns),
       log_(log.With({{"component", "kueue-mode"}})),
-      api_(client, KueueVersionedApi(), KueueVersionedApi().versions.front().version, log_) {
-  workloads_ = std::make_unique<controller::Informer<json>>(
-      client_, controller::TrackedListWatch(api_, kKueueWorkloads.resource, ns_),
-      [](const json& j) -> StatusOr<json> { return j; }, controller::NamespacedKey, log_);
+      api_(client, KueueVersionedApi(), KueueVersionedApi().versions.front().version, log_) {}
+
+void KueueMode::Watch(controller::InformerFactory& informers, std::function<void(const std::string&)> enqueue) {
+  workloads_ = &informers.For<json>(controller::TrackedListWatch(api_, kKueueWorkloads.resource, ns_),
+                                    controller::KeepJson, controller::NamespacedKey);
   workloads_->AddIndex("job", [](const json& w) { return OwningJobs(w); });
   auto on_event = [enqueue](const auto& w) {
     for (const std::string& key : OwningJobs(*w)) enqueue(key);
   };
   workloads_->AddHandlers({on_event, [on_event](const auto&, const auto& n) { on_event(n); }, on_event});
   // Flavours and classes: no handlers; a job sees a change at its next pass (a wait retries).
-  flavors_ = std::make_unique<controller::Informer<core::KueueFlavor>>(
-      client_, controller::TrackedListWatch(api_, kKueueResourceFlavors.resource, ""), DecodeFlavor, ClusterKey, log_);
-  workload_priority_classes_ = std::make_unique<controller::Informer<int32_t>>(
-      client_, controller::TrackedListWatch(api_, kKueueWorkloadPriorityClasses.resource, ""), DecodeValue, ClusterKey,
-      log_);
-  priority_classes_ = std::make_unique<controller::Informer<PriorityClass>>(
-      client_, controller::ListWatchSpec{kPriorityClasses, ""},
-      [](const json& j) -> StatusOr<PriorityClass> {
-        auto value = DecodeValue(j);
-        if (!value.ok()) return value.status();
-        auto global = j.find("globalDefault");
-        return PriorityClass{*value, global != j.end() && global->is_boolean() && global->get<bool>()};
-      },
-      ClusterKey, log_);
+  flavors_ = &informers.For<core::KueueFlavor>(controller::TrackedListWatch(api_, kKueueResourceFlavors.resource, ""),
+                                               DecodeFlavor, controller::ClusterScopedKey);
+  workload_priority_classes_ =
+      &informers.For<int32_t>(controller::TrackedListWatch(api_, kKueueWorkloadPriorityClasses.resource, ""),
+                              api::DecodePriorityValue, controller::ClusterScopedKey);
+  priority_classes_ = &controller::PriorityClassInformer(informers);
 }
 
-KueueMode::~KueueMode() {
-  Stop();
-}
-
-void KueueMode::Start() {
-  workloads_->Start();
-  flavors_->Start();
-  workload_priority_classes_->Start();
-  priority_classes_->Start();
+StatusOr<PassGate> KueueMode::BeforeCore(const api::TfJob& job, api::Time now,
+                                         const std::function<int64_t()>& live_pods) {
+  StatusOr<KueueGate> gate = Sync(job, now, live_pods());
+  if (!gate.ok()) return gate.status();
+  return PassGate{gate->run_core, gate->requeue_after, gate->multikueue_copy};
 }
 
 bool KueueMode::HasSynced() const {
   return workloads_->HasSynced() && flavors_->HasSynced() && workload_priority_classes_->HasSynced() &&
          priority_classes_->HasSynced();
-}
-
-void KueueMode::Stop() {
-  workloads_->Stop();
-  flavors_->Stop();
-  workload_priority_classes_->Stop();
-  priority_classes_->Stop();
 }
 
 core::KueueObserved KueueMode::Observe(const api::TfJob& job, api::Time now, int64_t live_pods) const {
@@ -259,7 +229,7 @@ Status KueueMode::RemoveFinalizer(const std::string& ns, const std::string& name
 
 Status KueueMode::JobGone(const std::string& key) {
   for (const auto& w : workloads_->store().ByIndex("job", key))
-    TFJOB_RETURN_IF_ERROR(RemoveFinalizer(WorkloadNs(*w), ClusterKey(*w)));
+    TFJOB_RETURN_IF_ERROR(RemoveFinalizer(WorkloadNs(*w), controller::ClusterScopedKey(*w)));
   return OkStatus();
 }
 

@@ -27,6 +27,7 @@ struct KueueCluster {
   controller::Registry registry;
   controller::EventRecorder events{client, clock, Logger(), &registry, {.spam_burst = 1000000}};
   std::unique_ptr<TfJobController> controller;
+  controller::InformerFactory informers{client, Logger()};  // after the controller: stopped before it goes
 
   explicit KueueCluster(const std::string& mode = "operator") {
     // Kueue's ResourceFlavor of the admissions below.
@@ -39,8 +40,9 @@ struct KueueCluster {
     options.status_count_interval = {};
     options.kueue_mode = mode;
     options.kueue.topology_aware_scheduling = false;
-    controller = std::make_unique<TfJobController>(client, clock, registry, events, options, Logger());
-    controller->StartInformers();
+    controller = std::make_unique<TfJobController>(client, clock, registry, events, informers, options, Logger());
+    informers.Start();
+    controller->Start();
     EXPECT_TRUE(WaitUntil([&] { return controller->HasSynced(); }));
     controller->StartWorkers();
   }
@@ -55,8 +57,7 @@ struct KueueCluster {
     job["metadata"]["labels"] = {{"kueue.x-k8s.io/queue-name", "user-queue"}};
     auto created = server.Create(kTfJobs, "default", job);
     EXPECT_TRUE(created.ok());
-    return tfjob::core::KueueWorkloadName("TFJob", "kubeflow.org", name,
-                                          (*created)["metadata"]["uid"].get<std::string>());
+    return core::KueueWorkloadName("TFJob", "kubeflow.org", name, (*created)["metadata"]["uid"].get<std::string>());
   }
   json Job(const std::string& name) { return server.Get(kTfJobs, "default", name).value_or(json::object()); }
   bool Suspended(const std::string& name) {
@@ -187,6 +188,33 @@ TEST(KueueMode, OffByDefault) {
   ASSERT_TRUE(WaitUntil([&] { return c.Pods() == 2; }));
   EXPECT_TRUE(c.server.List(kKueueWorkloads, "default").empty());
   EXPECT_EQ(OperatorOptions{}.kueue_mode, "integration");
+}
+
+// Issue 36: one cache per process. With a gang scheduler and Kueue's operator mode, both read the
+// PriorityClasses: the process lists and watches them once.
+TEST(KueueMode, SharesThePriorityClassesWithTheGang) {
+  FakeClock clock;
+  testing::FakeApiServer server{clock};
+  kube::RestClient client{server, clock, testing::UnthrottledClientOptions()};
+  controller::Registry registry;
+  controller::EventRecorder events{client, clock, Logger(), &registry};
+  OperatorOptions options;
+  options.gang_scheduler_name = "volcano";
+  options.kueue_mode = "operator";
+  options.kueue.topology_aware_scheduling = false;
+  controller::InformerFactory informers{client, Logger()};
+  {
+    TfJobController controller(client, clock, registry, events, informers, options, Logger());
+    EXPECT_EQ(informers.CountOf("priorityclasses"), 1u);
+    informers.Start();
+    ASSERT_TRUE(WaitUntil([&] { return controller.HasSynced(); }));
+    int lists = 0;
+    for (const auto& r : server.requests())
+      if (r.verb == "list" && r.resource == "priorityclasses") ++lists;
+    EXPECT_EQ(lists, 1);
+    informers.Stop();
+  }
+  events.Stop();
 }
 
 }  // namespace

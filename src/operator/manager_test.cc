@@ -8,6 +8,11 @@
 #include <atomic>
 #include <thread>
 
+#include "api/json_fields.h"
+#include "controller/informer_factory.h"
+#include "kube/resource_path.h"
+#include "operator/tfjob_controller.h"
+#include "testing/fake_api_server.h"
 #include "testing/fake_transport.h"
 
 namespace tfjob::operator_ {
@@ -37,21 +42,24 @@ struct Fixture {
   controller::EventRecorder events{client, clock, Logger(), &registry};
   OperatorOptions options;
   std::unique_ptr<TfJobController> controller;
+  controller::InformerFactory informers{client, Logger()};  // after the controller: stopped before it goes
   std::unique_ptr<Manager> manager;
   explicit Fixture(bool leader_elect = false) {
     ServeEmptyCluster(transport);
     options.workers = 2;
     options.metrics_bind_address = "0";
     options.health_probe_bind_address = "0";
-    controller = std::make_unique<TfJobController>(client, clock, registry, events, options, Logger());
+    controller = std::make_unique<TfJobController>(client, clock, registry, events, informers, options, Logger());
     ManagerConfig config;
     config.leader_elect = leader_elect;
     config.lease_namespace = "default";
-    manager = std::make_unique<Manager>(options, std::move(config), transport, clock, registry, *controller, events,
-                                        Logger());
+    manager = std::make_unique<Manager>(options, std::move(config), transport, clock, registry, Logger());
+    manager->Add(informers.AsRunnable());
+    manager->Add(controller->AsRunnable());
   }
   ~Fixture() {
     manager.reset();
+    informers.Stop();
     controller.reset();
     events.Stop();
   }
@@ -113,6 +121,102 @@ TEST(Manager, StopBeforeSyncReturnsZero) {
   std::stop_source stop;
   stop.request_stop();
   EXPECT_EQ(f.manager->Run(stop.get_token()), 0);
+}
+
+// The start and stop order of runnables (manager.h), against the FakeApiServer with leader
+// election on: the others start in the order added, each once ready; the leader's runnables
+// start once the Lease is held; at the stop the leader's go first (the Lease still held), then the
+// Lease is released, then the others in reverse.
+TEST(Manager, StartsAndStopsRunnablesInOrder) {
+  RealClock clock;
+  testing::FakeApiServer server{clock};
+  kube::RestClient client{server, clock, testing::UnthrottledClientOptions()};
+  controller::Registry registry;
+  OperatorOptions options;
+  options.metrics_bind_address = "0";
+  options.health_probe_bind_address = "0";
+  ManagerConfig config;
+  config.leader_elect = true;
+  config.lease_namespace = "default";
+  Manager manager(options, std::move(config), server, clock, registry, Logger());
+
+  Mutex mu;
+  std::vector<std::string> log;
+  auto note = [&](const std::string& what) {
+    MutexLock lock(mu);
+    log.push_back(what);
+  };
+  auto holder = [&] {
+    auto lease = server.Get(kube::kLeases, "default", options.leader_election_id);
+    return lease ? api::StringField(api::ObjectField(*lease, "spec"), "holderIdentity") : std::string("none");
+  };
+  std::atomic<int> polls{0};
+  auto runnable = [&](const std::string& name, bool leader) {
+    return controller::Runnable{.name = name,
+                                .needs_leader = leader,
+                                .start =
+                                    [&, name, leader] {
+                                      note("start " + name + (leader && holder().empty() ? " (no lease)" : ""));
+                                      return OkStatus();
+                                    },
+                                .stop = [&, name] { note("stop " + name + (holder().empty() ? "" : " (leading)")); }};
+  };
+  manager.Add(runnable("server", false));
+  controller::Runnable cache = runnable("cache", false);
+  cache.ready = [&] { return ++polls >= 3; };  // ready at the third look
+  manager.Add(cache);
+  manager.Add(runnable("controller", true));
+  manager.Add(runnable("second-controller", true));
+
+  std::stop_source stop;
+  std::jthread stopper([&] {
+    for (;;) {
+      {
+        MutexLock lock(mu);
+        if (log.size() == 4) break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    stop.request_stop();
+  });
+  EXPECT_EQ(manager.Run(stop.get_token()), 0);
+  EXPECT_GE(polls.load(), 3) << "the leader's runnables waited for the cache";
+  EXPECT_THAT(log, ::testing::ElementsAre("start server", "start cache", "start controller", "start second-controller",
+                                          "stop second-controller (leading)", "stop controller (leading)", "stop cache",
+                                          "stop server"));
+  EXPECT_EQ(holder(), "") << "the Lease was released";
+}
+
+// A runnable that cannot start ends Run with 2; what started before it is stopped.
+TEST(Manager, ARunnableThatCannotStartStopsTheOthers) {
+  RealClock clock;
+  testing::FakeApiServer server{clock};
+  controller::Registry registry;
+  OperatorOptions options;
+  options.metrics_bind_address = "0";
+  options.health_probe_bind_address = "0";
+  ManagerConfig config;
+  Manager manager(options, std::move(config), server, clock, registry, Logger());
+  std::vector<std::string> log;
+  manager.Add({.name = "a",
+               .start =
+                   [&] {
+                     log.push_back("start a");
+                     return OkStatus();
+                   },
+               .stop = [&] { log.push_back("stop a"); }});
+  manager.Add(
+      {.name = "b", .start = [] { return UnavailableError("port in use"); }, .stop = [&] { log.push_back("stop b"); }});
+  manager.Add({.name = "c",
+               .needs_leader = true,
+               .start =
+                   [&] {
+                     log.push_back("start c");
+                     return OkStatus();
+                   },
+               .stop = [&] { log.push_back("stop c"); }});
+  EXPECT_EQ(manager.Run({}), 2);
+  EXPECT_THAT(log, ::testing::ElementsAre("start a", "stop a"));
 }
 
 }  // namespace

@@ -10,7 +10,6 @@
 namespace tfjob::operator_ {
 
 using nlohmann::json;
-namespace core = ::tfjob::tfjob::core;
 
 namespace {
 

@@ -30,7 +30,7 @@ const controller::VersionedApi& NativeGangVersionedApi();
 // (`versions[].version`): v1beta1 if served, else v1alpha2. kNotFound, naming what the cluster
 // needs, when it serves neither (v1alpha3 alone is not enough: it is v1.37's alpha, whose
 // PodGroups kube-scheduler does not read).
-StatusOr<tfjob::core::NativeGangApi> ChooseNativeGangApi(const nlohmann::json& api_group);
+StatusOr<core::NativeGangApi> ChooseNativeGangApi(const nlohmann::json& api_group);
 
 // D33: whether the API server serves CompositePodGroups: the APIGroup document lists v1alpha3
 // and that version's APIResourceList (GET /apis/scheduling.k8s.io/v1alpha3, `resources[].name`)
@@ -40,10 +40,10 @@ bool ServesCompositePodGroups(const nlohmann::json& api_group, const nlohmann::j
 // scheduling.k8s.io/v1alpha3 compositepodgroups (the one version that has them).
 kube::GroupVersionResource NativeCompositePodGroups();
 
-kube::GroupVersionResource NativeWorkloads(tfjob::core::NativeGangApi api);
-kube::GroupVersionResource NativePodGroups(tfjob::core::NativeGangApi api);
+kube::GroupVersionResource NativeWorkloads(core::NativeGangApi api);
+kube::GroupVersionResource NativePodGroups(core::NativeGangApi api);
 // The version of a scheduling.k8s.io resource in one of the versions above; nullopt otherwise.
-std::optional<tfjob::core::NativeGangApi> NativeGangApiOf(const kube::GroupVersionResource& gvr);
+std::optional<core::NativeGangApi> NativeGangApiOf(const kube::GroupVersionResource& gvr);
 // Whether a failed call says its version is not (or no longer) served: 404 or 406.
 using controller::VersionNotServed;
 
@@ -54,17 +54,17 @@ class NativeGangApiTracker {
  public:
   static constexpr std::chrono::seconds kMinInterval = controller::ApiVersionTracker::kMinInterval;
 
-  NativeGangApiTracker(kube::RestClient& client, tfjob::core::NativeGangApi initial, Logger log,
+  NativeGangApiTracker(kube::RestClient& client, core::NativeGangApi initial, Logger log,
                        bool initial_composite = false);
 
-  tfjob::core::NativeGangApi current() const;
+  core::NativeGangApi current() const;
   // D33: the API server serves CompositePodGroups (ServesCompositePodGroups), as last discovered.
   bool composite_pod_groups() const TFJOB_EXCLUDES(mu_);
   // GET /apis/scheduling.k8s.io and ChooseNativeGangApi; on success that version is used from
   // now on (a change is logged). With v1beta1 and v1alpha3 listed, also GET
   // /apis/scheduling.k8s.io/v1alpha3 for composite_pod_groups (a failure there: not served).
   // On failure the version in use stays.
-  StatusOr<tfjob::core::NativeGangApi> Discover();
+  StatusOr<core::NativeGangApi> Discover();
   // A call of `gvr` failed with `status`: when that says the version is not served and it is
   // still the version in use (or `gvr` is NativeCompositePodGroups while they are thought
   // served), discovers again (at most once per kMinInterval).

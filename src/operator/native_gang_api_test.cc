@@ -17,8 +17,8 @@
 namespace tfjob::operator_ {
 namespace {
 
+using core::NativeGangApi;
 using nlohmann::json;
-using ::tfjob::tfjob::core::NativeGangApi;
 
 json ApiGroup(const std::vector<std::string>& versions) {
   json list = json::array();
@@ -66,7 +66,7 @@ TEST(NativeGangApi, ResourcesAndTheirVersions) {
   EXPECT_EQ(NativeGangApiOf(NativePodGroups(NativeGangApi::kV1beta1)), NativeGangApi::kV1beta1);
   EXPECT_EQ(NativeGangApiOf({"scheduling.k8s.io", "v1alpha3", "podgroups"}), std::nullopt);
   EXPECT_EQ(NativeGangApiOf(kVolcanoPodGroups), std::nullopt);
-  EXPECT_EQ(PodGroupResource(tfjob::core::GangScheduler::kKubernetes, NativeGangApi::kV1beta1),
+  EXPECT_EQ(PodGroupResource(&core::KubernetesGang(), NativeGangApi::kV1beta1),
             NativePodGroups(NativeGangApi::kV1beta1));
   EXPECT_TRUE(VersionNotServed(NotFoundError("x")));
   EXPECT_TRUE(VersionNotServed(Status(StatusCode::kNotAcceptable, "x")));
@@ -127,6 +127,7 @@ struct NativeCluster : Server {
   controller::EventRecorder events{client, clock, Logger(), &registry, {.spam_burst = 1000000}};
   OperatorOptions options;
   std::unique_ptr<TfJobController> controller;
+  controller::InformerFactory informers{client, Logger()};  // after the controller: stopped before it goes
 
   NativeCluster() {
     server.ServeVersions("scheduling.k8s.io", {"v1", "v1alpha2"});
@@ -135,8 +136,9 @@ struct NativeCluster : Server {
     options.status_count_interval = {};
     options.gang_scheduler_name = "kubernetes";
     options.native_gang_api = NativeGangApi::kV1alpha2;  // what the start-up discovery found
-    controller = std::make_unique<TfJobController>(client, clock, registry, events, options, Logger());
-    controller->StartInformers();
+    controller = std::make_unique<TfJobController>(client, clock, registry, events, informers, options, Logger());
+    informers.Start();
+    controller->Start();
     EXPECT_TRUE(WaitUntil([&] { return controller->HasSynced(); }));
   }
   ~NativeCluster() {

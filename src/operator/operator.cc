@@ -13,6 +13,7 @@
 #include "kube/curl_transport.h"
 #include "kube/kube_config.h"
 #include "operator/crd_check.h"
+#include "operator/gang_integration.h"
 #include "operator/manager.h"
 #include "operator/native_gang_api.h"
 #include "operator/resources.h"
@@ -28,6 +29,8 @@ namespace {
 // Deployment's terminationGracePeriodSeconds (15 s in config/manager). Normally it is much
 // shorter: in-flight requests are aborted at once and the lease release has 2 x 2.5 s at most.
 constexpr std::chrono::seconds kShutdownLimit{12};
+// How long queued events may take to be written at shutdown.
+constexpr std::chrono::seconds kEventFlushLimit{2};
 
 // Ends the process kShutdownLimit after `begin` fires unless the thread is stopped first (by
 // RunOperator returning): a hung call cannot keep the pod past its grace period.
@@ -47,57 +50,6 @@ std::jthread ShutdownWatchdog(std::stop_token begin, Logger log) {
     log.Error("shutdown did not finish in time; exiting now", {{"limit", FormatDuration(kShutdownLimit)}});
     std::_Exit(1);
   });
-}
-
-// An API served through a CRD (CheckServedByCrd): one error logged, with the CRD's name, when the
-// CRD is missing or serves no version this operator speaks. Returns the exit code when the
-// operator must not start (0 when stopped meanwhile).
-std::optional<int> CheckCrdApi(kube::RestClient& client, const controller::VersionedApi& api,
-                               const std::string& resource, const std::string& crd_kind, std::stop_token stop,
-                               const Logger& log) {
-  auto found = CheckServedByCrd(client, api, resource, crd_kind);
-  if (stop.stop_requested()) return 0;
-  const std::string crd = resource + "." + api.group;
-  if (found.ok()) {
-    log.Info(api.purpose, {{"api", api.group + "/" + *found}});
-    return std::nullopt;
-  }
-  if (IsNotFound(found.status()))
-    log.Error(std::string(found.status().message()), {{"crd", crd}});
-  else
-    log.Error("cannot check for " + crd_kind, {{"crd", crd}, {"error", found.status().message()}});
-  return 2;
-}
-
-// A missing PodGroup CRD, one that does not serve the version this operator speaks (or, for
-// `kubernetes`, a cluster serving neither scheduling.k8s.io/v1beta1 nor v1alpha2) is a start-up
-// error, named clearly (docs/semantics.md 2.8, D27, D31, D34). Returns the exit code when the
-// operator must not start (0 when stopped meanwhile). For `kubernetes`, sets
-// options->native_gang_api to the version found.
-std::optional<int> CheckGangApi(kube::RestClient& client, OperatorOptions* options, std::stop_token stop,
-                                const Logger& log) {
-  auto gang = tfjob::core::GangSchedulerFor(options->gang_scheduler_name);
-  if (gang == tfjob::core::GangScheduler::kNone) return std::nullopt;
-  if (gang == tfjob::core::GangScheduler::kKubernetes) {
-    // No CRD: the API is kube-apiserver's own, served only with feature gates and runtime-config
-    // (docs/operator.md). Discovery says which version (D31).
-    NativeGangApiTracker tracker(client, options->native_gang_api, log);
-    auto found = tracker.Discover();
-    if (stop.stop_requested()) return 0;
-    if (!found.ok()) {
-      log.Error(IsNotFound(found.status()) ? std::string(found.status().message())
-                                           : "cannot discover the served versions of scheduling.k8s.io",
-                {{"error", found.status().message()}});
-      return 2;
-    }
-    options->native_gang_api = *found;
-    options->native_composite_pod_groups = tracker.composite_pod_groups();
-    log.Info("gang scheduling by kubernetes",
-             {{"api", tfjob::core::NativeGangApiGroupVersion(*found)},
-              {"composite_pod_groups", tracker.composite_pod_groups() ? "true" : "false"}});
-    return std::nullopt;
-  }
-  return CheckCrdApi(client, PodGroupVersionedApi(gang), "podgroups", "the PodGroup CRD", stop, log);
 }
 
 // --kueue-mode operator: Kueue's CRDs serve the version of its API this operator speaks (D34).
@@ -125,7 +77,7 @@ std::optional<bool> CountersInAnnotation(kube::RestClient& client, controller::R
   schema_ok.Set(schema.ok() ? 1 : 0);
   std::string pruned;
   for (const auto& f : schema.pruned) pruned += (pruned.empty() ? "" : ",") + f;
-  const std::string annotation(tfjob::core::kCountersAnnotation);
+  const std::string annotation(core::kCountersAnnotation);
   if (!crd.ok())
     log.Warning("cannot read the TFJob CRD; restart counts are kept in an annotation too",
                 {{"crd", tfjobs_crd}, {"error", crd.status().message()}, {"annotation", annotation}});
@@ -138,6 +90,22 @@ std::optional<bool> CountersInAnnotation(kube::RestClient& client, controller::R
   else
     log.Info("the TFJob CRD keeps replicaStatuses.<type>.restarts and .disruptions", {{"crd", tfjobs_crd}});
   return !schema.ok();
+}
+
+// The event recorder as a runnable on every replica: it runs from its construction; its stop
+// writes what is queued (at most kEventFlushLimit), then aborts its client's requests.
+controller::Runnable EventsRunnable(controller::EventRecorder& events, std::stop_source abort_events,
+                                    const Logger& log) {
+  return controller::Runnable{.name = "events",
+                              .start = [] { return OkStatus(); },
+                              .stop =
+                                  [&events, abort_events, log] {
+                                    if (!events.Flush(kEventFlushLimit))
+                                      log.Warning("events still queued at shutdown are dropped", {});
+                                    std::stop_source abort = abort_events;
+                                    abort.request_stop();
+                                    events.Stop();
+                                  }};
 }
 
 }  // namespace
@@ -200,9 +168,12 @@ int RunOperator(const OperatorOptions& options, const std::map<std::string, std:
   event_client.set_observer(controller::RestClientMetrics(registry));
   event_client.set_logger(log.With({{"client", "events"}}));
   controller::EventRecorder events(event_client, clock, log, &registry);
-  TfJobController controller(client, clock, registry, events, run_options, log);
+  // The process's one cache: every informer of the controller and its integrations is registered
+  // here, and the Manager starts, syncs and stops them together.
+  controller::InformerFactory informers(client, log);
+  TfJobController controller(client, clock, registry, events, informers, run_options, log);
 
-  // The rest (servers, informers, leadership, workers, and the shutdown in reverse) is the
+  // The rest (servers, events, cache, leadership, workers, and the shutdown in reverse) is the
   // Manager's: operator/manager.h documents the order.
   ManagerConfig manager_config;
   manager_config.leader_elect = options.leader_elect.value_or(config->source == "in-cluster");
@@ -211,8 +182,10 @@ int RunOperator(const OperatorOptions& options, const std::map<std::string, std:
                                                                               : "default";
   manager_config.client_options = client_options;
   manager_config.abort = abort;
-  manager_config.abort_events = abort_events;
-  Manager manager(options, std::move(manager_config), transport, clock, registry, controller, events, log);
+  Manager manager(options, std::move(manager_config), transport, clock, registry, log);
+  manager.Add(EventsRunnable(events, abort_events, log));
+  manager.Add(informers.AsRunnable());
+  manager.Add(controller.AsRunnable());
   return manager.Run(stop);
 }
 

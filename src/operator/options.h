@@ -51,13 +51,13 @@ struct OperatorOptions {
   // PodsReady is kept unless --kueue-wait-for-pods-ready=false: with Kueue's waitForPodsReady on, a
   // Workload that never gets it is evicted at the timeout, while writing it for a Kueue that does
   // not wait costs only a status write or two per job (docs/kueue.md).
-  tfjob::core::KueueOptions kueue{.wait_for_pods_ready = true};
+  core::KueueOptions kueue{.wait_for_pods_ready = true};
   // Not a flag: set by the start-up check of the TFJob CRD when its status schema prunes
   // replicaStatuses.<type>.restarts (docs/semantics.md D29).
   bool counters_in_annotation = false;
   // Not a flag: with --gang-scheduler-name kubernetes, the Workload API version the start-up
   // discovery found (docs/semantics.md D31); the controller discovers again on a 404 or 406.
-  tfjob::core::NativeGangApi native_gang_api = tfjob::core::NativeGangApi::kV1alpha2;
+  core::NativeGangApi native_gang_api = core::NativeGangApi::kV1alpha2;
   // Not a flag: the same discovery found CompositePodGroups served (D33): the controller watches
   // them and gives new jobs with Chief/Master/PS and Worker pods the hierarchical gang.
   bool native_composite_pod_groups = false;

@@ -14,7 +14,6 @@
 namespace tfjob::operator_ {
 
 using nlohmann::json;
-namespace core = ::tfjob::tfjob::core;
 
 StatusOr<json> RestObjectWriter::Create(const kube::GroupVersionResource& gvr, const std::string& ns,
                                         const json& object) {
@@ -36,9 +35,11 @@ StatusOr<json> RestObjectWriter::MergePatch(const kube::GroupVersionResource& gv
   return client_.Patch(gvr, ns, name, kube::PatchType::kMerge, patch, subresource);
 }
 
-kube::GroupVersionResource PodGroupResource(core::GangScheduler gang, core::NativeGangApi native) {
-  if (gang == core::GangScheduler::kKubernetes) return NativePodGroups(native);
-  return gang == core::GangScheduler::kVolcano ? kVolcanoPodGroups : kPluginsPodGroups;
+kube::GroupVersionResource PodGroupResource(const core::GangSchedulerPolicy* gang, core::NativeGangApi native) {
+  if (!gang) return kPluginsPodGroups;  // never written
+  if (gang->native()) return NativePodGroups(native);
+  const core::GangCrdApi api = gang->crd_api();
+  return {api.group, api.version, "podgroups"};
 }
 
 controller::ObjectReference JobReference(const api::TfJob& job) {
@@ -54,8 +55,8 @@ json StatusPatch(const api::JobStatus& status) {
 }
 
 PlanApplier::PlanApplier(ObjectWriter& writer, controller::WritePool& pool, controller::Expectations& expectations,
-                         controller::EventRecorder& events, controller::Registry& registry, core::GangScheduler gang,
-                         PlanApplierHooks hooks)
+                         controller::EventRecorder& events, controller::Registry& registry,
+                         const core::GangSchedulerPolicy* gang, PlanApplierHooks hooks)
     : writer_(writer),
       pool_(pool),
       expectations_(expectations),
@@ -238,7 +239,7 @@ core::NativeGangApi RenderedVersion(const std::optional<json>& object, core::Nat
 // A Workload or PodGroup call failed: a 404 or 406 may be an upgrade, or the API turned off
 // (D31, D34).
 void PlanApplier::NativeCallDone(const kube::GroupVersionResource& gvr, const Status& s) {
-  if (gang_ != core::GangScheduler::kNone && !s.ok() && hooks_.native_gang_failed) hooks_.native_gang_failed(gvr, s);
+  if (gang_ && !s.ok() && hooks_.native_gang_failed) hooks_.native_gang_failed(gvr, s);
 }
 
 std::string PlanApplier::CreateFailure(const kube::GroupVersionResource& gvr, const Status& s) const {

@@ -31,6 +31,7 @@
 #include "controller/write_pool.h"
 #include "kube/resource_path.h"
 #include "kube/rest_client.h"
+#include "tfjob/core/gang_scheduler.h"
 #include "tfjob/core/reconcile.h"
 #include "tfjob/core/render.h"
 
@@ -94,10 +95,10 @@ struct PlanApplierHooks {
   std::function<std::string(const kube::GroupVersionResource&)> gang_api_unserved;
 };
 
-// The PodGroup resource of a gang scheduler (REQUIRES: not kNone for a write); for kKubernetes,
-// that of `native` (docs/semantics.md D31).
-kube::GroupVersionResource PodGroupResource(tfjob::core::GangScheduler gang,
-                                            tfjob::core::NativeGangApi native = tfjob::core::NativeGangApi::kV1alpha2);
+// The PodGroup resource of a gang scheduler (REQUIRES: not null for a write): its CRD's, or for
+// kube-scheduler's own, that of `native` (docs/semantics.md D31).
+kube::GroupVersionResource PodGroupResource(const core::GangSchedulerPolicy* gang,
+                                            core::NativeGangApi native = core::NativeGangApi::kV1alpha2);
 
 // The job as the object of its events.
 controller::ObjectReference JobReference(const api::TfJob& job);
@@ -117,7 +118,7 @@ struct StartOutcome {
 class PlanApplier {
  public:
   PlanApplier(ObjectWriter& writer, controller::WritePool& pool, controller::Expectations& expectations,
-              controller::EventRecorder& events, controller::Registry& registry, tfjob::core::GangScheduler gang,
+              controller::EventRecorder& events, controller::Registry& registry, const core::GangSchedulerPolicy* gang,
               PlanApplierHooks hooks);
 
   // Carries out `plan` for `job`, all but its creates before it returns. Each pod and service to
@@ -169,7 +170,7 @@ class PlanApplier {
   controller::WritePool& pool_;
   controller::Expectations& expectations_;
   controller::EventRecorder& events_;
-  const tfjob::core::GangScheduler gang_;
+  const core::GangSchedulerPolicy* const gang_;  // null: no gang scheduling
   const PlanApplierHooks hooks_;
   controller::Family<controller::Counter>* jobs_deleted_;
   controller::Family<controller::Counter>* jobs_successful_;

@@ -23,7 +23,6 @@ namespace tfjob::operator_ {
 namespace {
 
 using nlohmann::json;
-namespace core = ::tfjob::tfjob::core;
 
 struct Fixture {
   FakeClock clock;
@@ -41,7 +40,7 @@ struct Fixture {
 
   explicit Fixture(int pool_size = 16)
       : pool(pool_size),
-        applier(writer, pool, expectations, events, registry, core::GangScheduler::kNone,
+        applier(writer, pool, expectations, events, registry, nullptr,
                 PlanApplierHooks{[this](const std::string& key, const json& o) {
                                    std::lock_guard lock(mu);
                                    wrote[key] = o;

@@ -4,8 +4,6 @@
 
 namespace tfjob::operator_ {
 
-namespace core = ::tfjob::tfjob::core;
-
 void StatusWriteThrottle::Apply(const std::string& key, const api::TfJob& job, core::Plan& plan) {
   if (!plan.status) return;
   const Clock::SteadyTime now = clock_.SteadyNow();

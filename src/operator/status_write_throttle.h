@@ -23,7 +23,7 @@ class StatusWriteThrottle {
 
   // Holds back `plan`'s status when the rule says so (the plan then looks again when it may be
   // written); otherwise a plan with a status counts as the job's status write now.
-  void Apply(const std::string& key, const api::TfJob& job, tfjob::core::Plan& plan) TFJOB_EXCLUDES(mu_);
+  void Apply(const std::string& key, const api::TfJob& job, core::Plan& plan) TFJOB_EXCLUDES(mu_);
   // The job is gone: its last write is forgotten.
   void Forget(const std::string& key) TFJOB_EXCLUDES(mu_);
   // A status write of the job is remembered (for tests).

@@ -8,7 +8,6 @@
 namespace tfjob::operator_ {
 namespace {
 
-namespace core = ::tfjob::tfjob::core;
 using std::chrono::milliseconds;
 
 api::TfJob RunningJob(int32_t active) {

@@ -8,6 +8,7 @@
 #include "api/object_key.h"
 #include "api/pod_json.h"
 #include "api/tfjob_json.h"
+#include "operator/kueue_mode.h"
 #include "operator/plan_applier.h"
 #include "operator/resources.h"
 #include "tfjob/core/composite_gang.h"
@@ -18,37 +19,9 @@ namespace tfjob::operator_ {
 namespace {
 
 using nlohmann::json;
-namespace core = ::tfjob::tfjob::core;
 
 std::string JobKeyOf(const api::ChildMeta& meta) {
   return meta.job_name.empty() ? "" : api::ObjectKey{meta.ns, meta.job_name}.String();
-}
-
-// A PriorityClass trimmed to its value (scheduling.k8s.io/v1: `value`, int32, required).
-StatusOr<int32_t> DecodePriorityClassValue(const json& j) {
-  auto v = j.find("value");
-  bool fits =
-      v != j.end() && (v->is_number_unsigned()  ? v->get<uint64_t>() <= INT32_MAX
-                       : v->is_number_integer() ? v->get<int64_t>() >= INT32_MIN && v->get<int64_t>() <= INT32_MAX
-                                                : false);
-  if (!fits) return InvalidArgumentError("a PriorityClass without an int32 value");
-  return static_cast<int32_t>(v->get<int64_t>());
-}
-
-// A native PodGroup being deleted waits for its pods (the PodGroupProtection finalizer of
-// kube-controller-manager): it counts as gone, so the reconcile does not delete it again on every
-// pass (D27).
-bool Terminating(const json& object) {
-  return api::ObjectField(object, "metadata").contains("deletionTimestamp");
-}
-
-// Volcano and scheduler-plugins: their PodGroup API's tracker, speaking the version the start-up
-// check found served (D34); null for the other gang schedulers.
-std::unique_ptr<controller::ApiVersionTracker> PodGroupTracker(kube::RestClient& client, core::GangScheduler gang,
-                                                               const Logger& log) {
-  if (gang != core::GangScheduler::kVolcano && gang != core::GangScheduler::kSchedulerPlugins) return nullptr;
-  const controller::VersionedApi& api = PodGroupVersionedApi(gang);
-  return std::make_unique<controller::ApiVersionTracker>(client, api, api.versions.front().version, log);
 }
 
 }  // namespace
@@ -62,7 +35,8 @@ QueueAction QueueActionFor(const StatusOr<ReconcileResult>& outcome) {
 }
 
 TfJobController::TfJobController(kube::RestClient& client, Clock& clock, controller::Registry& registry,
-                                 controller::EventRecorder& events, const OperatorOptions& options, Logger log)
+                                 controller::EventRecorder& events, controller::InformerFactory& informers,
+                                 const OperatorOptions& options, Logger log)
     : client_(client),
       clock_(clock),
       registry_(registry),
@@ -74,22 +48,17 @@ TfJobController::TfJobController(kube::RestClient& client, Clock& clock, control
       busy_(clock, options.workers),
       write_pool_(options.write_concurrency),
       writer_(client),
-      native_gang_(core::GangSchedulerFor(options.gang_scheduler_name) == core::GangScheduler::kKubernetes
-                       ? std::make_unique<NativeGangApiTracker>(client, options.native_gang_api, log_,
-                                                                options.native_composite_pod_groups)
-                       : nullptr),
-      pod_group_api_(PodGroupTracker(client, core::GangSchedulerFor(options.gang_scheduler_name), log_)),
-      applier_(
-          writer_, write_pool_, expectations_, events, registry, core::GangSchedulerFor(options.gang_scheduler_name),
-          PlanApplierHooks{[this](const std::string& key, const json& object) { written_.Wrote(key, object); },
-                           [this](const std::string& key, const std::string& uid) { disruptions_.Deleting(key, uid); },
-                           [this](const std::string& uid) { disruptions_.DeleteDone(uid); },
-                           [this] { return native_gang_ ? native_gang_->current() : core::NativeGangApi{}; },
-                           [this](const kube::GroupVersionResource& gvr, const Status& s) {
-                             if (native_gang_) native_gang_->CallFailed(gvr, s);
-                             if (pod_group_api_) pod_group_api_->CallFailed(gvr, s);
-                           },
-                           [this](const kube::GroupVersionResource& gvr) { return GangApiUnserved(gvr); }}),
+      gang_(MakeGangIntegration(client, options, log_)),
+      applier_(writer_, write_pool_, expectations_, events, registry, gang_ ? &gang_->policy() : nullptr,
+               PlanApplierHooks{
+                   [this](const std::string& key, const json& object) { written_.Wrote(key, object); },
+                   [this](const std::string& key, const std::string& uid) { disruptions_.Deleting(key, uid); },
+                   [this](const std::string& uid) { disruptions_.DeleteDone(uid); },
+                   [this] { return gang_ ? gang_->native_api() : core::NativeGangApi{}; },
+                   [this](const kube::GroupVersionResource& gvr, const Status& s) {
+                     if (gang_) gang_->CallFailed(gvr, s);
+                   },
+                   [this](const kube::GroupVersionResource& gvr) { return gang_ ? gang_->Unserved(gvr) : ""; }}),
       status_throttle_(clock, options.status_count_interval),
       disruptions_(log_),
       latency_(registry) {
@@ -98,13 +67,24 @@ TfJobController::TfJobController(kube::RestClient& client, Clock& clock, control
   reconcile_options_.render.tf_config.evaluator_in_cluster = options.tf_config_evaluator_in_cluster;
   reconcile_options_.counters_in_annotation = options.counters_in_annotation;
   RegisterMetrics();
-  WatchJobs();
-  WatchChildren();
-  WatchGang();
-  if (options.kueue_mode == "operator")
+  WatchJobs(informers);
+  WatchChildren(informers);
+  AddIntegrations(client, events, informers);
+}
+
+void TfJobController::AddIntegrations(kube::RestClient& client, controller::EventRecorder& events,
+                                      controller::InformerFactory& informers) {
+  if (gang_) integrations_.push_back(gang_.get());
+  if (options_.kueue_mode == "operator") {
     kueue_ = std::make_unique<KueueMode>(
-        client, events, options, [this](const std::string& k) { Enqueue(k); },
-        [this](const std::string& k, const json& object) { written_.Wrote(k, object); }, log_);
+        client, events, options_, [this](const std::string& k, const json& object) { written_.Wrote(k, object); },
+        log_);
+    integrations_.push_back(kueue_.get());
+  }
+  for (ReconcileIntegration* integration : integrations_) {
+    integration->Watch(informers, [this](const std::string& key) { Enqueue(key); });
+    reconcile_deleted_jobs_ |= integration->ReconcilesDeletedJobs();
+  }
 }
 
 void TfJobController::RegisterMetrics() {
@@ -127,9 +107,9 @@ void TfJobController::RegisterMetrics() {
                             {"job_namespace", "replica_type", "reason"});
 }
 
-void TfJobController::WatchJobs() {
-  jobs_ = std::make_unique<controller::Informer<api::TfJob>>(client_, controller::ListWatchSpec{kTfJobs, options_.ns},
-                                                             api::DecodeTfJobStrict, controller::NamespacedKey, log_);
+void TfJobController::WatchJobs(controller::InformerFactory& informers) {
+  jobs_ = &informers.For<api::TfJob>(controller::ListWatchSpec{kTfJobs, options_.ns}, api::DecodeTfJobStrict,
+                                     controller::NamespacedKey);
   jobs_->AddHandlers({[this](const auto& j) {
                         jobs_created_->With({j->metadata.ns, "tensorflow"}).Inc();
                         Enqueue(api::JobKey(*j));
@@ -139,20 +119,20 @@ void TfJobController::WatchJobs() {
                       },
                       [this](const auto& j) {
                         ForgetJob(api::JobKey(*j));  // a job gone with no child left is never reconciled again
-                        if (kueue_) Enqueue(api::JobKey(*j));  // its Workloads lose Kueue's finalizer (JobGone)
+                        // Kueue's Workloads lose their finalizer (JobGone) in one more pass.
+                        if (reconcile_deleted_jobs_) Enqueue(api::JobKey(*j));
                       }});
 }
 
 // Pods and services carrying this operator's label, indexed by their job.
-void TfJobController::WatchChildren() {
+void TfJobController::WatchChildren(controller::InformerFactory& informers) {
   const std::string selector = std::string(core::kLabelOperatorName) + "=" + std::string(core::kControllerName);
   auto job_index = [](const api::ChildMeta& m) {
     std::string k = JobKeyOf(m);
     return k.empty() ? std::vector<std::string>{} : std::vector<std::string>{k};
   };
-  pods_ = std::make_unique<controller::Informer<api::Pod>>(
-      client_, controller::ListWatchSpec{kube::kPods, options_.ns, selector}, api::DecodePod, controller::NamespacedKey,
-      log_);
+  pods_ = &informers.For<api::Pod>(controller::ListWatchSpec{kube::kPods, options_.ns, selector}, api::DecodePod,
+                                   controller::NamespacedKey);
   pods_->AddIndex("job", [job_index](const api::Pod& p) { return job_index(p.meta); });
   pods_->AddHandlers({[this](const auto& p) { OnChildEvent(p->meta, 1, 0); },
                       [this](const auto& o, const auto& n) {
@@ -164,52 +144,11 @@ void TfJobController::WatchChildren() {
                         disruptions_.PodGone(JobKeyOf(p->meta), *p);
                         OnChildEvent(p->meta, 0, 1);
                       }});
-  services_ = std::make_unique<controller::Informer<api::Service>>(
-      client_, controller::ListWatchSpec{kube::kServices, options_.ns, selector}, api::DecodeService,
-      controller::NamespacedKey, log_);
+  services_ = &informers.For<api::Service>(controller::ListWatchSpec{kube::kServices, options_.ns, selector},
+                                           api::DecodeService, controller::NamespacedKey);
   services_->AddIndex("job", [job_index](const api::Service& s) { return job_index(s.meta); });
   services_->AddHandlers({[this](const auto& s) { OnChildEvent(s->meta, 1, 0); }, nullptr,
                           [this](const auto& s) { OnChildEvent(s->meta, 0, 1); }});
-}
-
-// Gang scheduling only: the PodGroups (and Workloads) named as their jobs, and the PriorityClasses.
-void TfJobController::WatchGang() {
-  auto gang = core::GangSchedulerFor(options_.gang_scheduler_name);
-  if (gang != core::GangScheduler::kNone) {
-    // The version in use of the gang's API, found again when a list or watch answers 404/406
-    // (D31, D34).
-    controller::ApiVersionTracker& api = native_gang_ ? native_gang_->tracker() : *pod_group_api_;
-    pod_groups_ = std::make_unique<controller::Informer<json>>(
-        client_, controller::TrackedListWatch(api, "podgroups", options_.ns),
-        [](const json& j) -> StatusOr<json> { return j; }, controller::NamespacedKey, log_);
-    // The job of the same name; D33's member PodGroups are "<job>.<member>".
-    auto enqueue = [this](const auto& pg) {
-      const json& m = api::ObjectField(*pg, "metadata");
-      Enqueue(api::ObjectKey{api::StringField(m, "namespace"), core::JobNameOfGangObject(api::StringField(m, "name"))}
-                  .String());
-    };
-    pod_groups_->AddHandlers({enqueue, [enqueue](const auto&, const auto& n) { enqueue(n); }, enqueue});
-    // No handlers, as upstream: a job sees a changed class at its next reconcile.
-    priority_classes_ = std::make_unique<controller::Informer<int32_t>>(
-        client_, controller::ListWatchSpec{kPriorityClasses, ""}, DecodePriorityClassValue,
-        [](const json& j) { return api::StringField(api::ObjectField(j, "metadata"), "name"); }, log_);
-    if (gang == core::GangScheduler::kKubernetes) {
-      workloads_ = std::make_unique<controller::Informer<json>>(
-          client_, controller::TrackedListWatch(api, "workloads", options_.ns),
-          [](const json& j) -> StatusOr<json> { return j; }, controller::NamespacedKey, log_);
-      workloads_->AddHandlers({enqueue, [enqueue](const auto&, const auto& n) { enqueue(n); }, enqueue});
-      // D33: only when served at start-up; a cluster that turns them on later needs a restart.
-      if (options_.native_composite_pod_groups) {
-        controller::ListWatchSpec spec{NativeCompositePodGroups(), options_.ns};
-        spec.on_failure = [this](const kube::GroupVersionResource& gvr, const Status& s) {
-          native_gang_->CallFailed(gvr, s);
-        };
-        composite_pod_groups_ = std::make_unique<controller::Informer<json>>(
-            client_, spec, [](const json& j) -> StatusOr<json> { return j; }, controller::NamespacedKey, log_);
-        composite_pod_groups_->AddHandlers({enqueue, [enqueue](const auto&, const auto& n) { enqueue(n); }, enqueue});
-      }
-    }
-  }
 }
 
 TfJobController::~TfJobController() {
@@ -224,23 +163,15 @@ void TfJobController::OnChildEvent(const api::ChildMeta& meta, int created, int 
   Enqueue(key);
 }
 
-void TfJobController::StartInformers() {
-  jobs_->Start();
-  pods_->Start();
-  services_->Start();
-  if (pod_groups_) pod_groups_->Start();
-  if (priority_classes_) priority_classes_->Start();
-  if (workloads_) workloads_->Start();
-  if (composite_pod_groups_) composite_pod_groups_->Start();
-  if (kueue_) kueue_->Start();
+void TfJobController::Start() {
   queue_.StartDelayDriver();
 }
 
 bool TfJobController::HasSynced() const {
-  return jobs_->HasSynced() && pods_->HasSynced() && services_->HasSynced() &&
-         (!pod_groups_ || pod_groups_->HasSynced()) && (!priority_classes_ || priority_classes_->HasSynced()) &&
-         (!workloads_ || workloads_->HasSynced()) && (!composite_pod_groups_ || composite_pod_groups_->HasSynced()) &&
-         (!kueue_ || kueue_->HasSynced());
+  if (!jobs_->HasSynced() || !pods_->HasSynced() || !services_->HasSynced()) return false;
+  for (const ReconcileIntegration* integration : integrations_)
+    if (!integration->HasSynced()) return false;
+  return true;
 }
 
 void TfJobController::StartWorkers() {
@@ -249,6 +180,20 @@ void TfJobController::StartWorkers() {
   disruptions_.Lead();
   for (int i = 0; i < options_.workers; ++i)
     workers_.emplace_back([this, i](std::stop_token stop) { Worker(stop, i); });
+}
+
+controller::Runnable TfJobController::AsRunnable() {
+  return controller::Runnable{.name = "tfjob-controller",
+                              .needs_leader = true,
+                              .start =
+                                  [this] {
+                                    Start();
+                                    StartWorkers();
+                                    return OkStatus();
+                                  },
+                              .stop = [this] { Stop(); },
+                              .check = "workers",
+                              .liveness = [this] { return CheckWorkers(); }};
 }
 
 Status TfJobController::CheckWorkers() const {
@@ -265,14 +210,6 @@ void TfJobController::Stop() {
   queue_.ShutDown();
   workers.clear();     // joins (outside the lock): in-flight reconciles finish
   write_pool_.Stop();  // their queued creates run (failing fast once aborted); no further batch starts
-  jobs_->Stop();
-  pods_->Stop();
-  services_->Stop();
-  if (pod_groups_) pod_groups_->Stop();
-  if (priority_classes_) priority_classes_->Stop();
-  if (workloads_) workloads_->Stop();
-  if (composite_pod_groups_) composite_pod_groups_->Stop();
-  if (kueue_) kueue_->Stop();
 }
 
 void TfJobController::Worker(std::stop_token stop, int index) {
@@ -320,92 +257,43 @@ void TfJobController::ForgetJob(const std::string& key) {
   latency_.Forget(key);
 }
 
-// The gang API's last discovery error, when it is `gvr`'s group (D34).
-std::string TfJobController::GangApiUnserved(const kube::GroupVersionResource& gvr) const {
-  const controller::ApiVersionTracker* tracker = native_gang_ ? &native_gang_->tracker() : pod_group_api_.get();
-  if (!tracker || tracker->api().group != gvr.group) return "";
-  std::optional<Status> error = tracker->last_error();
-  return error ? std::string(error->message()) : "";
-}
-
 // What the caches show of the job's world, for the core.
-tfjob::core::ObservedState TfJobController::Observe(const std::string& key, const api::TfJob& job) {
+core::ObservedState TfJobController::Observe(const std::string& key, const api::TfJob& job) {
   core::ObservedState observed{job, {}, {}, std::nullopt, clock_.Now(), {}};
   // Before the pods: a note is made after the pod cache changed, so the pods read next show it.
   observed.disruptions = disruptions_.For(key);
   for (const auto& p : pods_->store().ByIndex("job", key)) observed.pods.push_back(*p);
   for (const auto& s : services_->store().ByIndex("job", key)) observed.services.push_back(*s);
-  if (pod_groups_) ObserveGang(key, job, observed);
+  for (const ReconcileIntegration* integration : integrations_) integration->Observe(key, job, observed);
   return observed;
 }
 
 core::ReconcileOptions TfJobController::PassOptions(const std::string& key) const {
   core::ReconcileOptions options = reconcile_options_;
-  if (native_gang_) {
-    options.render.native_gang_api = native_gang_->current();
-    // D33: a job's Workload keeps its shape; a new one is composite where the server serves
-    // CompositePodGroups and this operator watches them.
-    std::optional<bool> existing;
-    if (auto w = workloads_->store().Get(key)) existing = core::IsCompositeWorkload(*w);
-    options.render.composite_pod_groups =
-        core::CompositeForJob(composite_pod_groups_ != nullptr && native_gang_->composite_pod_groups(), existing);
-  }
+  for (const ReconcileIntegration* integration : integrations_) integration->AdjustOptions(key, options);
   return options;
-}
-
-// Gang scheduling only: the PodGroup (a terminating one counts as gone with the native API), the
-// values of the PriorityClasses the templates name, whether the Workload exists.
-void TfJobController::ObserveGang(const std::string& key, const api::TfJob& job, tfjob::core::ObservedState& observed) {
-  auto pg = pod_groups_->store().Get(key);
-  if (pg && workloads_ && Terminating(*pg)) pg = nullptr;
-  if (pg) {
-    observed.pod_group =
-        core::PodGroupState{api::StringField(api::ObjectField(*pg, "status"), "phase"),
-                            api::StringField(api::ObjectField(*pg, "spec"), "queue"), api::ObjectField(*pg, "spec")};
-  }
-  for (const auto& [type, spec] : job.spec.replica_specs) {
-    if (!spec) continue;
-    std::string name = api::StringField(api::ObjectField(spec->pod_template, "spec"), "priorityClassName");
-    if (name.empty()) continue;
-    if (auto value = priority_classes_->store().Get(name)) observed.priority_classes[name] = *value;
-  }
-  if (workloads_) observed.workload_exists = workloads_->store().Get(key) != nullptr;
-  if (workloads_) ObserveCompositeGang(key, job, observed);
-}
-
-// D33: the hierarchy's objects, whatever this pass renders (a suspend deletes what exists).
-void TfJobController::ObserveCompositeGang(const std::string& key, const api::TfJob& job,
-                                           tfjob::core::ObservedState& observed) {
-  if (composite_pod_groups_) {
-    auto cpg = composite_pod_groups_->store().Get(key);
-    observed.composite_pod_group_exists = cpg && !Terminating(*cpg);
-  }
-  for (core::CompositeMember m : core::kCompositeMembers) {
-    const std::string name = core::CompositeMemberPodGroupName(job.metadata.name, m);
-    auto member = pod_groups_->store().Get(api::ObjectKey{job.metadata.ns, name}.String());
-    if (member && !Terminating(*member))
-      observed.member_pod_groups[name] = core::PodGroupState{"", "", api::ObjectField(*member, "spec")};
-  }
 }
 
 StatusOr<ReconcileResult> TfJobController::ReconcileKey(const std::string& key) {
   auto job = jobs_->store().Get(key);
   if (!job) {
-    if (kueue_) TFJOB_RETURN_IF_ERROR(kueue_->JobGone(key));
+    for (ReconcileIntegration* integration : integrations_) TFJOB_RETURN_IF_ERROR(integration->JobGone(key));
     ForgetJob(key);
     return ReconcileResult{};
   }
   job = written_.Newest(key, std::move(job));
   if (auto wait = WaitForExpectations(key, *job)) return *wait;
+  // The integrations' part before the core (Kueue: a job that runs without an admitted Workload
+  // is suspended before the core could create a pod for it). After the expectations: the pod
+  // cache shows this operator's own creates, so an evicted job's quota is not released under its
+  // pods.
   bool multikueue_copy = false;
-  if (kueue_) {
-    // Kueue's part before the core: a job that runs without an admitted Workload is suspended
-    // before the core could create a pod for it. After the expectations: the pod cache shows
-    // this operator's own creates, so an evicted job's quota is not released under its pods.
-    auto gate = kueue_->Sync(*job, clock_.Now(), static_cast<int64_t>(pods_->store().ByIndex("job", key).size()));
+  const auto live_pods = [this, &key] { return static_cast<int64_t>(pods_->store().ByIndex("job", key).size()); };
+  for (ReconcileIntegration* integration : integrations_) {
+    StatusOr<PassGate> gate = integration->BeforeCore(*job, clock_.Now(), live_pods);
     if (!gate.ok()) return gate.status();
     if (!gate->run_core) return ReconcileResult{gate->requeue_after};
-    multikueue_copy = gate->multikueue_copy;
+    multikueue_copy = multikueue_copy || gate->multikueue_copy;
   }
   Logger log = log_.With({{"tfjob", key}, {"reconcile_id", std::to_string(++reconcile_ids_)}});
   core::ObservedState observed = Observe(key, *job);

@@ -29,19 +29,20 @@
 #include "controller/event_recorder.h"
 #include "controller/expectations.h"
 #include "controller/informer.h"
+#include "controller/informer_factory.h"
 #include "controller/metrics.h"
+#include "controller/runnable.h"
 #include "controller/work_queue.h"
 #include "controller/write_pool.h"
 #include "kube/rest_client.h"
 #include "operator/disruption_notes.h"
+#include "operator/gang_integration.h"
+#include "operator/integration.h"
 #include "operator/job_latency.h"
-#include "operator/kueue_mode.h"
 #include "operator/mutation_cache.h"
-#include "operator/native_gang_api.h"
 #include "operator/options.h"
 #include "operator/plan_applier.h"
 #include "operator/status_write_throttle.h"
-#include "operator/versioned_apis.h"
 #include "tfjob/core/reconcile.h"
 
 namespace tfjob::operator_ {
@@ -68,23 +69,33 @@ QueueAction QueueActionFor(const StatusOr<ReconcileResult>& outcome);
 
 class TfJobController {
  public:
+  // Registers the informers it reads, with their indexes and handlers, on `informers` (the
+  // process's one cache, which starts and stops them). REQUIRES: `informers` is stopped before
+  // the controller is destroyed.
   TfJobController(kube::RestClient& client, Clock& clock, controller::Registry& registry,
-                  controller::EventRecorder& events, const OperatorOptions& options, Logger log);
+                  controller::EventRecorder& events, controller::InformerFactory& informers,
+                  const OperatorOptions& options, Logger log);
   ~TfJobController();
 
-  // Starts the informers (before leadership: the cache is warm when workers start).
-  void StartInformers();
+  // Starts the queue's delay driver (before leadership, with the cache).
+  void Start();
+  // The informers this controller reads have synced (client-go's cache-sync functions).
   bool HasSynced() const;
   // Starts the reconcile workers. REQUIRES: HasSynced(). Thread-safe against Stop() (the elector's
   // thread calls it): once Stop() has begun, it starts nothing.
   void StartWorkers();
-  // Stops taking work, lets in-flight reconciles finish, stops informers. Idempotent.
+  // Stops taking work, lets in-flight reconciles finish, stops the write pool. Idempotent. The
+  // informers are the factory's: stopped by its owner.
   void Stop();
   // The liveness check `workers`: kUnavailable when a worker has been on a single pass for longer
   // than kStuckPassLimit (docs/operator.md). A worker thread does not end otherwise: it returns
   // only on Stop, and an exception out of a pass ends the process.
   Status CheckWorkers() const;
   static constexpr std::chrono::minutes kStuckPassLimit{10};
+
+  // The controller as a Manager's runnable "tfjob-controller", which needs the leader: Start and
+  // StartWorkers when this process leads; Stop; the liveness check `workers` (CheckWorkers).
+  controller::Runnable AsRunnable();
 
   // One reconcile of `key` ("ns/name"); exposed for tests. It never touches the queue: Worker
   // maps the outcome to one queue operation (QueueActionFor).
@@ -95,21 +106,21 @@ class TfJobController {
   friend class FakeApiControllerPeer;  // tfjob_controller_fake_api_test.cc
   // The constructor's steps: the controller's metrics, then the informers and their handlers.
   void RegisterMetrics();
-  void WatchJobs();
-  void WatchChildren();
-  void WatchGang();
+  void WatchJobs(controller::InformerFactory& informers);
+  void WatchChildren(controller::InformerFactory& informers);
+  // The integrations (the gang scheduler's, then Kueue's operator mode) and their informers.
+  void AddIntegrations(kube::RestClient& client, controller::EventRecorder& events,
+                       controller::InformerFactory& informers);
   void Enqueue(const std::string& key) { queue_.Add(key); }
   // ReconcileKey's steps.
   void ForgetJob(const std::string& key);
-  tfjob::core::ObservedState Observe(const std::string& key, const api::TfJob& job);
+  core::ObservedState Observe(const std::string& key, const api::TfJob& job);
   // reconcile_options_, with the Workload API version in use when gang scheduling is native (D31).
   // The pass's options; `key`: the job's, for the shape of its existing Workload (D33).
-  tfjob::core::ReconcileOptions PassOptions(const std::string& key) const;
-  void ObserveGang(const std::string& key, const api::TfJob& job, tfjob::core::ObservedState& observed);
-  void ObserveCompositeGang(const std::string& key, const api::TfJob& job, tfjob::core::ObservedState& observed);
+  core::ReconcileOptions PassOptions(const std::string& key) const;
+  void ObserveGang(const std::string& key, const api::TfJob& job, core::ObservedState& observed);
+  void ObserveCompositeGang(const std::string& key, const api::TfJob& job, core::ObservedState& observed);
   void OnChildEvent(const api::ChildMeta& meta, int created, int deleted);
-  // Why the gang scheduler's API of `gvr` is not served ("": served or unknown; D34).
-  std::string GangApiUnserved(const kube::GroupVersionResource& gvr) const;
   // D1: a pass waits while the expectations of the last one are not met; nullopt: it runs (none
   // pending, or the job's deadline or TTL is due now).
   std::optional<ReconcileResult> WaitForExpectations(const std::string& key, const api::TfJob& job);
@@ -124,28 +135,25 @@ class TfJobController {
   controller::EventRecorder& events_;
   const OperatorOptions options_;
   Logger log_;
-  tfjob::core::ReconcileOptions reconcile_options_;
+  core::ReconcileOptions reconcile_options_;
   controller::WorkQueue queue_;
   controller::Expectations expectations_;
   controller::BusyWorkers busy_;      // which worker is on which job since when
   controller::WritePool write_pool_;  // --write-concurrency threads, shared by the workers (D17)
   RestObjectWriter writer_;
-  // --gang-scheduler-name kubernetes: the Workload API version in use (D31); null otherwise.
-  std::unique_ptr<NativeGangApiTracker> native_gang_;
-  // Volcano or scheduler-plugins: their PodGroup API's version, rediscovered on 404/406 (D34).
-  std::unique_ptr<controller::ApiVersionTracker> pod_group_api_;
+  // --gang-scheduler-name: the operator's side of the gang scheduler (its informers, the version
+  // of its API in use); null without gang scheduling. Also in integrations_.
+  std::unique_ptr<GangIntegration> gang_;
   PlanApplier applier_;  // the write side: carries out each reconcile's Plan
-  std::unique_ptr<controller::Informer<api::TfJob>> jobs_;
-  std::unique_ptr<controller::Informer<api::Pod>> pods_;
-  std::unique_ptr<controller::Informer<api::Service>> services_;
-  std::unique_ptr<controller::Informer<nlohmann::json>> pod_groups_;
-  // Gang scheduling only: PriorityClass name -> value (cluster-scoped; a few per cluster, one
-  // integer each), for the replica order of a computed minResources (docs/semantics.md 2.8).
-  std::unique_ptr<controller::Informer<int32_t>> priority_classes_;
-  std::unique_ptr<controller::Informer<nlohmann::json>> workloads_;  // --gang-scheduler-name kubernetes
-  // D33: the CompositePodGroups, when the start-up discovery found them served.
-  std::unique_ptr<controller::Informer<nlohmann::json>> composite_pod_groups_;
-  std::unique_ptr<KueueMode> kueue_;  // --kueue-mode operator: the job's Kueue Workload (docs/kueue.md)
+  // The informers read, all the factory's (none owned here); null when not watched.
+  controller::Informer<api::TfJob>* jobs_ = nullptr;
+  controller::Informer<api::Pod>* pods_ = nullptr;
+  controller::Informer<api::Service>* services_ = nullptr;
+  // Called at the named points of each pass (operator/integration.h), in this order: the gang
+  // scheduler's (gang_), Kueue's operator mode (--kueue-mode operator, docs/kueue.md).
+  std::unique_ptr<ReconcileIntegration> kueue_;
+  std::vector<ReconcileIntegration*> integrations_;
+  bool reconcile_deleted_jobs_ = false;  // an integration's ReconcilesDeletedJobs
   // D30: a status change of `active` counts alone waits --status-count-interval after the last write.
   StatusWriteThrottle status_throttle_;
   mutable Mutex workers_mu_;  // StartWorkers (the elector's thread) vs Stop and WorkersAlive

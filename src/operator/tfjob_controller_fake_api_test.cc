@@ -60,6 +60,7 @@ struct Cluster {
   controller::EventRecorder events{client, clock, Logger(), &registry, {.spam_burst = 1000000}};
   OperatorOptions options;
   std::unique_ptr<TfJobController> controller;
+  controller::InformerFactory informers{client, Logger()};  // after the controller: stopped before it goes
 
   explicit Cluster(int write_concurrency = 4, std::chrono::milliseconds status_count_interval = {}) {
     options.workers = 2;
@@ -67,8 +68,9 @@ struct Cluster {
     // The fake clock stands still: a held count-only status (D30) would wait forever. The test
     // of that hold sets the interval itself.
     options.status_count_interval = status_count_interval;
-    controller = std::make_unique<TfJobController>(client, clock, registry, events, options, Logger());
-    controller->StartInformers();
+    controller = std::make_unique<TfJobController>(client, clock, registry, events, informers, options, Logger());
+    informers.Start();
+    controller->Start();
     EXPECT_TRUE(WaitUntil([&] { return controller->HasSynced(); }));
   }
   ~Cluster() {
@@ -456,6 +458,7 @@ struct Process {
   controller::Registry registry;
   controller::EventRecorder events;
   std::unique_ptr<TfJobController> controller;
+  controller::InformerFactory informers{client, Logger()};  // after the controller: stopped before it goes
 
   Process(testing::FakeApiServer& server, FakeClock& clock)
       : transport(server),
@@ -465,8 +468,9 @@ struct Process {
     options.workers = 2;
     options.write_concurrency = 4;
     options.status_count_interval = {};
-    controller = std::make_unique<TfJobController>(client, clock, registry, events, options, Logger());
-    controller->StartInformers();
+    controller = std::make_unique<TfJobController>(client, clock, registry, events, informers, options, Logger());
+    informers.Start();
+    controller->Start();
     EXPECT_TRUE(WaitUntil([&] { return controller->HasSynced(); }));
   }
   ~Process() {

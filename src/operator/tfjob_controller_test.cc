@@ -50,6 +50,7 @@ struct Fixture {
   controller::EventRecorder events{client, clock, Logger(), &registry};
   OperatorOptions options;
   std::unique_ptr<TfJobController> controller;
+  controller::InformerFactory informers{client, Logger()};  // after the controller: stopped before it goes
   Fixture() {
     // Every request is refused (403, not retried): creates and the status patch fail.
     transport.set_handler([](const kube::HttpRequest&) {
@@ -59,7 +60,7 @@ struct Fixture {
           std::nullopt});
     });
     options.workers = 1;
-    controller = std::make_unique<TfJobController>(client, clock, registry, events, options, Logger());
+    controller = std::make_unique<TfJobController>(client, clock, registry, events, informers, options, Logger());
   }
   ~Fixture() { events.Stop(); }
 };

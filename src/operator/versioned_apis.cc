@@ -1,18 +1,12 @@
 #include "operator/versioned_apis.h"
 
-#include "operator/kueue_mode.h"
 #include "operator/resources.h"
 
 namespace tfjob::operator_ {
 
-namespace core = ::tfjob::tfjob::core;
-
-const controller::VersionedApi& PodGroupVersionedApi(core::GangScheduler gang) {
-  static const controller::VersionedApi volcano{
-      kVolcanoPodGroups.group, {{kVolcanoPodGroups.version, ""}}, "gang scheduling by volcano"};
-  static const controller::VersionedApi plugins{
-      kPluginsPodGroups.group, {{kPluginsPodGroups.version, ""}}, "gang scheduling by scheduler-plugins"};
-  return gang == core::GangScheduler::kVolcano ? volcano : plugins;
+controller::VersionedApi PodGroupVersionedApi(const core::GangSchedulerPolicy& gang) {
+  const core::GangCrdApi api = gang.crd_api();
+  return controller::VersionedApi{api.group, {{api.version, ""}}, api.purpose};
 }
 
 const controller::VersionedApi& KueueVersionedApi() {
@@ -31,6 +25,23 @@ StatusOr<std::string> CheckServedByCrd(kube::RestClient& client, const controlle
     return NotFoundError(api.purpose + " needs " + crd_kind + "; crd might be missing, please install crd");
   if (!found.ok()) return found.status().WithContext("reading the CRD " + crd);
   return controller::ChooseVersion(api, controller::ServedVersionsOfCrd(*found));
+}
+
+std::optional<int> CheckCrdApi(kube::RestClient& client, const controller::VersionedApi& api,
+                               const std::string& resource, const std::string& crd_kind, std::stop_token stop,
+                               const Logger& log) {
+  auto found = CheckServedByCrd(client, api, resource, crd_kind);
+  if (stop.stop_requested()) return 0;
+  const std::string crd = resource + "." + api.group;
+  if (found.ok()) {
+    log.Info(api.purpose, {{"api", api.group + "/" + *found}});
+    return std::nullopt;
+  }
+  if (IsNotFound(found.status()))
+    log.Error(std::string(found.status().message()), {{"crd", crd}});
+  else
+    log.Error("cannot check for " + crd_kind, {{"crd", crd}, {"error", found.status().message()}});
+  return 2;
 }
 
 }  // namespace tfjob::operator_

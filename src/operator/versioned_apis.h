@@ -8,15 +8,19 @@
 
 #include <string>
 
+#include <optional>
+#include <stop_token>
 #include "common/status.h"
 #include "controller/api_versions.h"
 #include "kube/rest_client.h"
-#include "tfjob/core/render.h"
+
+#include "common/logging.h"
+#include "tfjob/core/gang_scheduler.h"
 
 namespace tfjob::operator_ {
 
-// The PodGroup API of a CRD-based gang scheduler. REQUIRES: kVolcano or kSchedulerPlugins.
-const controller::VersionedApi& PodGroupVersionedApi(::tfjob::tfjob::core::GangScheduler gang);
+// The PodGroup API of a CRD-based gang scheduler (its policy's crd_api). REQUIRES: !gang.native().
+controller::VersionedApi PodGroupVersionedApi(const core::GangSchedulerPolicy& gang);
 // Kueue's API as --kueue-mode operator speaks it (Workloads, ResourceFlavors,
 // WorkloadPriorityClasses).
 const controller::VersionedApi& KueueVersionedApi();
@@ -30,5 +34,12 @@ const controller::VersionedApi& KueueVersionedApi();
 // any other error of the GET, with context.
 StatusOr<std::string> CheckServedByCrd(kube::RestClient& client, const controller::VersionedApi& api,
                                        const std::string& resource, const std::string& crd_kind);
+
+// The same check at start-up, logged: one error with the CRD's name when the CRD is missing or
+// serves no version this operator speaks, else the version found (api.purpose). Returns the exit
+// code when the operator must not start (2; 0 when stopped meanwhile), nullopt to go on.
+std::optional<int> CheckCrdApi(kube::RestClient& client, const controller::VersionedApi& api,
+                               const std::string& resource, const std::string& crd_kind, std::stop_token stop,
+                               const Logger& log);
 
 }  // namespace tfjob::operator_

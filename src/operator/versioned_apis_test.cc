@@ -20,7 +20,6 @@ namespace {
 using nlohmann::json;
 using ::testing::HasSubstr;
 using ::tfjob::testing::WaitUntil;
-namespace core = ::tfjob::tfjob::core;
 
 struct Server {
   FakeClock clock;
@@ -39,10 +38,10 @@ struct Server {
 };
 
 TEST(VersionedApis, TheVersionsSpoken) {
-  EXPECT_EQ(PodGroupVersionedApi(core::GangScheduler::kVolcano).group, "scheduling.volcano.sh");
-  EXPECT_EQ(PodGroupVersionedApi(core::GangScheduler::kVolcano).versions.front().version, kVolcanoPodGroups.version);
-  EXPECT_EQ(PodGroupVersionedApi(core::GangScheduler::kSchedulerPlugins).group, "scheduling.x-k8s.io");
-  EXPECT_EQ(PodGroupVersionedApi(core::GangScheduler::kSchedulerPlugins).versions.front().version, "v1alpha1");
+  EXPECT_EQ(PodGroupVersionedApi(core::VolcanoGang()).group, "scheduling.volcano.sh");
+  EXPECT_EQ(PodGroupVersionedApi(core::VolcanoGang()).versions.front().version, kVolcanoPodGroups.version);
+  EXPECT_EQ(PodGroupVersionedApi(core::SchedulerPluginsGang()).group, "scheduling.x-k8s.io");
+  EXPECT_EQ(PodGroupVersionedApi(core::SchedulerPluginsGang()).versions.front().version, "v1alpha1");
   ASSERT_EQ(KueueVersionedApi().versions.size(), 1u) << "v1beta1's Workload has other fields (docs/kueue.md)";
   EXPECT_EQ(KueueVersionedApi().versions.front().version, "v1beta2");
 }
@@ -75,8 +74,7 @@ TEST(CheckServedByCrd, TheCrdMustServeTheVersionSpoken) {
     SCOPED_TRACE(c.name);
     Server s;
     if (c.crd) s.InstallCrd("podgroups.scheduling.volcano.sh", *c.crd);
-    auto got = CheckServedByCrd(s.client, PodGroupVersionedApi(core::GangScheduler::kVolcano), "podgroups",
-                                "the PodGroup CRD");
+    auto got = CheckServedByCrd(s.client, PodGroupVersionedApi(core::VolcanoGang()), "podgroups", "the PodGroup CRD");
     if (c.ok) {
       ASSERT_TRUE(got.ok()) << got.status().message();
       EXPECT_EQ(*got, c.want);
@@ -102,6 +100,7 @@ struct PluginsCluster : Server {
   controller::EventRecorder events{client, clock, Logger(), &registry, {.spam_burst = 1000000}};
   OperatorOptions options;
   std::unique_ptr<TfJobController> controller;
+  controller::InformerFactory informers{client, Logger()};  // after the controller: stopped before it goes
 
   PluginsCluster() {
     server.ServeVersions("scheduling.x-k8s.io", {"v1alpha1"});
@@ -109,8 +108,9 @@ struct PluginsCluster : Server {
     options.write_concurrency = 4;
     options.status_count_interval = {};
     options.gang_scheduler_name = "scheduler-plugins-scheduler";
-    controller = std::make_unique<TfJobController>(client, clock, registry, events, options, Logger());
-    controller->StartInformers();
+    controller = std::make_unique<TfJobController>(client, clock, registry, events, informers, options, Logger());
+    informers.Start();
+    controller->Start();
     EXPECT_TRUE(WaitUntil([&] { return controller->HasSynced(); }));
     controller->StartWorkers();
   }
@@ -184,8 +184,11 @@ TEST(VersionedApis, KueuesApiThatDisappearsAndComesBack) {
   options.status_count_interval = {};
   options.kueue_mode = "operator";
   options.kueue.topology_aware_scheduling = false;
-  auto controller = std::make_unique<TfJobController>(s.client, s.clock, registry, events, options, Logger());
-  controller->StartInformers();
+  controller::InformerFactory informers{s.client, Logger()};
+  auto controller =
+      std::make_unique<TfJobController>(s.client, s.clock, registry, events, informers, options, Logger());
+  informers.Start();
+  controller->Start();
   ASSERT_TRUE(WaitUntil([&] { return controller->HasSynced(); }));
   controller->StartWorkers();
   auto create_job = [&](const std::string& name) {
@@ -225,6 +228,7 @@ TEST(VersionedApis, KueuesApiThatDisappearsAndComesBack) {
   })) << "the Workload was not created once v1beta2 was served again";
   EXPECT_EQ((*s.server.Get(kKueueWorkloads, "default", second))["apiVersion"], "kueue.x-k8s.io/v1beta2");
   controller->Stop();
+  informers.Stop();
   events.Stop();
 }
 

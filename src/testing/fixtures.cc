@@ -9,8 +9,6 @@
 
 namespace tfjob::testing {
 
-namespace core = ::tfjob::tfjob::core;
-
 api::TfJob JobFromYaml(std::string_view yaml) {
   auto jobs = api::LoadTfJobs(yaml);
   if (!jobs.ok() || jobs->size() != 1 || !(*jobs)[0].decode_errors.empty()) {

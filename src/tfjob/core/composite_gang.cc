@@ -1,5 +1,7 @@
 #include "tfjob/core/composite_gang.h"
 
+#include "tfjob/core/gang_scheduler.h"
+
 #include <algorithm>
 
 #include "api/json_fields.h"
@@ -7,7 +9,7 @@
 #include "tfjob/core/naming.h"
 #include "tfjob/core/pod_group.h"
 
-namespace tfjob::tfjob::core {
+namespace tfjob::core {
 
 using nlohmann::json;
 
@@ -77,7 +79,11 @@ std::string JobNameOfGangObject(const std::string& object_name) {
 }
 
 bool UsesCompositeGang(const api::TfJob& job, const RenderOptions& options) {
-  if (GangSchedulerFor(options.gang_scheduler_name) != GangScheduler::kKubernetes) return false;
+  const GangSchedulerPolicy* gang = GangSchedulerFor(options.gang_scheduler_name);
+  return gang && gang->UsesCompositeGang(job, options);
+}
+
+bool CompositeGangFits(const api::TfJob& job, const RenderOptions& options) {
   if (options.native_gang_api != NativeGangApi::kV1beta1 || !options.composite_pod_groups) return false;
   return LeaderPods(job) > 0 && WorkerPods(job) > 0 && PodGroupMinMember(job) > 0;
 }
@@ -155,4 +161,4 @@ void SetCompositeSchedulingGroup(const api::TfJob& job, api::ReplicaType type, j
     pod_spec->erase("schedulingGroup");
 }
 
-}  // namespace tfjob::tfjob::core
+}  // namespace tfjob::core

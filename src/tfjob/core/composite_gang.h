@@ -26,7 +26,7 @@
 #include "api/tfjob.h"
 #include "tfjob/core/render.h"
 
-namespace tfjob::tfjob::core {
+namespace tfjob::core {
 
 // The two PodGroups under the job's CompositePodGroup.
 enum class CompositeMember { kLeaders, kWorkers };
@@ -52,6 +52,8 @@ std::string JobNameOfGangObject(const std::string& object_name);
 // options.composite_pod_groups, at least one Chief/Master/PS pod and one Worker pod, and a
 // minAvailable that is not 0 (0 asks for no gang: the flat basic policy).
 bool UsesCompositeGang(const api::TfJob& job, const RenderOptions& options);
+// The same without the gang scheduler's check (kube-scheduler's policy asks it).
+bool CompositeGangFits(const api::TfJob& job, const RenderOptions& options);
 
 // Whether this pass renders composite gangs (RenderOptions::composite_pod_groups): a job whose
 // Workload exists keeps that Workload's shape (its templates cannot change, and its pods already
@@ -76,4 +78,4 @@ nlohmann::json RenderCompositeMemberPodGroup(const api::TfJob& job, CompositeMem
 // at all for the Evaluator (any group its template names is removed).
 void SetCompositeSchedulingGroup(const api::TfJob& job, api::ReplicaType type, nlohmann::json* pod_spec);
 
-}  // namespace tfjob::tfjob::core
+}  // namespace tfjob::core

@@ -6,7 +6,7 @@
 #include "tfjob/core/pod_group.h"
 #include "tfjob/core/reconcile.h"
 
-namespace tfjob::tfjob::core {
+namespace tfjob::core {
 namespace {
 
 using nlohmann::json;
@@ -313,4 +313,4 @@ TEST(CompositeGang, FinishedJobDeletesTheHierarchy) {
 }
 
 }  // namespace
-}  // namespace tfjob::tfjob::core
+}  // namespace tfjob::core

@@ -2,7 +2,7 @@
 
 #include <vector>
 
-namespace tfjob::tfjob::core {
+namespace tfjob::core {
 
 const api::JobCondition* FindCondition(const api::JobStatus& status, std::string_view type) {
   for (const auto& c : status.conditions)
@@ -51,4 +51,4 @@ bool OnlyActiveCountsDiffer(const api::JobStatus& written, const api::JobStatus&
   return a == b;
 }
 
-}  // namespace tfjob::tfjob::core
+}  // namespace tfjob::core

@@ -7,7 +7,7 @@
 
 #include "api/tfjob.h"
 
-namespace tfjob::tfjob::core {
+namespace tfjob::core {
 
 inline constexpr std::string_view kConditionCreated = "Created";
 inline constexpr std::string_view kConditionRunning = "Running";
@@ -47,4 +47,4 @@ bool IsJobSuspended(const api::TfJob& job);
 // times and other counters (docs/semantics.md D30: such a change may wait to be written).
 bool OnlyActiveCountsDiffer(const api::JobStatus& written, const api::JobStatus& next);
 
-}  // namespace tfjob::tfjob::core
+}  // namespace tfjob::core

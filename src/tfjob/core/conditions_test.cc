@@ -7,7 +7,7 @@
 
 #include "testing/fixtures.h"
 
-namespace tfjob::tfjob::core {
+namespace tfjob::core {
 namespace {
 
 const api::Time kT0 = api::Time(std::chrono::seconds(1767225600));
@@ -114,4 +114,4 @@ TEST(OnlyActiveCountsDiffer, Table) {
 }
 
 }  // namespace
-}  // namespace tfjob::tfjob::core
+}  // namespace tfjob::core

@@ -5,7 +5,7 @@
 
 #include "api/json_fields.h"
 
-namespace tfjob::tfjob::core {
+namespace tfjob::core {
 namespace {
 
 using nlohmann::json;
@@ -291,4 +291,4 @@ json KueueJobMergePatch(const api::TfJob& job, const KueueJobUpdate& update) {
   return patch;
 }
 
-}  // namespace tfjob::tfjob::core
+}  // namespace tfjob::core

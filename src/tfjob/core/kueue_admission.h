@@ -18,7 +18,7 @@
 #include "common/status.h"
 #include "tfjob/core/kueue_workload.h"
 
-namespace tfjob::tfjob::core {
+namespace tfjob::core {
 
 // A ResourceFlavor's spec as admission uses it.
 struct KueueFlavor {
@@ -82,4 +82,4 @@ KueueJobUpdate KueueStopJob(const api::TfJob& job, const std::vector<KueuePodSet
 // that the API server refuses it with a conflict when the job changed meanwhile.
 nlohmann::json KueueJobMergePatch(const api::TfJob& job, const KueueJobUpdate& update);
 
-}  // namespace tfjob::tfjob::core
+}  // namespace tfjob::core

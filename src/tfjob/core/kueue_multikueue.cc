@@ -5,7 +5,7 @@
 #include "api/json_fields.h"
 #include "tfjob/core/kueue_workload.h"
 
-namespace tfjob::tfjob::core {
+namespace tfjob::core {
 namespace {
 
 using nlohmann::json;
@@ -60,4 +60,4 @@ bool NeedsSpecManagedBy(const api::TfJob& job) {
          job.spec.managed_by != job.spec.run_policy.managed_by;
 }
 
-}  // namespace tfjob::tfjob::core
+}  // namespace tfjob::core

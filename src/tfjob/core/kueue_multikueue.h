@@ -18,7 +18,7 @@
 
 #include "api/tfjob.h"
 
-namespace tfjob::tfjob::core {
+namespace tfjob::core {
 
 // The label MultiKueue puts on what it creates in a worker (the copy and its Workload): the
 // manager's multiKueue.origin.
@@ -45,4 +45,4 @@ MultiKueueRole MultiKueueRoleOf(const api::TfJob& job, const std::optional<nlohm
 // it Kueue's adapter rejects the job ("The owner is not managed by Kueue").
 bool NeedsSpecManagedBy(const api::TfJob& job);
 
-}  // namespace tfjob::tfjob::core
+}  // namespace tfjob::core

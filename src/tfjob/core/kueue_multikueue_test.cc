@@ -7,7 +7,7 @@
 #include "tfjob/core/reconcile.h"
 #include "tfjob/core/reconcile_phases.h"
 
-namespace tfjob::tfjob::core {
+namespace tfjob::core {
 namespace {
 
 using nlohmann::json;
@@ -157,4 +157,4 @@ TEST(Reconcile, RunsAProvenMultiKueueCopyOnly) {
 }
 
 }  // namespace
-}  // namespace tfjob::tfjob::core
+}  // namespace tfjob::core

@@ -9,7 +9,7 @@
 #include "tfjob/core/kueue_multikueue.h"
 #include "tfjob/core/naming.h"
 
-namespace tfjob::tfjob::core {
+namespace tfjob::core {
 namespace {
 
 using nlohmann::json;
@@ -581,4 +581,4 @@ KueuePlan PlanKueueWorkload(const KueueObserved& o, const KueueOptions& options)
   return plan;
 }
 
-}  // namespace tfjob::tfjob::core
+}  // namespace tfjob::core

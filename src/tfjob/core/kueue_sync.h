@@ -23,7 +23,7 @@
 #include "tfjob/core/kueue_workload.h"
 #include "tfjob/core/render.h"
 
-namespace tfjob::tfjob::core {
+namespace tfjob::core {
 
 struct KueueObserved {
   const api::TfJob* job = nullptr;  // as stored (not defaulted); never null
@@ -99,7 +99,6 @@ KueuePlan PlanKueueWorkload(const KueueObserved& observed, const KueueOptions& o
 // gets status, reason, message and observedGeneration; lastTransitionTime moves to `now` only when
 // the status changes (or the condition is new). Returns whether anything changed.
 bool SetKueueCondition(nlohmann::json* conditions, std::string_view type, std::string_view status,
-                       std::string_view reason, std::string_view message, int64_t observed_generation,
-                       api::Time now);
+                       std::string_view reason, std::string_view message, int64_t observed_generation, api::Time now);
 
-}  // namespace tfjob::tfjob::core
+}  // namespace tfjob::core

@@ -4,7 +4,7 @@
 
 #include "testing/fixtures.h"
 
-namespace tfjob::tfjob::core {
+namespace tfjob::core {
 namespace {
 
 using nlohmann::json;
@@ -426,4 +426,4 @@ TEST(SetKueueCondition, TransitionTimeMovesOnlyWithTheStatus) {
 }
 
 }  // namespace
-}  // namespace tfjob::tfjob::core
+}  // namespace tfjob::core

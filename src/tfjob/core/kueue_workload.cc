@@ -11,7 +11,7 @@
 #include "common/sha1.h"
 #include "tfjob/core/naming.h"
 
-namespace tfjob::tfjob::core {
+namespace tfjob::core {
 namespace {
 
 using nlohmann::json;
@@ -312,4 +312,4 @@ bool KueueWorkloadMatchesJob(const api::TfJob& job, const json& pod_sets, const 
   return true;
 }
 
-}  // namespace tfjob::tfjob::core
+}  // namespace tfjob::core

@@ -19,15 +19,16 @@
 
 #include <nlohmann/json.hpp>
 
+#include "api/labels.h"
 #include "api/tfjob.h"
 #include "common/status.h"
 
-namespace tfjob::tfjob::core {
+namespace tfjob::core {
 
 // Wire names of Kueue's API (docs/kueue.md).
 inline constexpr std::string_view kKueueGroup = "kueue.x-k8s.io";
 inline constexpr std::string_view kKueueApiVersion = "kueue.x-k8s.io/v1beta2";
-inline constexpr std::string_view kKueueQueueNameLabel = "kueue.x-k8s.io/queue-name";
+inline constexpr std::string_view kKueueQueueNameLabel = api::kLabelKueueQueueName;  // api/labels.h
 inline constexpr std::string_view kKueuePriorityClassLabel = "kueue.x-k8s.io/priority-class";
 inline constexpr std::string_view kKueueMaxExecTimeLabel = "kueue.x-k8s.io/max-exec-time-seconds";
 inline constexpr std::string_view kKueuePrebuiltWorkloadLabel = "kueue.x-k8s.io/prebuilt-workload-name";
@@ -131,4 +132,4 @@ StatusOr<nlohmann::json> RenderKueueWorkload(const api::TfJob& job, const KueueP
 // (admission adds some). `pod_sets` is KueuePodSets of the job.
 bool KueueWorkloadMatchesJob(const api::TfJob& job, const nlohmann::json& pod_sets, const nlohmann::json& workload);
 
-}  // namespace tfjob::tfjob::core
+}  // namespace tfjob::core

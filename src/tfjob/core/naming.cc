@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
-namespace tfjob::tfjob::core {
+namespace tfjob::core {
 
 std::string GenGeneralName(std::string_view job_name, std::string_view replica_type, int64_t index) {
   std::string rt(replica_type);
@@ -51,4 +51,4 @@ api::OwnerReference GenOwnerReference(const api::TfJob& job) {
       std::string(api::kApiVersion), std::string(api::kKind), job.metadata.name, job.metadata.uid, true, true};
 }
 
-}  // namespace tfjob::tfjob::core
+}  // namespace tfjob::core

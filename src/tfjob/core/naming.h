@@ -10,7 +10,7 @@
 #include "api/labels.h"
 #include "api/tfjob.h"
 
-namespace tfjob::tfjob::core {
+namespace tfjob::core {
 
 inline constexpr std::string_view kControllerName = "tfjob-controller";
 // The label keys are the API's (api/labels.h).
@@ -40,4 +40,4 @@ bool IsMasterRole(const api::TfJob& job, api::ReplicaType type, int64_t index);
 // The controller owner reference of every child of `job`.
 api::OwnerReference GenOwnerReference(const api::TfJob& job);
 
-}  // namespace tfjob::tfjob::core
+}  // namespace tfjob::core

@@ -7,9 +7,10 @@
 #include "api/quantity.h"
 #include "api/tfjob_json.h"
 #include "tfjob/core/composite_gang.h"
+#include "tfjob/core/gang_scheduler.h"
 #include "tfjob/core/naming.h"
 
-namespace tfjob::tfjob::core {
+namespace tfjob::core {
 namespace {
 
 using nlohmann::json;
@@ -90,54 +91,26 @@ std::map<std::string, std::string> ComputeMinResources(const api::TfJob& job,
   return out;
 }
 
-namespace {
-
-json VolcanoSpec(const api::TfJob& job, const std::string& existing_queue,
-                 const std::map<std::string, std::string>& min_resources) {
-  const auto& sp = job.spec.run_policy.scheduling_policy;
-  json spec = {{"minMember", PodGroupMinMember(job)}};
-  // An existing PodGroup's queue wins, then the job's, then "default" (as upstream).
-  spec["queue"] = !existing_queue.empty() ? existing_queue : sp && !sp->queue.empty() ? sp->queue : "default";
-  if (sp && !sp->priority_class.empty()) spec["priorityClassName"] = sp->priority_class;
-  if (!min_resources.empty()) spec["minResources"] = min_resources;
-  return spec;
-}
-
-json SchedulerPluginsSpec(const api::TfJob& job, const std::map<std::string, std::string>& min_resources) {
-  const auto& sp = job.spec.run_policy.scheduling_policy;
-  json spec = {{"minMember", PodGroupMinMember(job)}};
-  if (!min_resources.empty()) spec["minResources"] = min_resources;
-  if (sp && sp->schedule_timeout_seconds) spec["scheduleTimeoutSeconds"] = *sp->schedule_timeout_seconds;
-  return spec;
-}
-
-}  // namespace
-
-std::optional<json> RenderPodGroup(const api::TfJob& job, const RenderOptions& options,
-                                   const std::string& existing_queue,
-                                   const std::map<std::string, int32_t>& priority_class_values) {
-  GangScheduler gang = GangSchedulerFor(options.gang_scheduler_name);
-  if (gang == GangScheduler::kNone) return std::nullopt;
-  if (gang == GangScheduler::kKubernetes) {
-    if (UsesCompositeGang(job, options)) return std::nullopt;  // D33: the members instead (composite_gang.h)
-    return RenderNativePodGroup(job, options.native_gang_api);
-  }
-  const auto& sp = job.spec.run_policy.scheduling_policy;
+json CrdPodGroupMeta(const api::TfJob& job) {
   json meta = {{"name", job.metadata.name},
                {"namespace", job.metadata.ns},
                {"ownerReferences", json::array({api::EncodeOwnerReference(GenOwnerReference(job))})}};
   if (!job.metadata.annotations.empty()) meta["annotations"] = job.metadata.annotations;
-  const std::map<std::string, std::string> min_resources =
-      sp && !sp->min_resources.empty() ? sp->min_resources : ComputeMinResources(job, priority_class_values);
-  if (gang == GangScheduler::kVolcano)
-    return json{{"apiVersion", "scheduling.volcano.sh/v1beta1"},
-                {"kind", "PodGroup"},
-                {"metadata", meta},
-                {"spec", VolcanoSpec(job, existing_queue, min_resources)}};
-  return json{{"apiVersion", "scheduling.x-k8s.io/v1alpha1"},
-              {"kind", "PodGroup"},
-              {"metadata", meta},
-              {"spec", SchedulerPluginsSpec(job, min_resources)}};
+  return meta;
+}
+
+std::map<std::string, std::string> PodGroupMinResources(const api::TfJob& job,
+                                                        const std::map<std::string, int32_t>& priority_classes) {
+  const auto& sp = job.spec.run_policy.scheduling_policy;
+  return sp && !sp->min_resources.empty() ? sp->min_resources : ComputeMinResources(job, priority_classes);
+}
+
+std::optional<json> RenderPodGroup(const api::TfJob& job, const RenderOptions& options,
+                                   const std::string& existing_queue,
+                                   const std::map<std::string, int32_t>& priority_class_values) {
+  const GangSchedulerPolicy* gang = GangSchedulerFor(options.gang_scheduler_name);
+  if (!gang) return std::nullopt;
+  return gang->RenderPodGroup(job, options, existing_queue, priority_class_values);
 }
 
 namespace {
@@ -176,14 +149,18 @@ void AddDisruptionMode(NativeGangApi api, json* spec_or_template) {
 }  // namespace
 
 std::optional<json> RenderWorkload(const api::TfJob& job, const RenderOptions& options) {
-  if (GangSchedulerFor(options.gang_scheduler_name) != GangScheduler::kKubernetes) return std::nullopt;
-  if (UsesCompositeGang(job, options)) return RenderCompositeWorkload(job);  // D33
+  const GangSchedulerPolicy* gang = GangSchedulerFor(options.gang_scheduler_name);
+  if (!gang) return std::nullopt;
+  return gang->RenderWorkload(job, options);
+}
+
+json RenderNativeWorkload(const api::TfJob& job, NativeGangApi api) {
   json tmpl = {{"name", std::string(kNativePodGroupTemplate)}, {"schedulingPolicy", NativeSchedulingPolicy(job)}};
-  AddDisruptionMode(options.native_gang_api, &tmpl);
+  AddDisruptionMode(api, &tmpl);
   json spec = {
       {"controllerRef", {{"apiGroup", "kubeflow.org"}, {"kind", std::string(api::kKind)}, {"name", job.metadata.name}}},
       {"podGroupTemplates", json::array({std::move(tmpl)})}};
-  return json{{"apiVersion", NativeGangApiGroupVersion(options.native_gang_api)},
+  return json{{"apiVersion", NativeGangApiGroupVersion(api)},
               {"kind", "Workload"},
               {"metadata", NativeMeta(job)},
               {"spec", std::move(spec)}};
@@ -216,4 +193,4 @@ void SetNativeSchedulingGroup(const api::TfJob& job, json* pod_spec) {
   (*pod_spec)["schedulingGroup"] = {{"podGroupName", job.metadata.name}};
 }
 
-}  // namespace tfjob::tfjob::core
+}  // namespace tfjob::core

@@ -15,7 +15,7 @@
 #include "api/tfjob.h"
 #include "tfjob/core/render.h"
 
-namespace tfjob::tfjob::core {
+namespace tfjob::core {
 
 // minAvailable if set, else the sum of replicas.
 int32_t PodGroupMinMember(const api::TfJob& job);
@@ -31,6 +31,7 @@ std::map<std::string, std::string> ComputeMinResources(const api::TfJob& job,
 // operator does with the classes it lists (docs/semantics.md 2.8).
 const std::map<std::string, int32_t>& BuiltinPriorityClasses();
 
+// The gang scheduler's group objects (gang_scheduler.h: the policy of GangSchedulerFor renders them).
 // nullopt when gang scheduling is off. `existing_queue` is the queue of a PodGroup that
 // already exists: Volcano keeps it when not empty, over schedulingPolicy.queue (docs/semantics.md
 // 2.8). `priority_class_values`: PriorityClass name -> value, for computing minResources (classes
@@ -54,11 +55,13 @@ std::string_view NativeGangApiVersion(NativeGangApi api);
 // "scheduling.k8s.io/<version>".
 std::string NativeGangApiGroupVersion(NativeGangApi api);
 
-// nullopt unless the gang scheduler is kKubernetes. With UsesCompositeGang: the composite
+// nullopt unless the gang scheduler is kube-scheduler's own (`kubernetes`). With UsesCompositeGang: the composite
 // Workload of D33 (composite_gang.h), and RenderPodGroup returns nullopt (the job's PodGroups are
 // the composite's members).
 std::optional<nlohmann::json> RenderWorkload(const api::TfJob& job, const RenderOptions& options);
-// The PodGroup of RenderWorkload's template (RenderPodGroup returns it for kKubernetes).
+// The flat Workload (one PodGroupTemplate) of `api` (RenderWorkload without D33).
+nlohmann::json RenderNativeWorkload(const api::TfJob& job, NativeGangApi api);
+// The PodGroup of RenderWorkload's template (RenderPodGroup returns it for kube-scheduler's gang).
 nlohmann::json RenderNativePodGroup(const api::TfJob& job, NativeGangApi api);
 // The gang minCount of a native PodGroup's (or template's) spec; nullopt for the basic policy.
 std::optional<int64_t> NativeGangMinCount(const nlohmann::json& spec);
@@ -66,4 +69,4 @@ std::optional<int64_t> NativeGangMinCount(const nlohmann::json& spec);
 // the template names. The field is the same in both versions.
 void SetNativeSchedulingGroup(const api::TfJob& job, nlohmann::json* pod_spec);
 
-}  // namespace tfjob::tfjob::core
+}  // namespace tfjob::core

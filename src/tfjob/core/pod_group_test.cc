@@ -1,10 +1,12 @@
 #include "tfjob/core/pod_group.h"
 
+#include "tfjob/core/gang_scheduler.h"
+
 #include <gtest/gtest.h>
 
 #include "testing/fixtures.h"
 
-namespace tfjob::tfjob::core {
+namespace tfjob::core {
 namespace {
 
 using nlohmann::json;
@@ -199,7 +201,7 @@ TEST(RenderNative, WorkloadAndPodGroupPerMinAvailable) {
     o.gang_scheduler_name = other;
     EXPECT_FALSE(RenderWorkload(GangJob(), o)) << other;
   }
-  EXPECT_EQ(GangSchedulerFor("kubernetes"), GangScheduler::kKubernetes);
+  EXPECT_EQ(GangSchedulerFor("kubernetes"), &KubernetesGang());
 }
 
 // D31: the same gang in scheduling.k8s.io/v1beta1 (Kubernetes v1.37): the PodGroup names its
@@ -274,4 +276,4 @@ TEST(RenderNative, PodsNameTheGroupInBothVersions) {
 }
 
 }  // namespace
-}  // namespace tfjob::tfjob::core
+}  // namespace tfjob::core

@@ -9,7 +9,7 @@
 #include "tfjob/core/reconcile_phases.h"
 #include "tfjob/core/replica_pods.h"
 
-namespace tfjob::tfjob::core {
+namespace tfjob::core {
 namespace {
 
 constexpr api::EventType kNormal = api::EventType::kNormal;
@@ -312,4 +312,4 @@ void HoldStatus(Plan& plan, std::chrono::nanoseconds wait) {
   plan.requeue_after = plan.requeue_after ? std::min(*plan.requeue_after, wait) : wait;
 }
 
-}  // namespace tfjob::tfjob::core
+}  // namespace tfjob::core

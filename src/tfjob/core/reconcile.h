@@ -17,7 +17,7 @@
 #include "api/tfjob.h"
 #include "tfjob/core/render.h"
 
-namespace tfjob::tfjob::core {
+namespace tfjob::core {
 
 struct PodGroupState {
   std::string phase;  // status.phase ("" while the scheduler has not looked at it)
@@ -173,4 +173,4 @@ std::optional<std::chrono::nanoseconds> TimeUntilDue(const api::TfJob& job, api:
 std::string RunningMessage(const api::TfJob& job);
 std::string SucceededMessage(const api::TfJob& job);
 
-}  // namespace tfjob::tfjob::core
+}  // namespace tfjob::core

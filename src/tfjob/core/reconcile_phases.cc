@@ -8,11 +8,12 @@
 #include "api/validation.h"
 #include "tfjob/core/composite_gang.h"
 #include "tfjob/core/conditions.h"
+#include "tfjob/core/gang_scheduler.h"
 #include "tfjob/core/naming.h"
 #include "tfjob/core/pod_group.h"
 #include "tfjob/core/replica_pods.h"
 
-namespace tfjob::tfjob::core {
+namespace tfjob::core {
 namespace {
 
 using api::ReplicaType;
@@ -265,52 +266,20 @@ std::string ExitCodeFailure(const api::TfJob& job, const RestartDecisions& decis
          std::string(api::ReplicaTypeName(decisions.exit_code_failures.front().first)) + "\" replica(s) failed.";
 }
 
-namespace {
-
-// D31: v1beta1's gang minCount is mutable (v1alpha2's whole policy is not; basic and gang never
-// turn into each other): a changed minAvailable or replica count updates the PodGroup at once.
-bool NativeMinCountChanged(const nlohmann::json& desired, const PodGroupState& group, const RenderOptions& options) {
-  if (options.native_gang_api != NativeGangApi::kV1beta1) return false;
-  auto want = NativeGangMinCount(desired.at("spec"));
-  auto have = NativeGangMinCount(group.spec);
-  return want && have && *want != *have;
-}
-
-// D33: the Workload, the CompositePodGroup and each member PodGroup that does not exist; a
-// member whose minCount changed is updated (as D31's flat PodGroup).
-GangPlan PlanCompositeGang(const api::TfJob& job, const ReconcileOptions& options, const ObservedState& observed) {
-  GangPlan out;
-  if (!observed.workload_exists) out.create_workload = RenderCompositeWorkload(job);
-  if (!observed.composite_pod_group_exists) out.composite.create_composite = RenderCompositePodGroup(job);
-  for (CompositeMember m : kCompositeMembers) {
-    nlohmann::json desired = RenderCompositeMemberPodGroup(job, m);
-    auto found = observed.member_pod_groups.find(CompositeMemberPodGroupName(job.metadata.name, m));
-    if (found == observed.member_pod_groups.end())
-      out.composite.create_members.push_back(std::move(desired));
-    else if (NativeMinCountChanged(desired, found->second, options.render))
-      out.composite.update_members.push_back(std::move(desired));
-  }
-  return out;
-}
-
-}  // namespace
-
 GangPlan PlanGang(const api::TfJob& job, const ReconcileOptions& options, const ObservedState& observed) {
+  const GangSchedulerPolicy* gang = GangSchedulerFor(options.render.gang_scheduler_name);
+  return gang ? gang->Plan(job, options, observed) : GangPlan{};
+}
+
+GangPlan PlanCrdPodGroup(const GangSchedulerPolicy& policy, const api::TfJob& job, const ReconcileOptions& options,
+                         const ObservedState& observed) {
   GangPlan out;
-  const GangScheduler gang = GangSchedulerFor(options.render.gang_scheduler_name);
-  if (gang == GangScheduler::kNone) return out;
-  if (gang == GangScheduler::kKubernetes && UsesCompositeGang(job, options.render))
-    return PlanCompositeGang(job, options, observed);
   const auto& group = observed.pod_group;
-  auto desired = RenderPodGroup(job, options.render, group ? group->queue : "", observed.priority_classes);
+  auto desired = policy.RenderPodGroup(job, options.render, group ? group->queue : "", observed.priority_classes);
   if (!group)
     out.create_pod_group = desired;
-  else if (gang != GangScheduler::kKubernetes ? (*desired)["spec"] != group->spec
-                                              : NativeMinCountChanged(*desired, *group, options.render))
+  else if ((*desired)["spec"] != group->spec)
     out.update_pod_group = desired;
-  out.wait = gang == GangScheduler::kVolcano && (!group || group->phase.empty() || group->phase == "Pending");
-  if (gang == GangScheduler::kKubernetes && !observed.workload_exists)
-    out.create_workload = RenderWorkload(job, options.render);
   return out;
 }
 
@@ -407,17 +376,16 @@ CleanUpPlan CleanUp(const api::TfJob& job, const Children& children, const Recon
 
 // CleanUp's gang part: every gang object that exists.
 void CleanUpGang(const ReconcileOptions& options, const ObservedState& observed, bool finished, CleanUpPlan& out) {
-  const GangScheduler gang = GangSchedulerFor(options.render.gang_scheduler_name);
-  if (gang != GangScheduler::kNone && observed.pod_group) out.delete_pod_group = true;
+  const GangSchedulerPolicy* gang = GangSchedulerFor(options.render.gang_scheduler_name);
+  if (gang && observed.pod_group) out.delete_pod_group = true;
   // D9: once, while the PodGroup (D33: a member PodGroup) still exists (upstream repeats it on
   // every reconcile).
-  if (gang != GangScheduler::kNone && finished && (observed.pod_group || !observed.member_pod_groups.empty()))
+  if (gang && finished && (observed.pod_group || !observed.member_pod_groups.empty()))
     out.events.push_back({kNormal, "JobTerminated", "Job has been terminated. Deleting PodGroup"});
-  out.delete_workload = gang == GangScheduler::kKubernetes && observed.workload_exists;
   // D33: the members, then the CompositePodGroup (whatever shape this pass would render: a job
   // changed under it still loses what it has).
   for (const auto& [name, group] : observed.member_pod_groups) out.composite.delete_members.push_back(name);
-  out.composite.delete_composite = gang == GangScheduler::kKubernetes && observed.composite_pod_group_exists;
+  if (gang) gang->CleanUp(observed, out);  // the Workload, D33's CompositePodGroup
 }
 
 // Pods this pass deletes (cleanPodPolicy) are counted as being deleted (Running: failed, as in
@@ -542,4 +510,4 @@ std::vector<RenderEvent> UniqueEvents(std::vector<RenderEvent> events) {
   return unique;
 }
 
-}  // namespace tfjob::tfjob::core
+}  // namespace tfjob::core

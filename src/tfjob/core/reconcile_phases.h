@@ -19,7 +19,7 @@
 #include "tfjob/core/reconcile.h"
 #include "tfjob/core/render.h"
 
-namespace tfjob::tfjob::core {
+namespace tfjob::core {
 
 // 3.2 step 2: another controller's job; D18: a job being deleted. The pass writes nothing.
 // `multikueue_copy`: the operator proved the job is MultiKueue's copy for this cluster
@@ -197,4 +197,4 @@ bool EndsJob(const api::JobStatus& observed, const std::optional<api::JobStatus>
 // `events` without repeats, first occurrence kept (a warning rendered for every pod of a type).
 std::vector<RenderEvent> UniqueEvents(std::vector<RenderEvent> events);
 
-}  // namespace tfjob::tfjob::core
+}  // namespace tfjob::core

@@ -13,7 +13,7 @@
 #include "tfjob/core/conditions.h"
 #include "tfjob/core/pod_group.h"
 
-namespace tfjob::tfjob::core {
+namespace tfjob::core {
 namespace {
 
 using api::PodPhase;
@@ -702,4 +702,4 @@ TEST(ReconcilePhases, UniqueEventsKeepsTheFirst) {
 }
 
 }  // namespace
-}  // namespace tfjob::tfjob::core
+}  // namespace tfjob::core

@@ -20,7 +20,7 @@ void PrintTo(const ReplicaStatus& s, std::ostream* os) {
 }
 }  // namespace tfjob::api
 
-namespace tfjob::tfjob::core {
+namespace tfjob::core {
 // Readable failures of whole-plan comparisons: the parts a plan of these tests holds.
 void PrintTo(const Plan& plan, std::ostream* os) {
   *os << "{";
@@ -1517,4 +1517,4 @@ TEST(Reconcile, HoldStatusDropsTheWriteAndLooksAgainAtTheLatest) {
 }
 
 }  // namespace
-}  // namespace tfjob::tfjob::core
+}  // namespace tfjob::core

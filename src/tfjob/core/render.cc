@@ -1,5 +1,7 @@
 #include "tfjob/core/render.h"
 
+#include "tfjob/core/gang_scheduler.h"
+
 #include "api/json_fields.h"
 
 #include <algorithm>
@@ -11,7 +13,7 @@
 #include "tfjob/core/naming.h"
 #include "tfjob/core/pod_group.h"
 
-namespace tfjob::tfjob::core {
+namespace tfjob::core {
 namespace {
 
 using nlohmann::json;
@@ -20,10 +22,6 @@ constexpr std::string_view kRestartPolicyWarning =
     "Restart policy in pod template will be overwritten by restart policy in replica spec";
 constexpr std::string_view kSchedulerNameWarning =
     "Another scheduler is specified when gang-scheduling is enabled and it will not be overwritten";
-
-std::string EffectiveSchedulerName(const std::string& gang_name) {
-  return GangSchedulerFor(gang_name) == GangScheduler::kVolcano ? "volcano" : gang_name;
-}
 
 json OwnerRefs(const api::TfJob& job) {
   return json::array({api::EncodeOwnerReference(GenOwnerReference(job))});
@@ -53,15 +51,12 @@ json PodMetadata(const api::TfJob& job, api::ReplicaType type, int32_t index, co
   json labels = api::ObjectField(tmeta, "labels");
   for (const auto& [k, v] : ReplicaLabels(job.metadata.name, type, index)) labels[k] = v;
   if (IsMasterRole(job, type, index)) labels[std::string(kLabelJobRole)] = kJobRoleMaster;
-  const GangScheduler gang = GangSchedulerFor(options.gang_scheduler_name);
-  if (gang == GangScheduler::kSchedulerPlugins) labels["scheduling.x-k8s.io/pod-group"] = job.metadata.name;
-  meta["labels"] = std::move(labels);
-  if (gang == GangScheduler::kVolcano) {
+  if (const GangSchedulerPolicy* gang = GangSchedulerFor(options.gang_scheduler_name)) {
     json annotations = api::ObjectField(meta, "annotations");
-    annotations["scheduling.k8s.io/group-name"] = job.metadata.name;
-    annotations["volcano.sh/task-spec"] = std::string(api::ReplicaTypeLabel(type));
-    meta["annotations"] = std::move(annotations);
+    gang->LabelPod(job, type, labels, annotations);
+    if (!annotations.empty()) meta["annotations"] = std::move(annotations);
   }
+  meta["labels"] = std::move(labels);
   meta["ownerReferences"] = OwnerRefs(job);
   return meta;
 }
@@ -97,24 +92,15 @@ const json* TensorflowContainer(const api::TfJob& job, api::ReplicaType type) {
 
 }  // namespace
 
-GangScheduler GangSchedulerFor(const std::string& name) {
-  if (name.empty() || name == "None") return GangScheduler::kNone;
-  std::string lower = name;
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  if (lower == "kubernetes") return GangScheduler::kKubernetes;
-  return lower == "volcano" ? GangScheduler::kVolcano : GangScheduler::kSchedulerPlugins;
-}
-
 std::vector<RenderEvent> PodTemplateEvents(const api::TfJob& job, api::ReplicaType type, const RenderOptions& options) {
   const api::ReplicaSpec& spec = *job.spec.replica_specs.at(std::string(api::ReplicaTypeName(type)));
   const json& tmpl = spec.pod_template.is_object() ? spec.pod_template : EmptyObject();
   std::vector<RenderEvent> out;
   if (NonEmptyString(api::ObjectField(tmpl, "spec"), "restartPolicy"))
     out.push_back({api::EventType::kWarning, "SetPodTemplateRestartPolicy", std::string(kRestartPolicyWarning)});
-  const GangScheduler gang = GangSchedulerFor(options.gang_scheduler_name);
-  if (gang != GangScheduler::kNone && gang != GangScheduler::kKubernetes &&
-      AnotherSchedulerNamed(job, EffectiveSchedulerName(options.gang_scheduler_name)))
+  const GangSchedulerPolicy* gang = GangSchedulerFor(options.gang_scheduler_name);
+  const std::optional<std::string> scheduler = gang ? gang->SchedulerName(options) : std::nullopt;
+  if (scheduler && AnotherSchedulerNamed(job, *scheduler))
     out.push_back({api::EventType::kWarning, "SetPodTemplateSchedulerName", std::string(kSchedulerNameWarning)});
   return out;
 }
@@ -160,15 +146,8 @@ RenderedPod RenderPod(const api::TfJob& job, api::ReplicaType type, int32_t inde
   pod_spec["restartPolicy"] = spec.restart_policy == api::RestartPolicy::kExitCode
                                   ? std::string(api::EnumName(api::RestartPolicy::kNever))
                                   : spec.restart_policy.text();
-  const GangScheduler gang = GangSchedulerFor(options.gang_scheduler_name);
-  if (gang == GangScheduler::kKubernetes) {
-    if (UsesCompositeGang(job, options))
-      SetCompositeSchedulingGroup(job, type, &pod_spec);  // D33
-    else
-      SetNativeSchedulingGroup(job, &pod_spec);
-  }
-  if (gang != GangScheduler::kNone && gang != GangScheduler::kKubernetes && !NonEmptyString(pod_spec, "schedulerName"))
-    pod_spec["schedulerName"] = EffectiveSchedulerName(options.gang_scheduler_name);
+  if (const GangSchedulerPolicy* gang = GangSchedulerFor(options.gang_scheduler_name))
+    gang->SchedulePod(job, type, options, pod_spec);
   out.object = {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", std::move(meta)}, {"spec", std::move(pod_spec)}};
   return out;
 }
@@ -221,4 +200,4 @@ StatusOr<RenderedJob> RenderJob(const api::TfJob& job, const RenderOptions& opti
   return out;
 }
 
-}  // namespace tfjob::tfjob::core
+}  // namespace tfjob::core

@@ -14,21 +14,18 @@
 #include "common/status.h"
 #include "tfjob/core/tf_config.h"
 
-namespace tfjob::tfjob::core {
+namespace tfjob::core {
 
-enum class GangScheduler { kNone, kVolcano, kSchedulerPlugins, kKubernetes };
-// "" or "None" -> kNone; "volcano" (any case) -> kVolcano; "kubernetes" (any case) -> kKubernetes
-// (kube-scheduler's own gang scheduling, docs/semantics.md D27); any other name -> kSchedulerPlugins.
-GangScheduler GangSchedulerFor(const std::string& gang_scheduler_name);
+// The gang scheduler of --gang-scheduler-name is a GangSchedulerPolicy (gang_scheduler.h).
 
-// The version of scheduling.k8s.io's Workload API that kKubernetes speaks: v1alpha2 (Kubernetes
-// v1.36) or v1beta1 (v1.37). The operator finds it by discovery (docs/semantics.md D31).
+// The version of scheduling.k8s.io's Workload API that kube-scheduler's gang (`kubernetes`) speaks: v1alpha2
+// (Kubernetes v1.36) or v1beta1 (v1.37). The operator finds it by discovery (docs/semantics.md D31).
 enum class NativeGangApi { kV1alpha2, kV1beta1 };
 
 struct RenderOptions {
   TfConfigOptions tf_config;
   std::string gang_scheduler_name;
-  // Only with kKubernetes. `tfjob render`, which has no cluster, keeps the default.
+  // Only with `kubernetes`. `tfjob render`, which has no cluster, keeps the default.
   NativeGangApi native_gang_api = NativeGangApi::kV1alpha2;
   // v1beta1 only: the hierarchical gang (CompositePodGroup) may be used for this job
   // (docs/semantics.md D33; composite_gang.h: CompositeForJob, UsesCompositeGang).
@@ -99,4 +96,4 @@ struct RenderedJob {
 };
 StatusOr<RenderedJob> RenderJob(const api::TfJob& job, const RenderOptions& options);
 
-}  // namespace tfjob::tfjob::core
+}  // namespace tfjob::core

@@ -6,7 +6,7 @@
 #include "testing/fixtures.h"
 #include "tfjob/core/naming.h"
 
-namespace tfjob::tfjob::core {
+namespace tfjob::core {
 namespace {
 
 using api::ReplicaType;
@@ -258,4 +258,4 @@ TEST(RenderJob, StableOrderPodsThenServicesPerType) {
 }
 
 }  // namespace
-}  // namespace tfjob::tfjob::core
+}  // namespace tfjob::core

@@ -2,7 +2,7 @@
 
 #include "tfjob/core/naming.h"
 
-namespace tfjob::tfjob::core {
+namespace tfjob::core {
 namespace {
 
 std::optional<int32_t> IndexOf(const api::Pod& pod) {
@@ -64,4 +64,4 @@ bool IsWorker0Completed(const api::TfJob& job, const std::vector<const api::Pod*
   return w0.phase == api::PodPhase::kSucceeded && TensorflowExitCode(w0) == 0;
 }
 
-}  // namespace tfjob::tfjob::core
+}  // namespace tfjob::core

@@ -10,7 +10,7 @@
 #include "api/pod.h"
 #include "api/tfjob.h"
 
-namespace tfjob::tfjob::core {
+namespace tfjob::core {
 
 // Sentinel exit code when the tensorflow container has no terminated state (retryable).
 inline constexpr int32_t kExitCodeUnknown = 0xbeef;
@@ -37,4 +37,4 @@ std::optional<int32_t> TensorflowExitCode(const api::Pod& pod);
 // 3.6: true if the spec has no Worker, or worker 0 exists once, Succeeded, exit code 0.
 bool IsWorker0Completed(const api::TfJob& job, const std::vector<const api::Pod*>& pods);
 
-}  // namespace tfjob::tfjob::core
+}  // namespace tfjob::core

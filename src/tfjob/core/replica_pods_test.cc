@@ -4,7 +4,7 @@
 
 #include "testing/fixtures.h"
 
-namespace tfjob::tfjob::core {
+namespace tfjob::core {
 namespace {
 
 using api::PodPhase;
@@ -105,4 +105,4 @@ TEST(IsWorker0Completed, SucceededWithoutExitStatusDoesNotCount) {
 }
 
 }  // namespace
-}  // namespace tfjob::tfjob::core
+}  // namespace tfjob::core

@@ -5,7 +5,7 @@
 #include "api/defaults.h"
 #include "tfjob/core/naming.h"
 
-namespace tfjob::tfjob::core {
+namespace tfjob::core {
 namespace {
 
 using nlohmann::json;
@@ -85,4 +85,4 @@ std::optional<std::string> TfConfigGenerator::For(api::ReplicaType type, int32_t
   return R"({"cluster":)" + cluster + R"(,"task":)" + task + "}";
 }
 
-}  // namespace tfjob::tfjob::core
+}  // namespace tfjob::core

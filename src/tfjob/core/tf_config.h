@@ -10,7 +10,7 @@
 
 #include "api/tfjob.h"
 
-namespace tfjob::tfjob::core {
+namespace tfjob::core {
 
 // Address of replica `index` of `type` that listens on `port`.
 using EndpointFn = std::function<std::string(api::ReplicaType type, int32_t index, int32_t port)>;
@@ -50,4 +50,4 @@ class TfConfigGenerator {
   std::string ps_list_;  // sparse form: the "ps" value of workers (a list or null)
 };
 
-}  // namespace tfjob::tfjob::core
+}  // namespace tfjob::core

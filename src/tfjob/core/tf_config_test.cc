@@ -4,7 +4,7 @@
 
 #include "testing/fixtures.h"
 
-namespace tfjob::tfjob::core {
+namespace tfjob::core {
 namespace {
 
 using api::ReplicaType;
@@ -101,4 +101,4 @@ TEST(IsDistributed, SpecCases) {
 }
 
 }  // namespace
-}  // namespace tfjob::tfjob::core
+}  // namespace tfjob::core
