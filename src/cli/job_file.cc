@@ -10,6 +10,7 @@
 #include "api/tfjob_file.h"
 #include "api/validation.h"
 #include "common/file_reader.h"
+#include "local/local_rules.h"
 
 namespace tfjob::cli {
 namespace {
@@ -27,13 +28,15 @@ std::string Prefix(const std::string& file, const std::vector<CheckedJob>& jobs,
 
 }  // namespace
 
-int LoadChecked(const std::string& file, std::ostream& err, std::vector<CheckedJob>* jobs, bool strict) {
+int LoadChecked(const std::string& file, std::ostream& err, std::vector<CheckedJob>* jobs,
+                const CheckOptions& options) {
+  const bool strict = options.strict;
   auto text = ReadInput(file);
   if (!text.ok()) {
     err << file << ": " << text.status().message() << "\n";
     return kExitUsage;
   }
-  auto checked = CheckFile(*text);
+  auto checked = CheckFile(*text, options);
   if (!checked.ok()) {
     err << file << ": " << checked.status().message() << "\n";
     return kExitFailed;
@@ -46,8 +49,12 @@ int LoadChecked(const std::string& file, std::ostream& err, std::vector<CheckedJ
   for (auto& j : *jobs) {
     for (const auto& w : j.warnings) err << Prefix(file, *jobs, j) << warning << w << "\n";
     for (const auto& e : j.errors) err << Prefix(file, *jobs, j) << e << "\n";
+    for (const auto& e : j.local_errors) err << Prefix(file, *jobs, j) << e << "\n";
     if (!j.errors.empty() || (strict && !j.warnings.empty())) rc = kExitFailed;
   }
+  bool local_failed = false;
+  for (const auto& j : *jobs) local_failed = local_failed || !j.local_errors.empty();
+  if (rc == kExitOk && local_failed) rc = options.local_exit_code;
   return rc;
 }
 
@@ -73,7 +80,7 @@ StatusOr<std::vector<CheckedJob>> CheckJobs(std::string_view text) {
   return std::move(file.jobs);
 }
 
-StatusOr<CheckedFile> CheckFile(std::string_view text) {
+StatusOr<CheckedFile> CheckFile(std::string_view text, const CheckOptions& options) {
   TFJOB_ASSIGN_OR_RETURN(api::LoadedFile loaded_file, api::LoadTfJobFile(text));
   CheckedFile file;
   file.warnings = std::move(loaded_file.warnings);
@@ -82,10 +89,18 @@ StatusOr<CheckedFile> CheckFile(std::string_view text) {
     CheckedJob c;
     c.warnings = std::move(l.warnings);
     for (auto& w : api::SpecWarnings(l.job)) c.warnings.push_back(std::move(w));  // D22
-    api::FieldErrors errors = l.decode_errors;
-    api::FieldErrors more = api::ValidateTfJob(l.job);
-    errors.insert(errors.end(), more.begin(), more.end());
+    // As the API server: the schema first; the webhook's checks only on what the schema passed.
+    api::FieldErrors errors = l.schema_errors;
+    errors.insert(errors.end(), l.decode_errors.begin(), l.decode_errors.end());
+    if (l.schema_errors.empty()) {
+      api::FieldErrors more = api::ValidateTfJob(l.job);
+      errors.insert(errors.end(), more.begin(), more.end());
+    }
     for (const auto& e : errors) c.errors.push_back(e.ToString());
+    if (l.schema_errors_left_out > 0)
+      c.errors.push_back(std::to_string(l.schema_errors_left_out) + " more errors not shown");
+    if (options.local)
+      for (const auto& e : local::LocalRunErrors(l.job)) c.local_errors.push_back(e.ToString());
     c.job = std::move(l.job);
     if (c.errors.empty()) api::SetDefaults(c.job);
     out.push_back(std::move(c));
