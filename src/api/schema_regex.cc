@@ -95,20 +95,27 @@ class Parser {
   NodePtr Concat(int depth) {
     auto cat = Make(Node::Kind::kConcat);
     while (More() && p_[pos_] != '|' && p_[pos_] != ')') {
-      NodePtr atom = Atom(depth);
+      NodePtr atom = Repeats(Atom(depth));
       if (!ok_) return nullptr;
-      while (More() && (p_[pos_] == '*' || p_[pos_] == '+' || p_[pos_] == '?')) {
-        char q = p_[pos_++];
-        if (atom->kind == Node::Kind::kTextStart || atom->kind == Node::Kind::kTextEnd) return Fail();
-        auto rep = Make(q == '*' ? Node::Kind::kStar : q == '+' ? Node::Kind::kPlus : Node::Kind::kQuest);
-        rep->parts.push_back(std::move(atom));
-        atom = std::move(rep);
-        if (More() && p_[pos_] == '?') ++pos_;  // lazy: the same set of matches
-        if (More() && (p_[pos_] == '*' || p_[pos_] == '+' || p_[pos_] == '?')) return Fail();  // RE2: bad repeat
-      }
       cat->parts.push_back(std::move(atom));
     }
     return cat;
+  }
+
+  bool AtQuantifier() const { return More() && (p_[pos_] == '*' || p_[pos_] == '+' || p_[pos_] == '?'); }
+
+  // `atom` with the quantifiers that follow it.
+  NodePtr Repeats(NodePtr atom) {
+    while (ok_ && AtQuantifier()) {
+      char q = p_[pos_++];
+      if (atom->kind == Node::Kind::kTextStart || atom->kind == Node::Kind::kTextEnd) return Fail();
+      auto rep = Make(q == '*' ? Node::Kind::kStar : q == '+' ? Node::Kind::kPlus : Node::Kind::kQuest);
+      rep->parts.push_back(std::move(atom));
+      atom = std::move(rep);
+      if (More() && p_[pos_] == '?') ++pos_;  // lazy: the same set of matches
+      if (AtQuantifier()) return Fail();      // RE2: a bad repetition operator
+    }
+    return atom;
   }
 
   NodePtr Atom(int depth) {
@@ -174,26 +181,31 @@ class Parser {
     bool first = true;
     while (More() && (p_[pos_] != ']' || first)) {
       first = false;
-      if (p_.substr(pos_).starts_with("[:")) return Fail();  // POSIX classes
-      Ranges perl;
-      std::optional<char32_t> lo = ClassRune(&perl);
-      if (!lo) {
-        if (perl.ranges.empty()) return Fail();
-        for (const auto& r : perl.ranges) n->ranges.ranges.push_back(r);
-        continue;
-      }
-      char32_t hi = *lo;
-      if (pos_ + 1 < p_.size() && p_[pos_] == '-' && p_[pos_ + 1] != ']') {
-        ++pos_;
-        std::optional<char32_t> h = ClassRune(nullptr);
-        if (!h || *h < *lo) return Fail();
-        hi = *h;
-      }
-      n->ranges.ranges.emplace_back(*lo, hi);
+      if (!ClassMember(&n->ranges)) return Fail();
     }
     if (!More()) return Fail();
     ++pos_;  // ']'
     return n;
+  }
+
+  // One member of a class into `out`: a code point, a range `a-z`, or \d \w \s.
+  bool ClassMember(Ranges* out) {
+    if (p_.substr(pos_).starts_with("[:")) return false;  // POSIX classes
+    Ranges perl;
+    std::optional<char32_t> lo = ClassRune(&perl);
+    if (!lo) {
+      out->ranges.insert(out->ranges.end(), perl.ranges.begin(), perl.ranges.end());
+      return !perl.ranges.empty();
+    }
+    char32_t hi = *lo;
+    if (pos_ + 1 < p_.size() && p_[pos_] == '-' && p_[pos_ + 1] != ']') {
+      ++pos_;
+      std::optional<char32_t> h = ClassRune(nullptr);
+      if (!h || *h < *lo) return false;
+      hi = *h;
+    }
+    out->ranges.emplace_back(*lo, hi);
+    return true;
   }
 
   std::string_view p_;

@@ -239,36 +239,38 @@ class Checker {
       Error(Invalid(path, Number(d), "should be less than or equal to " + Number(*n.maximum)));
   }
 
-  void WalkObject(const SchemaNode& n, const json& obj, const std::string& path) {
-    auto join = [&](const std::string& key) { return path.empty() ? key : path + "." + key; };
-    auto skipped = [&](const std::string& key) {
-      return path.empty() && std::find(skip_.begin(), skip_.end(), key) != skip_.end();
-    };
+  static std::string Join(const std::string& path, const std::string& key) {
+    return path.empty() ? key : path + "." + key;
+  }
+  bool Skipped(const std::string& path, const std::string& key) const {
+    return path.empty() && std::find(skip_.begin(), skip_.end(), key) != skip_.end();
+  }
+
+  // A required field missing, or null where it may not be (the API server prunes that null).
+  void CheckRequired(const SchemaNode& n, const json& obj, const std::string& path) {
     for (const std::string& r : n.required) {
-      if (skipped(r)) continue;
+      if (Skipped(path, r)) continue;
       auto it = obj.find(r);
       auto child = n.properties.find(r);
       bool pruned = it != obj.end() && it->is_null() && (child == n.properties.end() || !child->second->nullable);
-      if (it == obj.end() || pruned) Error(Required(join(r), ""));
+      if (it == obj.end() || pruned) Error(Required(Join(path, r), ""));
     }
+  }
+
+  void WalkObject(const SchemaNode& n, const json& obj, const std::string& path) {
+    CheckRequired(n, obj, path);
     for (auto it = obj.begin(); it != obj.end(); ++it) {
       const std::string& key = it.key();
-      if (skipped(key)) continue;
-      const SchemaNode* child = nullptr;
-      std::string child_path;
+      if (Skipped(path, key)) continue;
       if (auto p = n.properties.find(key); p != n.properties.end()) {
-        child = p->second.get();
-        child_path = join(key);
+        if (!it->is_null() || p->second->nullable) Walk(*p->second, *it, Join(path, key));
       } else if (n.additional_properties) {
-        child = n.additional_properties.get();
-        child_path = path + "[" + key + "]";
+        // A null map value is pruned as a null field is.
+        if (!it->is_null() || n.additional_properties->nullable)
+          Walk(*n.additional_properties, *it, path + "[" + key + "]");
+      } else if (!n.preserve_unknown) {
+        Unknown(Join(path, key), key);
       }
-      if (child == nullptr) {
-        if (!n.preserve_unknown) Unknown(join(key), key);
-        continue;
-      }
-      if (it->is_null() && !child->nullable) continue;  // pruned before validation
-      Walk(*child, *it, child_path);
     }
   }
 

@@ -7,6 +7,7 @@
 #include "api/defaults.h"
 #include "api/exit_codes.h"
 #include "api/manifest.h"
+#include "api/structural_schema.h"
 #include "api/tfjob_file.h"
 #include "api/validation.h"
 #include "common/file_reader.h"
@@ -26,11 +27,17 @@ std::string Prefix(const std::string& file, const std::vector<CheckedJob>& jobs,
          (job.job.metadata.name.empty() ? "(unnamed)" : api::EscapeNonPrintable(job.job.metadata.name)) + ": ";
 }
 
+// A job's warnings, errors and local errors, each line after `prefix`.
+void PrintFindings(const std::string& prefix, const char* warning, const CheckedJob& j, std::ostream& err) {
+  for (const auto& w : j.warnings) err << prefix << warning << w << "\n";
+  for (const auto& e : j.errors) err << prefix << e << "\n";
+  for (const auto& e : j.local_errors) err << prefix << e << "\n";
+}
+
 }  // namespace
 
 int LoadChecked(const std::string& file, std::ostream& err, std::vector<CheckedJob>* jobs,
                 const CheckOptions& options) {
-  const bool strict = options.strict;
   auto text = ReadInput(file);
   if (!text.ok()) {
     err << file << ": " << text.status().message() << "\n";
@@ -41,21 +48,18 @@ int LoadChecked(const std::string& file, std::ostream& err, std::vector<CheckedJ
     err << file << ": " << checked.status().message() << "\n";
     return kExitFailed;
   }
-  const char* warning = strict ? "" : "warning: ";
-  int rc = kExitOk;
+  const char* warning = options.strict ? "" : "warning: ";
   for (const auto& w : checked->warnings) err << file << ": " << warning << w << "\n";
-  if (strict && !checked->warnings.empty()) rc = kExitFailed;
   *jobs = std::move(checked->jobs);
-  for (auto& j : *jobs) {
-    for (const auto& w : j.warnings) err << Prefix(file, *jobs, j) << warning << w << "\n";
-    for (const auto& e : j.errors) err << Prefix(file, *jobs, j) << e << "\n";
-    for (const auto& e : j.local_errors) err << Prefix(file, *jobs, j) << e << "\n";
-    if (!j.errors.empty() || (strict && !j.warnings.empty())) rc = kExitFailed;
-  }
+  bool failed = options.strict && !checked->warnings.empty();
   bool local_failed = false;
-  for (const auto& j : *jobs) local_failed = local_failed || !j.local_errors.empty();
-  if (rc == kExitOk && local_failed) rc = options.local_exit_code;
-  return rc;
+  for (const auto& j : *jobs) {
+    PrintFindings(Prefix(file, *jobs, j), warning, j, err);
+    failed = failed || !j.errors.empty() || (options.strict && !j.warnings.empty());
+    local_failed = local_failed || !j.local_errors.empty();
+  }
+  if (failed) return kExitFailed;
+  return local_failed ? options.local_exit_code : kExitOk;
 }
 
 StatusOr<std::string> ReadInput(const std::string& path) {
@@ -99,8 +103,14 @@ StatusOr<CheckedFile> CheckFile(std::string_view text, const CheckOptions& optio
     for (const auto& e : errors) c.errors.push_back(e.ToString());
     if (l.schema_errors_left_out > 0)
       c.errors.push_back(std::to_string(l.schema_errors_left_out) + " more errors not shown");
-    if (options.local)
-      for (const auto& e : local::LocalRunErrors(l.job)) c.local_errors.push_back(e.ToString());
+    if (options.local) {
+      api::FieldErrors local_errors = local::LocalRunErrors(l.job);
+      for (size_t i = 0; i < local_errors.size() && i < api::kMaxSchemaErrors; ++i)
+        c.local_errors.push_back(local_errors[i].ToString());
+      if (local_errors.size() > api::kMaxSchemaErrors)
+        c.local_errors.push_back(std::to_string(local_errors.size() - api::kMaxSchemaErrors) +
+                                 " more errors not shown");
+    }
     c.job = std::move(l.job);
     if (c.errors.empty()) api::SetDefaults(c.job);
     out.push_back(std::move(c));

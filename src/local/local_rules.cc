@@ -18,29 +18,39 @@ bool ListOfStrings(const json& v) {
   return true;
 }
 
+// `command` and `args`: lists of strings, and a command to run.
+void CommandErrors(const json& container, const std::string& path, api::FieldErrors* errors) {
+  for (const char* field : {"command", "args"}) {
+    auto it = container.find(field);
+    if (it != container.end() && !it->is_null() && !ListOfStrings(*it))
+      errors->push_back(api::Invalid(path + "." + field, it->is_string() ? api::QuoteValue(*it) : it->dump(),
+                                     "must be a list of strings"));
+  }
+  auto command = container.find("command");
+  if (command == container.end() || command->is_null() || (command->is_array() && command->empty()))
+    errors->push_back(api::Required(path + ".command",
+                                    "a local run executes the container's command (the image's entrypoint is not "
+                                    "available here)"));
+}
+
+// `env` and `envFrom`: plain values only.
+void EnvErrors(const json& container, const std::string& path, api::FieldErrors* errors) {
+  if (auto e = container.find("env"); e != container.end() && e->is_array()) {
+    for (size_t i = 0; i < e->size(); ++i)
+      if ((*e)[i].is_object() && (*e)[i].contains("valueFrom"))
+        errors->push_back(PlainValuesOnly(path + ".env[" + std::to_string(i) + "].valueFrom"));
+  }
+  if (auto from = container.find("envFrom"); from != container.end() && !from->is_null() && !from->empty())
+    errors->push_back(PlainValuesOnly(path + ".envFrom"));
+}
+
 }  // namespace
 
 api::FieldErrors ContainerRunErrors(const json& container, const std::string& path) {
   api::FieldErrors errors;
   if (!container.is_object()) return errors;  // the schema refuses it
-  for (const char* field : {"command", "args"}) {
-    auto it = container.find(field);
-    if (it != container.end() && !it->is_null() && !ListOfStrings(*it))
-      errors.push_back(api::Invalid(path + "." + field, it->is_string() ? api::QuoteValue(*it) : it->dump(),
-                                    "must be a list of strings"));
-  }
-  auto command = container.find("command");
-  if (command == container.end() || command->is_null() || (command->is_array() && command->empty()))
-    errors.push_back(api::Required(path + ".command",
-                                   "a local run executes the container's command (the image's entrypoint is not "
-                                   "available here)"));
-  if (auto e = container.find("env"); e != container.end() && e->is_array()) {
-    for (size_t i = 0; i < e->size(); ++i)
-      if ((*e)[i].is_object() && (*e)[i].contains("valueFrom"))
-        errors.push_back(PlainValuesOnly(path + ".env[" + std::to_string(i) + "].valueFrom"));
-  }
-  if (auto from = container.find("envFrom"); from != container.end() && !from->is_null() && !from->empty())
-    errors.push_back(PlainValuesOnly(path + ".envFrom"));
+  CommandErrors(container, path, &errors);
+  EnvErrors(container, path, &errors);
   return errors;
 }
 
