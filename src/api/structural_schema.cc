@@ -246,12 +246,14 @@ class Checker {
     return path.empty() && std::find(skip_.begin(), skip_.end(), key) != skip_.end();
   }
 
-  // A required field missing, or null where it may not be (the API server prunes that null).
+  // A required field missing, or null where it may not be (the API server prunes that null), and
+  // without a default (the API server defaults before it validates).
   void CheckRequired(const SchemaNode& n, const json& obj, const std::string& path) {
     for (const std::string& r : n.required) {
       if (Skipped(path, r)) continue;
       auto it = obj.find(r);
       auto child = n.properties.find(r);
+      if (child != n.properties.end() && child->second->default_value) continue;  // defaulted first
       bool pruned = it != obj.end() && it->is_null() && (child == n.properties.end() || !child->second->nullable);
       if (it == obj.end() || pruned) Error(Required(Join(path, r), ""));
     }

@@ -61,7 +61,7 @@ properties:
     x-kubernetes-list-map-keys: [port, protocol]
     items:
       type: object
-      required: [port]
+      required: [port, protocol]  # protocol: defaulted before it is required
       properties:
         port: {type: integer}
         protocol: {type: string, default: TCP}

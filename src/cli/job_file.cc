@@ -59,6 +59,10 @@ int LoadChecked(const std::string& file, std::ostream& err, std::vector<CheckedJ
     local_failed = local_failed || !j.local_errors.empty();
   }
   if (failed) return kExitFailed;
+  if (options.local && jobs->size() != 1) {  // what `tfjob run` takes
+    err << file << ": tfjob run takes a file with exactly one TFJob (found " << jobs->size() << ")\n";
+    local_failed = true;
+  }
   return local_failed ? options.local_exit_code : kExitOk;
 }
 

@@ -36,7 +36,8 @@ struct CheckedFile {
 struct CheckOptions {
   // Warnings (unknown fields, skipped documents, D22) are printed as errors and fail the file.
   bool strict = false;
-  // Also the rules of a local run (local::LocalRunErrors): `tfjob run` and `validate --local`.
+  // Also what `tfjob run` takes: a file with exactly one TFJob, and the rules of a local run
+  // (local::LocalRunErrors). `tfjob run` and `validate --local`.
   bool local = false;
   // LoadChecked's exit code for a file whose only errors are those rules: validate's kExitFailed,
   // run's local::kRunExitCannotStart.

@@ -278,7 +278,8 @@ TEST_F(TempFiles, MalformedInputsGiveExactErrors) {
       {"float-replicas",
        Tf("metadata: {name: a}\nspec:\n  tfReplicaSpecs:\n    Worker:\n      replicas: 2.5\n      template: {spec: "
           "{containers: [{name: tensorflow, image: tf}]}}\n"),
-       1, "spec.tfReplicaSpecs[Worker].replicas: Invalid value: 2.5: must be an integer\n"},
+       // Issue 35: the CRD's schema refuses it first, as the API server does.
+       1, "spec.tfReplicaSpecs[Worker].replicas: Invalid value: 2.5: must be of type integer\n"},
       {"infinite-replicas",  // no JSON for it: the reader refuses it (it rendered as null before)
        Tf("metadata: {name: a}\nspec:\n  tfReplicaSpecs:\n    Worker:\n      replicas: 1e400\n      template: {spec: "
           "{containers: [{name: tensorflow, image: tf}]}}\n"),
@@ -286,7 +287,7 @@ TEST_F(TempFiles, MalformedInputsGiveExactErrors) {
       {"string-replicas",
        Tf("metadata: {name: a}\nspec:\n  tfReplicaSpecs:\n    Worker:\n      replicas: two\n      template: {spec: "
           "{containers: [{name: tensorflow, image: tf}]}}\n"),
-       1, "spec.tfReplicaSpecs[Worker].replicas: Invalid value: \"two\": must be an integer\n"},
+       1, "spec.tfReplicaSpecs[Worker].replicas: Invalid value: \"two\": must be of type integer\n"},
       {"duplicate-keys",
        Tf("metadata: {name: a}\nspec:\n  tfReplicaSpecs:\n    Worker:\n      replicas: 1\n      replicas: 2\n"), 1,
        "line 8, column 7: duplicate key \"replicas\"\n"},
@@ -605,6 +606,15 @@ TEST_F(TempFiles, ValidateLocalAndRunNeverDisagree) {
     EXPECT_EQ(run.code, k.valid_for_the_cluster ? 2 : 1) << k.id;
     EXPECT_EQ(run.out, "") << k.id << ": nothing started";
   }
+  // A file of two jobs: `run` takes exactly one.
+  std::string two = Write("two.yaml", Tf("metadata: {name: a}\nspec:\n  tfReplicaSpecs:\n" + kOkWorker) + "---\n" +
+                                          Tf("metadata: {name: b}\nspec:\n  tfReplicaSpecs:\n" + kOkWorker));
+  CmdResult local = Tfjob({"validate", "--local", two});
+  EXPECT_EQ(local.code, 1);
+  EXPECT_EQ(local.err, two + ": TFJob a: spec.tfReplicaSpecs[Worker].template.spec.containers[0]" + needs_command +
+                           "\n" + two + ": TFJob b: spec.tfReplicaSpecs[Worker].template.spec.containers[0]" +
+                           needs_command + "\n" + two + ": tfjob run takes a file with exactly one TFJob (found 2)\n");
+  EXPECT_EQ(Tfjob({"run", two}).err, local.err);
 }
 
 // Issue 35 item 5: --version, and a mistyped command named as such with the nearest one.
