@@ -25,11 +25,15 @@ TEST(SchemaRegex, UnanchoredPatternsMatchAnywhere) {
     bool matches;
   };
   const Case cases[] = {
-      {"ab", "xxabyy", true},     {"ab", "a b", false},         {"^ab", "xab", false},  {"ab$", "abx", false},
-      {"a|b", "cb", true},        {"(?:ab)+c", "ababc", true},  {"a*", "", true},       {"^a+$", "", false},
-      {"[^0-9]", "123", false},   {"[^0-9]", "12x", true},      {"\\d\\w", "1_", true}, {"^.$", "é", true},
-      {"^.$", "\n", false},       {"^[a-c-]+$", "a-b", true},   {"colou?r", "color", true},
-      {"^(a|ab)(c|bcd)$", "abcd", true}, {"^\\.$", "x", false}, {"^\\S+$", "a b", false},
+      {"ab", "xxabyy", true},     {"ab", "a b", false},
+      {"^ab", "xab", false},      {"ab$", "abx", false},
+      {"a|b", "cb", true},        {"(?:ab)+c", "ababc", true},
+      {"a*", "", true},           {"^a+$", "", false},
+      {"[^0-9]", "123", false},   {"[^0-9]", "12x", true},
+      {"\\d\\w", "1_", true},     {"^.$", "é", true},
+      {"^.$", "\n", false},       {"^[a-c-]+$", "a-b", true},
+      {"colou?r", "color", true}, {"^(a|ab)(c|bcd)$", "abcd", true},
+      {"^\\.$", "x", false},      {"^\\S+$", "a b", false},
   };
   for (const auto& c : cases) {
     auto re = SchemaRegex::Compile(c.pattern);

@@ -115,7 +115,8 @@ const char* TypeOf(const json& v) {
     case json::value_t::number_unsigned: return "integer";
     case json::value_t::number_float: {
       double d = v.get<double>();
-      return std::isfinite(d) && std::trunc(d) == d ? "integer" : "number";
+      // Integral and within 2^53, as the API server's JSON reader counts an integer.
+      return std::isfinite(d) && std::trunc(d) == d && std::fabs(d) <= 9007199254740992.0 ? "integer" : "number";
     }
     default: return "binary";
   }

@@ -280,6 +280,10 @@ TEST_F(TempFiles, MalformedInputsGiveExactErrors) {
           "{containers: [{name: tensorflow, image: tf}]}}\n"),
        // Issue 35: the CRD's schema refuses it first, as the API server does.
        1, "spec.tfReplicaSpecs[Worker].replicas: Invalid value: 2.5: must be of type integer\n"},
+      {"integral-float-replicas",  // the API server takes 2.0 as the integer 2; so does validate
+       Tf("metadata: {name: a}\nspec:\n  tfReplicaSpecs:\n    Worker:\n      replicas: 2.0\n      template: {spec: "
+          "{containers: [{name: tensorflow, image: \"\"}]}}\n"),
+       1, "spec.tfReplicaSpecs[Worker].template.spec.containers[0].image: Required value: must be required\n"},
       {"infinite-replicas",  // no JSON for it: the reader refuses it (it rendered as null before)
        Tf("metadata: {name: a}\nspec:\n  tfReplicaSpecs:\n    Worker:\n      replicas: 1e400\n      template: {spec: "
           "{containers: [{name: tensorflow, image: tf}]}}\n"),
