@@ -5,6 +5,7 @@
 // and FieldReader, which records each error under the field's full path (objects users write:
 // the TFJob). Never an exception.
 
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <map>
@@ -86,6 +87,16 @@ class FieldReader {
         return std::nullopt;
       }
       return static_cast<Int>(i);
+    }
+    if (v->is_number_float() && std::trunc(v->get<double>()) == v->get<double>() &&
+        std::fabs(v->get<double>()) <= 9007199254740992.0) {
+      // An integral number written with a fraction (2.0), within 2^53: the API server takes it as
+      // an integer (as the schema check does, api/structural_schema.h).
+      double d = v->get<double>();
+      const double min = static_cast<double>(std::numeric_limits<Int>::min());  // -2^31 or -2^63, exact
+      if (d >= min && d < -min) return static_cast<Int>(d);
+      Fail(key, *v, sizeof(Int) == 4 ? "must be a 32-bit integer" : "must be a 64-bit integer");
+      return std::nullopt;
     }
     Fail(key, *v, "must be an integer");
     return std::nullopt;

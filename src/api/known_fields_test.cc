@@ -36,7 +36,7 @@ spec:
         spec:
           nodeSelector: {anyKey: v}
           tolerations: [{key: k, operator: Exists}]
-          affinity: {nodeAffinity: {whateverDeeper: 1}}
+          affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: []}}}
           containers:
           - name: tensorflow
             image: tf
@@ -51,7 +51,8 @@ status: {anything: 1}
               ElementsAre());
 }
 
-// The typos of issue 17 item 3, each with its full path.
+// The typos of issue 17 item 3, each with its full path (depth first, in key order; the metadata
+// of the object first, of each template last).
 TEST(UnknownFieldWarnings, EveryLevelWithItsPath) {
   EXPECT_THAT(Warnings(R"(apiVersion: kubeflow.org/v1
 kind: TFJob
@@ -78,25 +79,49 @@ spec:
             resources: {limit: {cpu: 1}}
             volumeMounts: [{name: d, mountpath: /d}]
 )"),
-              ElementsAre("metadta: unknown field \"metadta\"", "metadata.lables: unknown field \"lables\"",
+              ElementsAre("metadata.lables: unknown field \"lables\"", "metadta: unknown field \"metadta\"",
                           "spec.runPolcy: unknown field \"runPolcy\"",
                           "spec.runPolicy.backofLimit: unknown field \"backofLimit\"",
                           "spec.runPolicy.schedulingPolicy.queeu: unknown field \"queeu\"",
                           "spec.tfReplicaSpecs[Worker].replcas: unknown field \"replcas\"",
                           "spec.tfReplicaSpecs[Worker].template.metdata: unknown field \"metdata\"",
-                          "spec.tfReplicaSpecs[Worker].template.metadata.labls: unknown field \"labls\"",
-                          "spec.tfReplicaSpecs[Worker].template.spec.restartPolcy: unknown field \"restartPolcy\"",
                           "spec.tfReplicaSpecs[Worker].template.spec.containers[0].comand: unknown field \"comand\"",
                           "spec.tfReplicaSpecs[Worker].template.spec.containers[0].env[0].valeu: unknown field "
                           "\"valeu\"",
                           "spec.tfReplicaSpecs[Worker].template.spec.containers[0].ports[0].containerport: unknown "
                           "field \"containerport\"",
-                          "spec.tfReplicaSpecs[Worker].template.spec.containers[0].volumeMounts[0].mountpath: "
-                          "unknown field \"mountpath\"",
                           "spec.tfReplicaSpecs[Worker].template.spec.containers[0].resources.limit: unknown field "
                           "\"limit\"",
+                          "spec.tfReplicaSpecs[Worker].template.spec.containers[0].volumeMounts[0].mountpath: "
+                          "unknown field \"mountpath\"",
                           "spec.tfReplicaSpecs[Worker].template.spec.initContainers[0].comand: unknown field "
-                          "\"comand\""));
+                          "\"comand\"",
+                          "spec.tfReplicaSpecs[Worker].template.spec.restartPolcy: unknown field \"restartPolcy\"",
+                          "spec.tfReplicaSpecs[Worker].template.metadata.labls: unknown field \"labls\""));
+}
+
+// Issue 35: the schema of the CRD is the one source, so every level it describes is checked,
+// down to affinity, probes and volumes, and a field it keeps (template metadata's own) is not.
+TEST(UnknownFieldWarnings, EveryLevelTheCrdDescribes) {
+  EXPECT_THAT(Warnings(R"(kind: TFJob
+spec:
+  tfReplicaSpecs:
+    Worker:
+      template:
+        spec:
+          affinity: {nodeAffinity: {whateverDeeper: 1}}
+          volumes: [{name: v, emptyDir: {medum: Memory}}]
+          containers:
+          - name: tensorflow
+            image: tf
+            livenessProbe: {httpGet: {port: 80, pth: /}}
+)"),
+              ElementsAre("spec.tfReplicaSpecs[Worker].template.spec.affinity.nodeAffinity.whateverDeeper: unknown "
+                          "field \"whateverDeeper\"",
+                          "spec.tfReplicaSpecs[Worker].template.spec.containers[0].livenessProbe.httpGet.pth: unknown "
+                          "field \"pth\"",
+                          "spec.tfReplicaSpecs[Worker].template.spec.volumes[0].emptyDir.medum: unknown field "
+                          "\"medum\""));
 }
 
 TEST(UnknownFieldWarnings, NamesAreEscapedAndTheCountIsBounded) {

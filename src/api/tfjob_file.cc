@@ -6,6 +6,7 @@
 
 #include "api/known_fields.h"
 #include "api/manifest.h"
+#include "api/structural_schema.h"
 #include "api/tfjob_json.h"
 
 namespace tfjob::api {
@@ -27,6 +28,15 @@ bool EqualsFold(std::string_view a, std::string_view b) {
     if (lower(a[i]) != lower(b[i])) return false;
   }
   return true;
+}
+
+// Whether `field` is, or is inside, a field one of `errors` names.
+bool Covered(const std::string& field, const FieldErrors& errors) {
+  for (const auto& e : errors) {
+    if (!field.starts_with(e.field)) continue;
+    if (field.size() == e.field.size() || field[e.field.size()] == '.' || field[e.field.size()] == '[') return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -75,8 +85,14 @@ StatusOr<LoadedFile> LoadTfJobFile(std::string_view text) {
     }
     LoadedTfJob loaded;
     loaded.line = line;
-    loaded.job = DecodeTfJob(o, &loaded.decode_errors);
-    loaded.warnings = UnknownFieldWarnings(o);
+    FieldErrors decode_errors;
+    loaded.job = DecodeTfJob(o, &decode_errors);
+    SchemaFindings schema = CheckTfJobSchema(o);
+    loaded.warnings = UnknownFieldWarnings(o, schema);
+    for (auto& e : decode_errors)
+      if (!Covered(e.field, schema.errors)) loaded.decode_errors.push_back(std::move(e));
+    loaded.schema_errors = std::move(schema.errors);
+    loaded.schema_errors_left_out = schema.errors_left_out;
     file.jobs.push_back(std::move(loaded));
   }
   if (file.jobs.empty()) {

@@ -14,8 +14,14 @@
 namespace tfjob::api {
 
 struct LoadedTfJob {
-  TfJob job;                  // as written (not defaulted)
-  FieldErrors decode_errors;  // fields of the wrong shape (left unset in `job`)
+  TfJob job;  // as written (not defaulted)
+  // What the API server refuses by the CRD's structural schema (api/structural_schema.h), pod
+  // templates included; at most kMaxSchemaErrors, and how many more there were.
+  FieldErrors schema_errors;
+  size_t schema_errors_left_out = 0;
+  // Fields of the wrong shape for the decoder (left unset in `job`), except those under a field
+  // the schema already refused (one message per mistake).
+  FieldErrors decode_errors;
   // Unknown fields by path: "spec.tfReplicaSpecs[Worker].replcas: unknown field \"replcas\"".
   std::vector<std::string> warnings;
   int line = 1;  // where its document starts

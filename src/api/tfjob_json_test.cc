@@ -37,6 +37,18 @@ TEST(DecodeTfJob, FloatReplicasAreNotIntegers) {
               ElementsAre("spec.tfReplicaSpecs[Worker].replicas: Invalid value: 1e+20: must be an integer"));
 }
 
+// Issue 35: the API server takes an integral number written with a fraction as an integer.
+TEST(DecodeTfJob, IntegralFloatsAreIntegers) {
+  FieldErrors errors;
+  TfJob job = DecodeTfJob(json::parse(R"({"spec":{"runPolicy":{"backoffLimit":3.0},
+    "tfReplicaSpecs":{"Worker":{"replicas":2.0},"PS":{"replicas":3e9}}}})"),
+                          &errors);
+  EXPECT_EQ(job.spec.run_policy.backoff_limit, 3);
+  EXPECT_EQ(job.spec.replica_specs.at("Worker")->replicas, 2);
+  EXPECT_THAT(DecodeErrors(json::parse(R"({"spec":{"tfReplicaSpecs":{"PS":{"replicas":3e9}}}})")),
+              ElementsAre("spec.tfReplicaSpecs[PS].replicas: Invalid value: 3000000000.0: must be a 32-bit integer"));
+}
+
 TEST(EncodeStatus, OmitsZeroCountersAndRoundTrips) {
   JobStatus st;
   st.replica_statuses["Worker"] = ReplicaStatus{2, 0, 1, 3, 4};

@@ -60,7 +60,9 @@ class RunCommand : public Command {
   int Run(const CliIo& io) override {
     std::ostream& err = *io.err;
     std::vector<CheckedJob> jobs;
-    if (int rc = LoadChecked(file_, err, &jobs); rc != api::kExitOk) return rc;
+    // The file as `validate --local` checks it (cli/job_file.h, local/local_rules.h).
+    CheckOptions check{.local = true, .local_exit_code = local::kRunExitCannotStart};
+    if (int rc = LoadChecked(file_, err, &jobs, check); rc != api::kExitOk) return rc;
     if (jobs.size() != 1) {
       err << file_ << ": tfjob run takes a file with exactly one TFJob (found " << jobs.size() << ")\n";
       return api::kExitUsage;

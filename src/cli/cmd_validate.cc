@@ -1,5 +1,6 @@
-// `tfjob validate FILE... [--strict]` (README.md): every TFJob of each file decoded, validated
-// and defaulted as the operator's admission does; errors as "FILE: path: message".
+// `tfjob validate FILE... [--strict] [--local]` (docs/cli.md): every TFJob of each file checked
+// as the API server checks it (the CRD's structural schema, then the operator's admission), and
+// with --local as `tfjob run` checks it (the same CheckFile); errors as "FILE: path: message".
 #include <algorithm>
 
 #include <CLI/CLI.hpp>
@@ -14,17 +15,22 @@ namespace {
 class ValidateCommand : public Command {
  public:
   explicit ValidateCommand(CLI::App& root)
-      : Command(root.add_subcommand("validate", "Check TFJob files: defaults + validation, errors as path: message")) {
+      : Command(root.add_subcommand("validate",
+                                    "Check TFJob files as the API server and the operator do (the CRD's schema, "
+                                    "then admission); errors as FILE: path: message")) {
     app().add_option("FILE", files_, "TFJob manifests (YAML or JSON; - for standard input)")->required();
-    app().add_flag("--strict", strict_,
+    app().add_flag("--strict", options_.strict,
                    "Warnings (unknown fields, skipped documents, odd values upstream runs) are errors");
+    app().add_flag("--local", options_.local,
+                   "Also what `tfjob run` needs of the file (a command per container, plain env values): "
+                   "the same check `run` makes before it starts");
   }
 
   int Run(const CliIo& io) override {
     int rc = api::kExitOk;
     for (const auto& file : files_) {
       std::vector<CheckedJob> jobs;
-      int file_rc = LoadChecked(file, *io.err, &jobs, strict_);
+      int file_rc = LoadChecked(file, *io.err, &jobs, options_);
       if (file_rc == api::kExitOk)
         for (const auto& j : jobs) *io.out << file << ": TFJob " << j.job.metadata.name << " is valid\n";
       rc = std::max(rc, file_rc);
@@ -34,7 +40,7 @@ class ValidateCommand : public Command {
 
  private:
   std::vector<std::string> files_;
-  bool strict_ = false;
+  CheckOptions options_;
 };
 
 }  // namespace

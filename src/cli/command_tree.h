@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cli/command.h"
@@ -19,6 +20,10 @@ struct ParseResult {
   std::string text;  // kHelp: the help text; kUsageError: the message (CLI11's or Check's)
 };
 
+// `unknown command "rnu"; did you mean "run"?`: the nearest of `commands` within two edits
+// (a swap of neighbours is one), else the first that begins with `typed`, else no suggestion.
+std::string UnknownCommandMessage(std::string_view typed, const std::vector<std::string>& commands);
+
 class CommandTree {
  public:
   // `program`: "tfjob" or "kubectl tfjob" (the help's usage lines).
@@ -27,13 +32,16 @@ class CommandTree {
   CommandTree(const CommandTree&) = delete;
   CommandTree& operator=(const CommandTree&) = delete;
 
-  // `args` without the program name. Runs the selected command's Check.
+  // `args` without the program name. Runs the selected command's Check. `--version` runs the
+  // version command; a first word that names no command is a usage error
+  // (UnknownCommandMessage), with or without --help after it.
   ParseResult Parse(const std::vector<std::string>& args);
   // Writes a usage error as the user reads it: "tfjob: MESSAGE" and the root's --help, or for a
   // cluster command "tfjob get: MESSAGE" and its own --help.
   void PrintUsageError(const ParseResult& result, std::ostream& err) const;
 
  private:
+  bool PreParse(const std::vector<std::string>& args, ParseResult* r) const;
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

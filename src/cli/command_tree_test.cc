@@ -164,6 +164,40 @@ TEST(CommandTree, UsageErrorsNameTheFlagAndTheCommand) {
   }
 }
 
+// Issue 35 item 5: a first word that is no command is named, with the nearest command (within
+// two edits, a swap of neighbours being one; else one it begins), whatever follows it.
+TEST(CommandTree, UnknownCommandsAreNamedWithTheNearest) {
+  struct Case {
+    std::vector<std::string> args;
+    const char* message;
+  };
+  for (const Case& c : std::vector<Case>{
+           {{"rnu", "job.yaml"}, "unknown command \"rnu\"; did you mean \"run\"?"},
+           {{"vaildate", "f"}, "unknown command \"vaildate\"; did you mean \"validate\"?"},
+           {{"rendr"}, "unknown command \"rendr\"; did you mean \"render\"?"},
+           {{"gte"}, "unknown command \"gte\"; did you mean \"get\"?"},
+           {{"desc", "j"}, "unknown command \"desc\"; did you mean \"describe\"?"},
+           {{"versoin"}, "unknown command \"versoin\"; did you mean \"version\"?"},
+           {{"frobnicate"}, "unknown command \"frobnicate\""},
+           {{"dashbord", "--help"}, "unknown command \"dashbord\""},
+           {{"--help", "rnu"}, "unknown command \"rnu\"; did you mean \"run\"?"},
+           {{"x\x1b[2J"}, "unknown command \"x\\x1b[2J\""},
+           {{std::string(100000, 'r')}, "unknown command \"rrrr"},
+           {{"--version", "x"}, "--version takes no arguments (found \"x\")"},
+       }) {
+    CommandTree tree("tfjob");
+    Parsed p = ParseWith(tree, c.args);
+    ASSERT_EQ(p.result.kind, Kind::kUsageError) << c.args[0];
+    EXPECT_EQ(p.result.text.substr(0, std::string(c.message).size()), c.message);
+    EXPECT_EQ(p.usage, "tfjob: " + p.result.text + "\nRun 'tfjob --help' for usage.\n");
+  }
+  EXPECT_EQ(UnknownCommandMessage("frobnicate", {"run"}), "unknown command \"frobnicate\"");
+  CommandTree tree("tfjob");
+  Parsed p = ParseWith(tree, {"--version"});
+  ASSERT_EQ(p.result.kind, Kind::kRun);
+  EXPECT_EQ(p.name, "version");
+}
+
 TEST(CommandTree, UsageErrorLines) {
   CommandTree tree("kubectl tfjob");
   Parsed p = ParseWith(tree, {"get", "-o", "xml"});

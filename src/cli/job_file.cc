@@ -7,9 +7,11 @@
 #include "api/defaults.h"
 #include "api/exit_codes.h"
 #include "api/manifest.h"
+#include "api/structural_schema.h"
 #include "api/tfjob_file.h"
 #include "api/validation.h"
 #include "common/file_reader.h"
+#include "local/local_rules.h"
 
 namespace tfjob::cli {
 namespace {
@@ -25,30 +27,43 @@ std::string Prefix(const std::string& file, const std::vector<CheckedJob>& jobs,
          (job.job.metadata.name.empty() ? "(unnamed)" : api::EscapeNonPrintable(job.job.metadata.name)) + ": ";
 }
 
+// A job's warnings, errors and local errors, each line after `prefix`.
+void PrintFindings(const std::string& prefix, const char* warning, const CheckedJob& j, std::ostream& err) {
+  for (const auto& w : j.warnings) err << prefix << warning << w << "\n";
+  for (const auto& e : j.errors) err << prefix << e << "\n";
+  for (const auto& e : j.local_errors) err << prefix << e << "\n";
+}
+
 }  // namespace
 
-int LoadChecked(const std::string& file, std::ostream& err, std::vector<CheckedJob>* jobs, bool strict) {
+int LoadChecked(const std::string& file, std::ostream& err, std::vector<CheckedJob>* jobs,
+                const CheckOptions& options) {
   auto text = ReadInput(file);
   if (!text.ok()) {
     err << file << ": " << text.status().message() << "\n";
     return kExitUsage;
   }
-  auto checked = CheckFile(*text);
+  auto checked = CheckFile(*text, options);
   if (!checked.ok()) {
     err << file << ": " << checked.status().message() << "\n";
     return kExitFailed;
   }
-  const char* warning = strict ? "" : "warning: ";
-  int rc = kExitOk;
+  const char* warning = options.strict ? "" : "warning: ";
   for (const auto& w : checked->warnings) err << file << ": " << warning << w << "\n";
-  if (strict && !checked->warnings.empty()) rc = kExitFailed;
   *jobs = std::move(checked->jobs);
-  for (auto& j : *jobs) {
-    for (const auto& w : j.warnings) err << Prefix(file, *jobs, j) << warning << w << "\n";
-    for (const auto& e : j.errors) err << Prefix(file, *jobs, j) << e << "\n";
-    if (!j.errors.empty() || (strict && !j.warnings.empty())) rc = kExitFailed;
+  bool failed = options.strict && !checked->warnings.empty();
+  bool local_failed = false;
+  for (const auto& j : *jobs) {
+    PrintFindings(Prefix(file, *jobs, j), warning, j, err);
+    failed = failed || !j.errors.empty() || (options.strict && !j.warnings.empty());
+    local_failed = local_failed || !j.local_errors.empty();
   }
-  return rc;
+  if (failed) return kExitFailed;
+  if (options.local && jobs->size() != 1) {  // what `tfjob run` takes
+    err << file << ": tfjob run takes a file with exactly one TFJob (found " << jobs->size() << ")\n";
+    local_failed = true;
+  }
+  return local_failed ? options.local_exit_code : kExitOk;
 }
 
 StatusOr<std::string> ReadInput(const std::string& path) {
@@ -73,7 +88,7 @@ StatusOr<std::vector<CheckedJob>> CheckJobs(std::string_view text) {
   return std::move(file.jobs);
 }
 
-StatusOr<CheckedFile> CheckFile(std::string_view text) {
+StatusOr<CheckedFile> CheckFile(std::string_view text, const CheckOptions& options) {
   TFJOB_ASSIGN_OR_RETURN(api::LoadedFile loaded_file, api::LoadTfJobFile(text));
   CheckedFile file;
   file.warnings = std::move(loaded_file.warnings);
@@ -82,10 +97,24 @@ StatusOr<CheckedFile> CheckFile(std::string_view text) {
     CheckedJob c;
     c.warnings = std::move(l.warnings);
     for (auto& w : api::SpecWarnings(l.job)) c.warnings.push_back(std::move(w));  // D22
-    api::FieldErrors errors = l.decode_errors;
-    api::FieldErrors more = api::ValidateTfJob(l.job);
-    errors.insert(errors.end(), more.begin(), more.end());
+    // As the API server: the schema first; the webhook's checks only on what the schema passed.
+    api::FieldErrors errors = l.schema_errors;
+    errors.insert(errors.end(), l.decode_errors.begin(), l.decode_errors.end());
+    if (l.schema_errors.empty()) {
+      api::FieldErrors more = api::ValidateTfJob(l.job);
+      errors.insert(errors.end(), more.begin(), more.end());
+    }
     for (const auto& e : errors) c.errors.push_back(e.ToString());
+    if (l.schema_errors_left_out > 0)
+      c.errors.push_back(std::to_string(l.schema_errors_left_out) + " more errors not shown");
+    if (options.local) {
+      api::FieldErrors local_errors = local::LocalRunErrors(l.job);
+      for (size_t i = 0; i < local_errors.size() && i < api::kMaxSchemaErrors; ++i)
+        c.local_errors.push_back(local_errors[i].ToString());
+      if (local_errors.size() > api::kMaxSchemaErrors)
+        c.local_errors.push_back(std::to_string(local_errors.size() - api::kMaxSchemaErrors) +
+                                 " more errors not shown");
+    }
     c.job = std::move(l.job);
     if (c.errors.empty()) api::SetDefaults(c.job);
     out.push_back(std::move(c));

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "api/exit_codes.h"
 #include "api/tfjob.h"
 #include "common/status.h"
 #include "tfjob/core/render.h"
@@ -23,13 +24,29 @@ struct CheckedJob {
   api::TfJob job;
   std::vector<std::string> errors;
   std::vector<std::string> warnings;
+  // With CheckOptions::local: what `tfjob run` cannot run (local/local_rules.h).
+  std::vector<std::string> local_errors;
 };
 struct CheckedFile {
   std::vector<CheckedJob> jobs;
   std::vector<std::string> warnings;  // documents skipped (other kinds)
 };
+struct CheckOptions {
+  // Warnings (unknown fields, skipped documents, D22) are printed as errors and fail the file.
+  bool strict = false;
+  // Also what `tfjob run` takes: a file with exactly one TFJob, and the rules of a local run
+  // (local::LocalRunErrors). `tfjob run` and `validate --local`.
+  bool local = false;
+  // LoadChecked's exit code for a file whose only errors are those rules: validate's kExitFailed,
+  // run's local::kRunExitCannotStart.
+  int local_exit_code = api::kExitFailed;
+};
+
+// Errors of each job, in order: the CRD's structural schema (what the API server refuses,
+// api/structural_schema.h), the decoder's shape errors it does not cover, then, when the schema
+// passed, api::ValidateTfJob (the webhook's checks); with options.local, the local rules.
 // kInvalidArgument when the text is not a manifest holding a TFJob (api::LoadTfJobFile).
-StatusOr<CheckedFile> CheckFile(std::string_view text);
+StatusOr<CheckedFile> CheckFile(std::string_view text, const CheckOptions& options = {});
 // The jobs of CheckFile.
 StatusOr<std::vector<CheckedJob>> CheckJobs(std::string_view text);
 
@@ -50,8 +67,10 @@ StatusOr<nlohmann::json> RenderList(std::vector<CheckedJob> jobs, const RenderRe
 
 // Reads and checks one file for a command: prints its warnings ("FILE: warning: ...") and errors
 // ("FILE: path: message", "FILE: TFJob NAME: ..." when it holds several jobs) to `err`.
-// `strict`: warnings are printed without "warning: " and count as errors. Returns the exit code
-// for this file (api::kExitOk, kExitFailed, or kExitUsage when it cannot be read).
-int LoadChecked(const std::string& file, std::ostream& err, std::vector<CheckedJob>* jobs, bool strict = false);
+// options.strict: warnings are printed without "warning: " and count as errors. Returns the exit
+// code for this file (api::kExitOk, kExitFailed, options.local_exit_code when only the local
+// rules failed, or kExitUsage when it cannot be read).
+int LoadChecked(const std::string& file, std::ostream& err, std::vector<CheckedJob>* jobs,
+                const CheckOptions& options = {});
 
 }  // namespace tfjob::cli

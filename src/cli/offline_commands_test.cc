@@ -278,7 +278,12 @@ TEST_F(TempFiles, MalformedInputsGiveExactErrors) {
       {"float-replicas",
        Tf("metadata: {name: a}\nspec:\n  tfReplicaSpecs:\n    Worker:\n      replicas: 2.5\n      template: {spec: "
           "{containers: [{name: tensorflow, image: tf}]}}\n"),
-       1, "spec.tfReplicaSpecs[Worker].replicas: Invalid value: 2.5: must be an integer\n"},
+       // Issue 35: the CRD's schema refuses it first, as the API server does.
+       1, "spec.tfReplicaSpecs[Worker].replicas: Invalid value: 2.5: must be of type integer\n"},
+      {"integral-float-replicas",  // the API server takes 2.0 as the integer 2; so does validate
+       Tf("metadata: {name: a}\nspec:\n  tfReplicaSpecs:\n    Worker:\n      replicas: 2.0\n      template: {spec: "
+          "{containers: [{name: tensorflow, image: \"\"}]}}\n"),
+       1, "spec.tfReplicaSpecs[Worker].template.spec.containers[0].image: Required value: must be required\n"},
       {"infinite-replicas",  // no JSON for it: the reader refuses it (it rendered as null before)
        Tf("metadata: {name: a}\nspec:\n  tfReplicaSpecs:\n    Worker:\n      replicas: 1e400\n      template: {spec: "
           "{containers: [{name: tensorflow, image: tf}]}}\n"),
@@ -286,7 +291,7 @@ TEST_F(TempFiles, MalformedInputsGiveExactErrors) {
       {"string-replicas",
        Tf("metadata: {name: a}\nspec:\n  tfReplicaSpecs:\n    Worker:\n      replicas: two\n      template: {spec: "
           "{containers: [{name: tensorflow, image: tf}]}}\n"),
-       1, "spec.tfReplicaSpecs[Worker].replicas: Invalid value: \"two\": must be an integer\n"},
+       1, "spec.tfReplicaSpecs[Worker].replicas: Invalid value: \"two\": must be of type integer\n"},
       {"duplicate-keys",
        Tf("metadata: {name: a}\nspec:\n  tfReplicaSpecs:\n    Worker:\n      replicas: 1\n      replicas: 2\n"), 1,
        "line 8, column 7: duplicate key \"replicas\"\n"},
@@ -525,6 +530,111 @@ TEST_F(TempFiles, RunRefusesAFileWithoutExactlyOneJob) {
   r = Tfjob({"run", dir_.string() + "/missing.yaml"});
   EXPECT_EQ(r.code, 2);
   EXPECT_THAT(r.err, ::testing::HasSubstr("missing.yaml: cannot read: No such file or directory"));
+}
+
+// Issue 35 item 4: what the API server refuses by the CRD's schema (with our own CRD) is refused,
+// without --strict, with the field's path.
+TEST_F(TempFiles, ValidateRefusesWhatTheApiServerRefuses) {
+  const std::string c = "spec.tfReplicaSpecs[Worker].template.spec.containers[0]";
+  struct Case {
+    const char* id;
+    const char* container;  // the fields of the one container after name and image
+    std::string error;
+  };
+  const Case cases[] = {
+      {"command-string", "command: \"python3 train.py\"",
+       c + ".command: Invalid value: \"python3 train.py\": must be of type array"},
+      {"cpu-lots", "command: [python3], resources: {limits: {cpu: lots}}",
+       c + ".resources.limits[cpu]: Invalid value: \"lots\": should match '^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))"
+           "(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$'"},
+      {"env-map", "command: [python3], env: [{name: A, value: {nested: map}}]",
+       c + ".env[0].value: Invalid value: {\"nested\":\"map\"}: must be of type string"},
+      {"port-string", "ports: [{containerPort: http}]",
+       c + ".ports[0].containerPort: Invalid value: \"http\": must be of type integer"},
+  };
+  for (const auto& k : cases) {
+    std::string file = Write(std::string(k.id) + ".yaml",
+                             Tf("metadata: {name: a}\nspec:\n  tfReplicaSpecs:\n    Worker:\n      template: {spec: "
+                                "{containers: [{name: tensorflow, image: tf, " +
+                                std::string(k.container) + "}]}}\n"));
+    CmdResult r = Tfjob({"validate", file});
+    EXPECT_EQ(r.code, 1) << k.id << ": " << r.err;
+    EXPECT_EQ(r.err, file + ": " + k.error + "\n") << k.id;
+    EXPECT_EQ(r.out, "") << k.id;
+  }
+}
+
+// Issue 35 item 4: `validate --local` and `run` go through one check (local/local_rules.h), so
+// on every file of this table they agree: both accept, or both refuse with the same lines.
+TEST_F(TempFiles, ValidateLocalAndRunNeverDisagree) {
+  const std::string c = "spec.tfReplicaSpecs[Worker].template.spec.containers[0]";
+  const std::string needs_command =
+      ".command: Required value: a local run executes the container's command (the "
+      "image's entrypoint is not available here)";
+  struct Case {
+    const char* id;
+    const char* container;       // after name and image
+    bool valid_for_the_cluster;  // plain `validate`
+    std::string error;           // of validate --local and run; empty: both accept
+  };
+  const Case cases[] = {
+      {"runs", "command: [\"true\"], env: [{name: A, value: b}]", true, ""},
+      {"no-command", "args: [train.py]", true, c + needs_command},
+      {"value-from", "command: [\"true\"], env: [{name: A, valueFrom: {fieldRef: {fieldPath: metadata.name}}}]", true,
+       c + ".env[0].valueFrom: Unsupported value: a local run takes plain `value`s only"},
+      {"env-from", "command: [\"true\"], envFrom: [{configMapRef: {name: c}}]", true,
+       c + ".envFrom: Unsupported value: a local run takes plain `value`s only"},
+      {"command-string", "command: \"true\"", false, c + ".command: Invalid value: \"true\": must be of type array"},
+      {"cpu-lots", "command: [\"true\"], resources: {limits: {cpu: lots}}", false,
+       c + ".resources.limits[cpu]: Invalid value: \"lots\": should match '"},
+  };
+  for (const auto& k : cases) {
+    std::string file = Write(std::string(k.id) + ".yaml",
+                             Tf("metadata: {name: a}\nspec:\n  tfReplicaSpecs:\n    Worker:\n      template: {spec: "
+                                "{containers: [{name: tensorflow, image: tf, " +
+                                std::string(k.container) + "}]}}\n"));
+    CmdResult plain = Tfjob({"validate", file});
+    EXPECT_EQ(plain.code == 0, k.valid_for_the_cluster) << k.id << ": " << plain.err;
+    CmdResult local = Tfjob({"validate", "--local", file});
+    CmdResult run = Tfjob({"run", file, "--quiet", "--grace-period", "1"});
+    if (k.error.empty()) {
+      EXPECT_EQ(local.code, 0) << k.id << ": " << local.err;
+      EXPECT_EQ(local.out, file + ": TFJob a is valid\n");
+      EXPECT_EQ(run.code, 0) << k.id << ": " << run.err;
+      continue;
+    }
+    EXPECT_EQ(local.code, 1) << k.id;
+    EXPECT_THAT(local.err, ::testing::StartsWith(file + ": " + k.error)) << k.id;
+    EXPECT_EQ(run.err, local.err) << k.id << ": the same lines";
+    // run's exit code: 1 for what the cluster refuses too, 2 for what only a local run cannot run.
+    EXPECT_EQ(run.code, k.valid_for_the_cluster ? 2 : 1) << k.id;
+    EXPECT_EQ(run.out, "") << k.id << ": nothing started";
+  }
+  // A file of two jobs: `run` takes exactly one.
+  std::string two = Write("two.yaml", Tf("metadata: {name: a}\nspec:\n  tfReplicaSpecs:\n" + kOkWorker) + "---\n" +
+                                          Tf("metadata: {name: b}\nspec:\n  tfReplicaSpecs:\n" + kOkWorker));
+  CmdResult local = Tfjob({"validate", "--local", two});
+  EXPECT_EQ(local.code, 1);
+  EXPECT_EQ(local.err, two + ": TFJob a: spec.tfReplicaSpecs[Worker].template.spec.containers[0]" + needs_command +
+                           "\n" + two + ": TFJob b: spec.tfReplicaSpecs[Worker].template.spec.containers[0]" +
+                           needs_command + "\n" + two + ": tfjob run takes a file with exactly one TFJob (found 2)\n");
+  EXPECT_EQ(Tfjob({"run", two}).err, local.err);
+}
+
+// Issue 35 item 5: --version, and a mistyped command named as such with the nearest one.
+TEST(Usage, VersionFlagAndUnknownCommands) {
+  CmdResult version = Tfjob({"--version"});
+  EXPECT_EQ(version.code, 0);
+  EXPECT_EQ(version.out, Tfjob({"version"}).out);
+  CmdResult typo = Tfjob({"rnu", "job.yaml"});
+  EXPECT_EQ(typo.code, 2);
+  EXPECT_EQ(typo.out, "");
+  EXPECT_EQ(typo.err, "tfjob: unknown command \"rnu\"; did you mean \"run\"?\nRun 'tfjob --help' for usage.\n");
+  CmdResult help_of_typo = Tfjob({"dashbord", "--help"});
+  EXPECT_EQ(help_of_typo.code, 2) << "not the root's help with exit 0";
+  EXPECT_EQ(help_of_typo.out, "");
+  EXPECT_THAT(help_of_typo.err, ::testing::StartsWith("tfjob: unknown command \"dashbord\""));
+  EXPECT_THAT(Tfjob({"--help"}).out, ::testing::HasSubstr("--version"));
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <set>
 
 #include "api/json_fields.h"
+#include "local/local_rules.h"
 #include "local/var_expansion.h"
 #include "tfjob/core/naming.h"
 
@@ -20,35 +21,16 @@ StatusOr<LocalContainer> ContainerFor(const json& c, const std::string& path) {
   LocalContainer out;
   out.name = api::StringField(c, "name");
   out.working_dir = api::StringField(c, "workingDir");
-  auto strings = [&](const char* field, std::vector<std::string>* into) -> Status {
-    auto it = c.find(field);
-    if (it == c.end() || it->is_null()) return OkStatus();
-    if (!it->is_array()) return InvalidArgumentError(path + "." + field + ": must be a list of strings");
-    for (const json& s : *it) {
-      if (!s.is_string()) return InvalidArgumentError(path + "." + field + ": must be a list of strings");
-      into->push_back(s.get<std::string>());
-    }
-    return OkStatus();
-  };
+  // The rules of a local run (local/local_rules.h), the same `validate --local` applies.
+  if (api::FieldErrors errors = ContainerRunErrors(c, path); !errors.empty())
+    return InvalidArgumentError(errors.front().ToString());
   std::vector<std::string> argv;
-  TFJOB_RETURN_IF_ERROR(strings("command", &argv));
-  if (argv.empty())
-    return InvalidArgumentError(path +
-                                ".command: Required value: a local run executes the container's command "
-                                "(the image's entrypoint is not available here)");
-  TFJOB_RETURN_IF_ERROR(strings("args", &argv));
-  if (auto from = c.find("envFrom"); from != c.end() && !from->is_null() && !from->empty())
-    return InvalidArgumentError(path + ".envFrom: Unsupported value: a local run takes plain `value`s only");
+  for (const char* field : {"command", "args"})
+    if (auto it = c.find(field); it != c.end() && it->is_array())
+      for (const json& s : *it) argv.push_back(s.get<std::string>());
   std::vector<std::pair<std::string, std::string>> env;
-  if (auto e = c.find("env"); e != c.end() && e->is_array()) {
-    for (size_t i = 0; i < e->size(); ++i) {
-      const json& var = (*e)[i];
-      if (var.contains("valueFrom"))
-        return InvalidArgumentError(path + ".env[" + std::to_string(i) +
-                                    "].valueFrom: Unsupported value: a local run takes plain `value`s only");
-      env.emplace_back(api::StringField(var, "name"), api::StringField(var, "value"));
-    }
-  }
+  if (auto e = c.find("env"); e != c.end() && e->is_array())
+    for (const json& var : *e) env.emplace_back(api::StringField(var, "name"), api::StringField(var, "value"));
   // As the kubelet: env values see the variables defined before them; command and args see all.
   out.env = ExpandEnv(env);
   VarLookup lookup = LookupIn(out.env);

@@ -5,6 +5,8 @@ under strict field validation, prunes unknown fields without it, and admits a te
 from `kubectl get -o yaml`. No operator runs: this is the API server alone."""
 import json
 import os
+import re
+import subprocess
 
 import pytest
 
@@ -94,3 +96,74 @@ def test_crd_fits_client_side_apply(kube, tfjob_crd):
     assert "containers" in template["properties"]["spec"]["properties"]
     with open(os.path.join(ROOT, "config", "crd", "kubeflow.org_tfjobs.yaml")) as f:
         assert "io.k8s" not in f.read()  # every $ref inlined
+
+
+# Issue 35 item 4: `tfjob validate` refuses what the API server refuses by the CRD's schema, with
+# the same field path (ours writes a map key as [key], the API server as .key). Each row: a change
+# to a valid job, made by a function of the job. `kubectl apply --validate=strict` is kubectl's
+# default; `tfjob validate --strict` is its counterpart (unknown fields are errors). No webhook runs
+# here, so only what the schema decides is in this table (docs/cli.md, validate).
+WORKER = ["spec", "tfReplicaSpecs", "Worker"]
+TEMPLATE_SPEC = WORKER + ["template", "spec"]
+CONTAINER = TEMPLATE_SPEC + ["containers", 0]
+
+
+def at(path, value):
+    def change(obj):
+        for key in path[:-1]:
+            obj = obj[key]
+        if value is DELETE:
+            del obj[path[-1]]
+        else:
+            obj[path[-1]] = value
+    return change
+
+
+DELETE = object()
+SCHEMA_TABLE = [
+    # id, change, the path of the error (ours; None: both admit it)
+    ("ok", lambda o: None, None),
+    ("command-string", at(CONTAINER + ["command"], "python3 train.py"), "containers[0].command"),
+    ("cpu-lots", at(CONTAINER + ["resources"], {"limits": {"cpu": "lots"}}), "containers[0].resources.limits[cpu]"),
+    ("cpu-float", at(CONTAINER + ["resources"], {"requests": {"cpu": 0.5}}), "containers[0].resources.requests[cpu]"),
+    ("memory-int", at(CONTAINER + ["resources"], {"requests": {"memory": 1073741824}}), None),
+    ("env-map", at(CONTAINER + ["env"], [{"name": "A", "value": {"nested": "map"}}]), "containers[0].env[0].value"),
+    ("env-no-name", at(CONTAINER + ["env"], [{"value": "x"}]), "containers[0].env[0].name"),
+    ("env-duplicate", at(CONTAINER + ["env"], [{"name": "A", "value": "1"}, {"name": "A", "value": "2"}]),
+     "containers[0].env[1]"),
+    ("port-string", at(CONTAINER + ["ports"], [{"containerPort": "http"}]), "containers[0].ports[0].containerPort"),
+    ("port-duplicate", at(CONTAINER + ["ports"], [{"containerPort": 1}, {"containerPort": 1, "protocol": "TCP"}]),
+     "containers[0].ports[1]"),
+    ("probe-port-float", at(CONTAINER + ["livenessProbe"], {"httpGet": {"port": 1.5}}),
+     "containers[0].livenessProbe.httpGet.port"),
+    ("probe-port-name", at(CONTAINER + ["livenessProbe"], {"httpGet": {"port": "http"}}), None),
+    ("args-null", at(CONTAINER + ["args"], None), None),
+    ("replicas-string", at(WORKER + ["replicas"], "two"), "replicas"),
+    ("replicas-float", at(WORKER + ["replicas"], 2.5), "replicas"),
+    ("replicas-float-integral", at(WORKER + ["replicas"], 2.0), None),
+    ("no-containers", at(TEMPLATE_SPEC + ["containers"], DELETE), "template.spec.containers"),
+    ("labels-number", at(WORKER + ["template", "metadata"], {"labels": {"a": 1}}), "template.metadata.labels[a]"),
+    ("unknown-field", at(CONTAINER + ["imagePullPolice"], "Always"), "containers[0].imagePullPolice"),
+    ("suspend-string", at(["spec", "runPolicy"], {"suspend": "yes"}), "spec.runPolicy.suspend"),
+    ("no-replica-specs", at(["spec", "tfReplicaSpecs"], DELETE), "spec.tfReplicaSpecs"),
+]
+
+
+@pytest.mark.parametrize("case,change,path", SCHEMA_TABLE, ids=[row[0] for row in SCHEMA_TABLE])
+def test_validate_refuses_what_the_api_server_refuses(kube, namespace, tfjob_crd, tmp_path, case, change, path):
+    obj = job(case, {"command": ["python3", "train.py"]})
+    change(obj)
+    f = tmp_path / f"{case}.json"
+    f.write_text(json.dumps(obj))
+    tfjob = os.environ.get("TFJOB_BIN") or os.path.join(ROOT, "build", "release", "tfjob")
+    ours = subprocess.run([tfjob, "validate", "--strict", str(f)], capture_output=True, text=True)
+    server = dry_run(kube, namespace, obj)
+    assert (ours.returncode != 0) == (server.returncode != 0), (
+        f"tfjob validate: {ours.returncode} {ours.stderr[:400]}\nAPI server: {server.returncode} {server.stderr[:400]}")
+    if path is None:
+        assert ours.returncode == 0, ours.stderr
+        return
+    assert ours.returncode == 1
+    assert f": {path}" in ours.stderr or f".{path}" in ours.stderr, ours.stderr
+    server_path = re.sub(r"\[([A-Za-z][^\]]*)\]", r".\1", path)  # [Worker] -> .Worker, [cpu] -> .cpu
+    assert server_path in server.stderr, server.stderr
