@@ -3,6 +3,7 @@
 #include <set>
 
 #include "api/json_fields.h"
+#include "local/gpu_devices.h"
 #include "local/var_expansion.h"
 #include "tfjob/core/naming.h"
 
@@ -21,6 +22,8 @@ StatusOr<LocalContainer> ContainerFor(const json& c, const std::string& path) {
   LocalContainer out;
   out.name = api::StringField(c, "name");
   out.working_dir = api::StringField(c, "workingDir");
+  TFJOB_ASSIGN_OR_RETURN(out.gpus, ContainerGpus(c, path));
+  out.unapplied_resources = UnappliedResourceFields(c);
   auto strings = [&](const char* field, std::vector<std::string>* into) -> Status {
     auto it = c.find(field);
     if (it == c.end() || it->is_null()) return OkStatus();

@@ -30,7 +30,9 @@ struct LocalRunner::Process {
   pid_t pid = -1;  // the pod supervisor
   std::vector<Stream> streams;
   bool exited = false;
-  bool stopping = false;  // tfjob asked it to stop: its end is "Stopped", not a failure
+  bool stopping = false;   // tfjob asked it to stop: its end is "Stopped", not a failure
+  bool explained = false;  // its failure's line is printed (LocalRunner::ExplainFailures)
+  int attempt = 0;         // 1 for the replica's first
   int exit_code = 0;
   std::string start_error;
   Clock::SteadyTime started;
