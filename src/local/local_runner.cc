@@ -55,6 +55,19 @@ int JobRestarts(const api::JobStatus& status) {
   return n;
 }
 
+std::map<api::ReplicaType, api::RestartPolicy> RestartPolicies(const api::TfJob& job) {
+  std::map<api::ReplicaType, api::RestartPolicy> out;
+  for (const auto& t : api::ReplicaSpecsByType(job.spec))
+    out[t.type] = t.spec->restart_policy.value().value_or(api::RestartPolicy::kNever);
+  return out;
+}
+
+// As the core decides it (docs/semantics.md 3.4).
+bool Restartable(api::RestartPolicy policy, int exit_code) {
+  return policy == api::RestartPolicy::kOnFailure || policy == api::RestartPolicy::kAlways ||
+         (policy == api::RestartPolicy::kExitCode && core::IsRetryableExitCode(exit_code));
+}
+
 // What the core made of a failed attempt of `name` in a pass that planned `deleted` and left the
 // job with `after`.
 FailureFate FateOf(bool deleted, const api::JobStatus& after, bool restartable) {
@@ -321,22 +334,14 @@ void LocalRunner::ExplainFailures(const core::Plan& plan) {
   const api::JobStatus& after = plan.status ? *plan.status : job_.status;
   std::set<std::string> deleted;
   for (const auto& d : plan.delete_pods) deleted.insert(d.name);
-  std::map<api::ReplicaType, api::RestartPolicy> policies;
-  for (const auto& t : api::ReplicaSpecsByType(job_.spec))
-    policies[t.type] = t.spec->restart_policy.value().value_or(api::RestartPolicy::kNever);
+  const std::map<api::ReplicaType, api::RestartPolicy> policies = RestartPolicies(job_);
   std::vector<std::string> spent;  // failures past backoffLimit
   for (auto& [n, p] : processes_) {
-    if (!p->exited || p->explained || p->stopping || !p->start_error.empty() || p->exit_code == 0) continue;
+    if (!p->unexplained_failure()) continue;
     p->explained = true;
-    const api::RestartPolicy policy = policies[replicas_.at(n).type];
-    const bool restartable = policy == api::RestartPolicy::kOnFailure || policy == api::RestartPolicy::kAlways ||
-                             (policy == api::RestartPolicy::kExitCode && core::IsRetryableExitCode(p->exit_code));
-    Failure f{n,
-              p->exit_code,
-              policy,
-              FateOf(deleted.contains(n), after, restartable),
-              JobRestarts(after),
-              job_.spec.run_policy.backoff_limit};
+    const api::RestartPolicy policy = policies.at(replicas_.at(n).type);
+    const FailureFate fate = FateOf(deleted.contains(n), after, Restartable(policy, p->exit_code));
+    Failure f{n, p->exit_code, policy, fate, JobRestarts(after), job_.spec.run_policy.backoff_limit};
     const std::string line = ExplainFailure(f);
     Print("tfjob: " + line);
     if (f.fate == FailureFate::kBackoffLimit) spent.push_back(n);

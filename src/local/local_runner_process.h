@@ -39,6 +39,11 @@ struct LocalRunner::Process {
   Clock::SteadyTime ended;
   const char* color = "";
 
+  // It ended in a failure of its own (not stopped by tfjob, not a start failure) whose line is
+  // not printed yet (LocalRunner::ExplainFailures).
+  bool unexplained_failure() const {
+    return exited && !explained && !stopping && start_error.empty() && exit_code != 0;
+  }
   bool drained() const {
     for (const auto& s : streams)
       if (s.fd >= 0) return false;
