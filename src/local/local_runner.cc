@@ -335,13 +335,16 @@ void LocalRunner::ExplainFailures(const core::Plan& plan) {
   std::set<std::string> deleted;
   for (const auto& d : plan.delete_pods) deleted.insert(d.name);
   const std::map<api::ReplicaType, api::RestartPolicy> policies = RestartPolicies(job_);
-  std::vector<std::string> spent;  // failures past backoffLimit
+  int restarts_before = JobRestarts(job_.status);  // job_.status is the status before this pass
+  std::vector<std::string> spent;                  // failures past backoffLimit
   for (auto& [n, p] : processes_) {
     if (!p->unexplained_failure()) continue;
     p->explained = true;
     const api::RestartPolicy policy = policies.at(replicas_.at(n).type);
     const FailureFate fate = FateOf(deleted.contains(n), after, Restartable(policy, p->exit_code));
-    Failure f{n, p->exit_code, policy, fate, JobRestarts(after), job_.spec.run_policy.backoff_limit};
+    // The pass's restarts are numbered one by one from the count before it.
+    const int restarts = fate == FailureFate::kRestarted ? ++restarts_before : JobRestarts(after);
+    Failure f{n, p->exit_code, policy, fate, restarts, job_.spec.run_policy.backoff_limit};
     const std::string line = ExplainFailure(f);
     Print("tfjob: " + line);
     if (f.fate == FailureFate::kBackoffLimit) spent.push_back(n);

@@ -70,7 +70,9 @@ TEST(RestartBackoff, TenMinutesWithoutAFailureStartsOver) {
     EXPECT_EQ(backoff.WaitAfter(now + c.ran), c.wait) << c.ran.count();
     // After a reset the restart is at once and the one after waits `initial` again.
     backoff.Started(now + c.ran, backoff.DueAt(now + c.ran));
-    if (c.wait == seconds(0)) EXPECT_EQ(backoff.WaitAfter(now + c.ran), seconds(10));
+    if (c.wait == seconds(0)) {
+      EXPECT_EQ(backoff.WaitAfter(now + c.ran), seconds(10));
+    }
   }
 }
 
