@@ -103,6 +103,11 @@ StatusOr<LocalReplica> LocalReplicaFor(const core::PodRenderer& renderer, api::R
       break;
     }
   r.image = api::StringField(containers[r.main], "image");
+  if (auto res = spec.find("resources"); res != spec.end() && res->is_object())
+    for (const auto* list : {"limits", "requests"})
+      if (auto l = res->find(list); l != res->end() && l->is_object())
+        for (auto it = l->begin(); it != l->end(); ++it)
+          r.unapplied_pod_resources.push_back("pod " + std::string(list) + "." + it.key());
   for (size_t i = 0; i < containers.size(); ++i) {
     TFJOB_ASSIGN_OR_RETURN(LocalContainer c, ContainerFor(containers[i], Path(type, "containers", i)));
     r.containers.push_back(std::move(c));

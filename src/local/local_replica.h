@@ -34,6 +34,9 @@ struct LocalReplica {
   std::vector<LocalContainer> containers;       // run side by side
   size_t main = 0;                              // index into `containers`: `tensorflow`, else the first
   std::string image;                            // ignored locally, reported once
+  // The pod's own `resources` fields (pod-level resources), none of which a local run applies:
+  // "pod limits.cpu", ...
+  std::vector<std::string> unapplied_pod_resources;
 
   const LocalContainer& main_container() const { return containers[main]; }
 };

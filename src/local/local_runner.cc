@@ -192,13 +192,15 @@ Status LocalRunner::AssignDevices(const ReplicaList& all) {
 void LocalRunner::NoteUnappliedResources() {
   std::map<std::string, std::set<std::string>> fields;  // field -> replica types
   std::vector<std::string> order;
+  auto note = [&](const std::string& f, api::ReplicaType type) {
+    if (!fields.contains(f)) order.push_back(f);
+    fields[f].insert(std::string(api::ReplicaTypeName(type)));
+  };
   for (const auto& [n, r] : replicas_) {
+    for (const auto& f : r.unapplied_pod_resources) note(f, r.type);
     for (const auto* list : {&r.init_containers, &r.containers})
       for (const auto& c : *list)
-        for (const auto& f : c.unapplied_resources) {
-          if (!fields.contains(f)) order.push_back(f);
-          fields[f].insert(std::string(api::ReplicaTypeName(r.type)));
-        }
+        for (const auto& f : c.unapplied_resources) note(f, r.type);
   }
   if (order.empty()) return;
   std::string text;
