@@ -409,11 +409,17 @@ TEST_F(LocalRunnerTest, Issue35EachReplicaGetsGpusOfItsOwn) {
   RunOptions options = Options();
   options.gpus = {{"0", "1", "2", "3"}, "CUDA_VISIBLE_DEVICES=0,1,2,3"};
   options.base_env.emplace_back("CUDA_VISIBLE_DEVICES", "0,1,2,3");
-  const std::string show = "echo \"gpus=[$$CUDA_VISIBLE_DEVICES] nv=[$$NVIDIA_VISIBLE_DEVICES]\"; ";
+  // The workers end only once the PS has printed (at most ~10 s): the job's end stops the PS.
+  const std::string ps_up = Path("ps-up");
+  const std::string show =
+      "echo \"gpus=[$$CUDA_VISIBLE_DEVICES] nv=[$$NVIDIA_VISIBLE_DEVICES]\"; for i in $$(seq 200); "
+      "do [ -e " +
+      ps_up + " ] && break; sleep 0.05; done; ";
   json worker = Replica(3, "OnFailure", show + FailOnce("exit 3"));
   worker["template"]["spec"]["containers"][0]["resources"] = {{"limits", {{"nvidia.com/gpu", "1"}, {"cpu", "2"}}}};
-  json ps =
-      Replica(1, "", "echo \"gpus=[$${CUDA_VISIBLE_DEVICES-unset}] nv=[$$NVIDIA_VISIBLE_DEVICES]\"; exec sleep 30");
+  json ps = Replica(1, "",
+                    "echo \"gpus=[$${CUDA_VISIBLE_DEVICES-unset}] nv=[$$NVIDIA_VISIBLE_DEVICES]\"; touch " + ps_up +
+                        "; exec sleep 30");
   RealClock clock;
   Ran ran =
       Run(Job("gpu", {{"PS", ps}, {"Worker", worker}}, {{"cleanPodPolicy", "All"}}, "AllWorkers"), options, clock);

@@ -265,9 +265,12 @@ def test_issue35_a_short_back_off_for_tests_and_none(tmp_path):
 def test_issue35_four_workers_with_a_gpu_each_get_one_device_each(tmp_path):
     """Issue 35 item 2, as the issue's acceptance: CUDA_VISIBLE_DEVICES=0,1,2,3 and four workers
     asking for nvidia.com/gpu: 1 each: each sees one device of its own."""
-    worker = sh("echo \"devices=$$CUDA_VISIBLE_DEVICES/$$NVIDIA_VISIBLE_DEVICES\"", replicas=4)
+    up = tmp_path / "up"
+    worker = sh(f"echo \"devices=$$CUDA_VISIBLE_DEVICES/$$NVIDIA_VISIBLE_DEVICES\"; echo x >> {up}", replicas=4)
     worker["template"]["spec"]["containers"][0]["resources"] = {"limits": {"nvidia.com/gpu": 1, "memory": "8Gi"}}
-    chief = sh("echo \"chief=[$${CUDA_VISIBLE_DEVICES-unset}]\"")
+    # The chief ends the job: only once every worker has printed (at most ~10 s).
+    chief = sh(f"""echo "chief=[$${{CUDA_VISIBLE_DEVICES-unset}}]"
+        for i in $$(seq 200); do [ -e {up} ] && [ "$$(wc -l < {up})" -ge 4 ] && break; sleep 0.05; done""")
     f = job_file(tmp_path, "mwms", {"Chief": chief, "Worker": worker}, {"cleanPodPolicy": "None"})
     env = dict(os.environ, CUDA_VISIBLE_DEVICES="0,1,2,3")
     r = run([f], env=env)
@@ -284,7 +287,10 @@ def test_issue35_four_workers_with_a_gpu_each_get_one_device_each(tmp_path):
 
 
 def test_issue35_too_few_gpus_is_refused_before_anything_starts_and_gpus_overrides(tmp_path):
-    worker = sh("echo \"devices=$$CUDA_VISIBLE_DEVICES\"", replicas=2)
+    up = tmp_path / "up"
+    # Worker 0's success ends the job: only once both have printed (at most ~10 s).
+    worker = sh(f"""echo "devices=$$CUDA_VISIBLE_DEVICES"; echo x >> {up}
+        for i in $$(seq 200); do [ "$$(wc -l < {up})" -ge 2 ] && break; sleep 0.05; done""", replicas=2)
     worker["template"]["spec"]["containers"][0]["resources"] = {"limits": {"nvidia.com/gpu": "2"}}
     f = job_file(tmp_path, "big", {"Worker": worker})
     r = run([f], env=dict(os.environ, CUDA_VISIBLE_DEVICES="0,1"))
