@@ -1,4 +1,4 @@
-// `tfjob run FILE` (README.md): every replica of one TFJob as local processes (local::LocalRunner),
+// `tfjob run FILE` (docs/local.md): every replica of one TFJob as local processes (local::LocalRunner),
 // with the live frame of the replicas on a terminal (local/replica_view.h).
 #include <algorithm>
 #include <csignal>

@@ -6,7 +6,7 @@
 // Failed with the main container's exit code; death by signal N is 128+N, as in a container).
 // Output lines are prefixed with the replica ("[worker-1] ...", "[worker-1/sidecar] ...") and
 // optionally written to one file per container. The rules (ports, environment, containers,
-// signals, limits) are in README.md, `tfjob run`:
+// signals, limits, restarts, GPUs) are in docs/local.md:
 //   - every replica's port is reserved up front (a bound socket, not listening) and released
 //     just before that replica's containers start, so ports are unique and free;
 //   - a stop (the job finished, or Ctrl-C) sends SIGTERM to every replica at once, SIGKILL to
@@ -20,7 +20,6 @@
 //   - each replica gets GPUs of its own (local/gpu_devices.h), kept across its restarts;
 //   - each failure is explained in one line (local/failure_reason.h); the restarts counted per
 //     replica are the core's (a replica stopped by the job's end is not restarted).
-// The rules for users are in docs/local.md.
 
 #include <sys/types.h>
 #include <chrono>

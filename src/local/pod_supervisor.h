@@ -23,7 +23,7 @@
 //   - on SIGTERM stops every container (SIGTERM to its process group, SIGKILL to everything
 //     below it after the grace period); when the main container exits on its own, the others are
 //     stopped the same way. Its exit code is the main container's (128+N for signal N).
-// See README.md, `tfjob run`.
+// See docs/local.md.
 
 #include <sys/types.h>
 
