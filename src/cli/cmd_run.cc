@@ -1,10 +1,13 @@
-// `tfjob run FILE` (README.md): every replica of one TFJob as local processes (local::LocalRunner),
+// `tfjob run FILE` (docs/local.md): every replica of one TFJob as local processes (local::LocalRunner),
 // with the live frame of the replicas on a terminal (local/replica_view.h).
+#include <algorithm>
 #include <csignal>
+#include <optional>
 
 #include <CLI/CLI.hpp>
 
 #include "api/exit_codes.h"
+#include "cli/cli_args.h"
 #include "cli/command.h"
 #include "cli/job_file.h"
 #include "common/clock.h"
@@ -23,6 +26,20 @@ std::vector<std::pair<std::string, std::string>> BaseEnvironment(const std::map<
   return base_env;
 }
 
+// The GPUs this machine offers (docs/local.md, "GPUs"): --gpus, else the caller's
+// CUDA_VISIBLE_DEVICES when it is set, else what `nvidia-smi -L` lists, else none.
+StatusOr<local::GpuDevices> FindGpus(const std::optional<std::string>& flag,
+                                     const std::map<std::string, std::string>& env) {
+  if (flag) {
+    TFJOB_ASSIGN_OR_RETURN(auto ids, local::ParseGpuFlag(*flag));
+    return local::GpuDevices{std::move(ids), "--gpus " + *flag};
+  }
+  if (auto cuda = env.find("CUDA_VISIBLE_DEVICES"); cuda != env.end())
+    return local::GpuDevices{local::ParseVisibleDevices(cuda->second), "CUDA_VISIBLE_DEVICES=" + cuda->second};
+  auto path = env.find("PATH");
+  return local::ProbeNvidiaSmi(path == env.end() ? "/usr/bin:/bin" : path->second);
+}
+
 // The table and the one-line outcome printed when `tfjob run` ends with `rc`.
 void PrintRunSummary(const std::string& file, const std::string& job_name, const local::LocalRunner& runner, int rc,
                      std::ostream& out, std::ostream& err) {
@@ -38,7 +55,17 @@ void PrintRunSummary(const std::string& file, const std::string& job_name, const
     err << file << ": " << runner.start_failures().front() << "\n";
   }
   out << "TFJob " << job_name << " " << outcome << "\n";
+  for (const auto& why : runner.failure_reasons()) out << "  why: " << why << "\n";
 }
+
+constexpr const char* kRunExitCodes =
+    "Exit codes:\n"
+    "  0    the job Succeeded\n"
+    "  1    the job Failed, or the file holds an invalid TFJob\n"
+    "  2    cannot run here: a usage error, an unreadable file, not exactly one TFJob, a command not found,\n"
+    "       a field a local run cannot honour, too few GPUs or file descriptors, a replica that could not start\n"
+    "  130  interrupted (Ctrl-C or SIGTERM): every replica stopped\n"
+    "The run rules (ports, restarts and their back-off, GPUs, the summary): docs/local.md";
 
 class RunCommand : public Command {
  public:
@@ -55,6 +82,17 @@ class RunCommand : public Command {
     run.add_option("--grace-period", grace_seconds_, "Seconds between SIGTERM and SIGKILL when stopping replicas")
         ->check(CLI::Range(0.0, 3600.0))
         ->capture_default_str();
+    run.add_option("--restart-backoff", backoff_,
+                   "The first wait of a replica's crash-loop back-off (10s, as the kubelet; 0 for none): the first "
+                   "restart is at once, each later one waits, doubling up to --restart-backoff-max")
+        ->capture_default_str();
+    run.add_option("--restart-backoff-max", backoff_max_, "The longest crash-loop back-off (5m, as the kubelet)")
+        ->capture_default_str();
+    gpus_option_ = run.add_option(
+        "--gpus", gpus_,
+        "The GPU ids to hand out (e.g. 0,1,2,3 or GPU-UUIDs; none for none). Default: CUDA_VISIBLE_DEVICES "
+        "when set, else the GPUs nvidia-smi -L lists");
+    run.footer(kRunExitCodes);
   }
 
   int Run(const CliIo& io) override {
@@ -69,6 +107,23 @@ class RunCommand : public Command {
     }
     local::RunOptions options = options_;
     options.grace_period = std::chrono::milliseconds(static_cast<long long>(grace_seconds_ * 1000));
+    StatusOr<std::chrono::milliseconds> backoff = ParseDuration(backoff_);
+    StatusOr<std::chrono::milliseconds> backoff_max = ParseDuration(backoff_max_);
+    if (!backoff.ok() || !backoff_max.ok()) {
+      err << "tfjob run: "
+          << (backoff.ok() ? "--restart-backoff-max: " + backoff_max.status().message()
+                           : "--restart-backoff: " + backoff.status().message())
+          << "\n";
+      return api::kExitUsage;
+    }
+    options.restart_backoff = {*backoff, std::max(*backoff, *backoff_max)};
+    StatusOr<local::GpuDevices> gpus =
+        FindGpus(gpus_option_->count() > 0 ? std::optional<std::string>(gpus_) : std::nullopt, io.env);
+    if (!gpus.ok()) {
+      err << "tfjob run: " << gpus.status().message() << "\n";
+      return api::kExitUsage;
+    }
+    options.gpus = std::move(*gpus);
     // Colour only on a terminal; the live table also needs its height (not with --quiet).
     options.color = io.out_is_terminal;
     if (options.color && !options.quiet) options.terminal_rows = io.terminal_rows;
@@ -92,6 +147,10 @@ class RunCommand : public Command {
   local::RunOptions options_;
   double grace_seconds_ = 5;
   bool clean_env_ = false;
+  std::string backoff_ = "10s";
+  std::string backoff_max_ = "5m";
+  std::string gpus_;
+  CLI::Option* gpus_option_ = nullptr;
 };
 
 }  // namespace

@@ -1,6 +1,6 @@
 #pragma once
 // ContainerLogs: `tfjob run --logs-dir`'s files, one per container: <replica>.log for the main
-// container, <replica>.<container>.log for the others (README.md, `tfjob run`). Opened up front
+// container, <replica>.<container>.log for the others (docs/local.md). Opened up front
 // (never through a symbolic link, never a FIFO or a device) and kept open for the whole run.
 
 #include <map>

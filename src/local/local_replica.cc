@@ -3,6 +3,7 @@
 #include <set>
 
 #include "api/json_fields.h"
+#include "local/gpu_devices.h"
 #include "local/local_rules.h"
 #include "local/var_expansion.h"
 #include "tfjob/core/naming.h"
@@ -24,6 +25,8 @@ StatusOr<LocalContainer> ContainerFor(const json& c, const std::string& path) {
   // The rules of a local run (local/local_rules.h), the same `validate --local` applies.
   if (api::FieldErrors errors = ContainerRunErrors(c, path); !errors.empty())
     return InvalidArgumentError(errors.front().ToString());
+  TFJOB_ASSIGN_OR_RETURN(out.gpus, ContainerGpus(c, path));
+  out.unapplied_resources = UnappliedResourceFields(c);
   std::vector<std::string> argv;
   for (const char* field : {"command", "args"})
     if (auto it = c.find(field); it != c.end() && it->is_array())
@@ -81,6 +84,11 @@ StatusOr<LocalReplica> LocalReplicaFor(const core::PodRenderer& renderer, api::R
       break;
     }
   r.image = api::StringField(containers[r.main], "image");
+  if (auto res = spec.find("resources"); res != spec.end() && res->is_object())
+    for (const auto* list : {"limits", "requests"})
+      if (auto l = res->find(list); l != res->end() && l->is_object())
+        for (auto it = l->begin(); it != l->end(); ++it)
+          r.unapplied_pod_resources.push_back("pod " + std::string(list) + "." + it.key());
   for (size_t i = 0; i < containers.size(); ++i) {
     TFJOB_ASSIGN_OR_RETURN(LocalContainer c, ContainerFor(containers[i], Path(type, "containers", i)));
     r.containers.push_back(std::move(c));

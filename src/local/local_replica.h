@@ -6,6 +6,7 @@
 // (or the first) is the replica's main container: its exit code is the replica's. Pure: the
 // caller picks the ports.
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -21,6 +22,8 @@ struct LocalContainer {
   std::vector<std::string> argv;                         // command + args, expanded
   std::vector<std::pair<std::string, std::string>> env;  // the container's own, expanded, in order
   std::string working_dir;
+  int64_t gpus = 0;                              // nvidia.com/gpu of its resources (local/gpu_devices.h)
+  std::vector<std::string> unapplied_resources;  // its resources fields a local run does not apply
 };
 
 struct LocalReplica {
@@ -31,6 +34,9 @@ struct LocalReplica {
   std::vector<LocalContainer> containers;       // run side by side
   size_t main = 0;                              // index into `containers`: `tensorflow`, else the first
   std::string image;                            // ignored locally, reported once
+  // The pod's own `resources` fields (pod-level resources), none of which a local run applies:
+  // "pod limits.cpu", ...
+  std::vector<std::string> unapplied_pod_resources;
 
   const LocalContainer& main_container() const { return containers[main]; }
 };
@@ -39,7 +45,7 @@ struct LocalReplica {
 using PortMap = std::map<std::pair<api::ReplicaType, int32_t>, int32_t>;
 
 // REQUIRES: `job` defaulted and valid. kInvalidArgument names the field: a container without
-// `command`, an env var with `valueFrom`, `envFrom`.
+// `command`, an env var with `valueFrom`, `envFrom`, a GPU count that is not a whole number.
 StatusOr<LocalReplica> LocalReplicaFor(const api::TfJob& job, api::ReplicaType type, int32_t index,
                                        const PortMap& ports);
 // The same for many replicas, through one renderer of the job built by the caller over

@@ -65,6 +65,56 @@ TEST(LocalReplicaFor, KeepsEveryContainerAndExpandsReferencesAsTheKubelet) {
   EXPECT_EQ(tf.argv[3], "--dir=/data/out-$(LATER)");
 }
 
+// Issue 35 item 2: each container's GPUs, and every resources field a local run does not apply
+// (the container's and the pod's own), for the note at start.
+TEST(LocalReplicaFor, Issue35GpusAndTheResourcesNotApplied) {
+  api::TfJob job = testing::DefaultedJobFromYaml(R"(
+apiVersion: kubeflow.org/v1
+kind: TFJob
+metadata: {name: g}
+spec:
+  tfReplicaSpecs:
+    Worker:
+      template:
+        spec:
+          resources: {limits: {cpu: "8"}}
+          containers:
+          - name: tensorflow
+            image: tf
+            command: [python3, train.py]
+            resources: {limits: {nvidia.com/gpu: 2, memory: 8Gi}, requests: {cpu: "1"}}
+          - name: sidecar
+            image: busybox
+            command: [sleep, "1"]
+)");
+  auto r = LocalReplicaFor(job, api::ReplicaType::kWorker, 0, {});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->containers[0].gpus, 2);
+  EXPECT_EQ(r->containers[1].gpus, 0);
+  EXPECT_THAT(r->containers[0].unapplied_resources, ElementsAre("limits.memory", "requests.cpu"));
+  EXPECT_THAT(r->unapplied_pod_resources, ElementsAre("pod limits.cpu"));
+}
+
+TEST(LocalReplicaFor, AGpuCountThatIsNotWholeIsRefusedWithItsPath) {
+  api::TfJob job = testing::DefaultedJobFromYaml(R"(
+apiVersion: kubeflow.org/v1
+kind: TFJob
+metadata: {name: g}
+spec:
+  tfReplicaSpecs:
+    Worker:
+      template:
+        spec:
+          containers:
+          - {name: tensorflow, image: tf, command: [python3], resources: {limits: {nvidia.com/gpu: "0.5"}}}
+)");
+  auto r = LocalReplicaFor(job, api::ReplicaType::kWorker, 0, {});
+  ASSERT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(r.status().message(),
+              HasSubstr("spec.tfReplicaSpecs[Worker].template.spec.containers[0].resources.limits[nvidia.com/gpu]: "
+                        "Invalid value: \"0.5\": must be a whole number of GPUs"));
+}
+
 TEST(LocalReplicaFor, EnvFromIsRefusedWithItsPath) {
   api::TfJob job = testing::DefaultedJobFromYaml(R"(
 apiVersion: kubeflow.org/v1

@@ -6,7 +6,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <set>
 
+#include "local/failure_reason.h"
 #include "local/local_runner_process.h"
 #include "local/pod_supervisor.h"
 #include "local/pod_zygote.h"
@@ -14,6 +16,7 @@
 #include "tfjob/core/conditions.h"
 #include "tfjob/core/naming.h"
 #include "tfjob/core/reconcile.h"
+#include "tfjob/core/replica_pods.h"
 
 namespace tfjob::local {
 namespace {
@@ -35,6 +38,45 @@ bool Executable(const std::string& cmd, const std::string& path) {
     start = end + 1;
   }
   return false;
+}
+
+// "10s", "1.5s", "500ms".
+std::string BackoffText(std::chrono::milliseconds d) {
+  if (d.count() % 1000 == 0) return std::to_string(d.count() / 1000) + "s";
+  if (d.count() > 1000) return std::to_string(d.count() / 1000) + "." + std::to_string(d.count() % 1000 / 100) + "s";
+  return std::to_string(d.count()) + "ms";
+}
+
+int JobRestarts(const api::JobStatus& status) {
+  int n = 0;
+  for (const auto& [type, rs] : status.replica_statuses) n += rs.restarts;
+  return n;
+}
+
+std::map<api::ReplicaType, api::RestartPolicy> RestartPolicies(const api::TfJob& job) {
+  std::map<api::ReplicaType, api::RestartPolicy> out;
+  for (const auto& t : api::ReplicaSpecsByType(job.spec))
+    out[t.type] = t.spec->restart_policy.value().value_or(api::RestartPolicy::kNever);
+  return out;
+}
+
+// As the core decides it (docs/semantics.md 3.4).
+bool Restartable(api::RestartPolicy policy, int exit_code) {
+  return policy == api::RestartPolicy::kOnFailure || policy == api::RestartPolicy::kAlways ||
+         (policy == api::RestartPolicy::kExitCode && core::IsRetryableExitCode(exit_code));
+}
+
+// What the core made of a failed attempt of `name` in a pass that planned `deleted` and left the
+// job with `after`.
+FailureFate FateOf(bool deleted, const api::JobStatus& after, bool restartable) {
+  const bool ends = core::IsFinished(after);
+  if (deleted && !ends) return FailureFate::kRestarted;
+  if (!ends) return FailureFate::kKept;
+  if (core::IsSucceeded(after)) return FailureFate::kJobEnded;
+  if (!restartable) return FailureFate::kPermanent;
+  const std::string& message = after.conditions.empty() ? std::string() : after.conditions.back().message;
+  return message.find("reached the specified backoff limit") != std::string::npos ? FailureFate::kBackoffLimit
+                                                                                  : FailureFate::kJobEnded;
 }
 
 }  // namespace
@@ -109,9 +151,10 @@ Status LocalRunner::Prepare() {
   const core::PodRenderer renderer(job_, LocalRenderOptions(ports_));
   for (const auto& [type, index] : all) {
     TFJOB_ASSIGN_OR_RETURN(LocalReplica r, LocalReplicaFor(renderer, type, index));
-    outcomes_[r.name] = ReplicaOutcome{r.name, "Pending", 0, -1, {}, {}};
+    outcomes_[r.name] = ReplicaOutcome{.name = r.name, .state = "Pending"};
     replicas_.emplace(r.name, std::move(r));
   }
+  TFJOB_RETURN_IF_ERROR(AssignDevices(all));
   if (!options_.logs_dir.empty()) TFJOB_RETURN_IF_ERROR(logs_.Open(options_.logs_dir, replicas_));
 
   int fds[2];
@@ -123,7 +166,49 @@ Status LocalRunner::Prepare() {
   std::string image;
   for (const auto& [n, r] : replicas_) image = image.empty() ? r.image : image;
   if (!image.empty()) Print("note: images are not used locally (" + image + "); each replica runs its command here");
+  NoteUnappliedResources();
   return OkStatus();
+}
+
+// Each replica's GPUs, in render order (worker 0 gets the first devices): kInvalidArgument when
+// the job needs more than there are.
+Status LocalRunner::AssignDevices(const ReplicaList& all) {
+  std::vector<GpuNeed> needs;
+  for (const auto& [type, index] : all) {
+    const LocalReplica& r = replicas_.at(core::ReplicaName(job_.metadata.name, type, index));
+    GpuNeed need{r.name, r.type, {}, {}};
+    for (const auto& c : r.init_containers) need.init_containers.push_back(c.gpus);
+    for (const auto& c : r.containers) need.containers.push_back(c.gpus);
+    needs.push_back(std::move(need));
+  }
+  TFJOB_ASSIGN_OR_RETURN(gpus_, AssignGpus(options_.gpus, needs));
+  return OkStatus();
+}
+
+// "note: ..." naming every resources field of the job that a local run does not apply, with the
+// replica types that set it.
+void LocalRunner::NoteUnappliedResources() {
+  std::map<std::string, std::set<std::string>> fields;  // field -> replica types
+  std::vector<std::string> order;
+  auto note = [&](const std::string& f, api::ReplicaType type) {
+    if (!fields.contains(f)) order.push_back(f);
+    fields[f].insert(std::string(api::ReplicaTypeName(type)));
+  };
+  for (const auto& [n, r] : replicas_) {
+    for (const auto& f : r.unapplied_pod_resources) note(f, r.type);
+    for (const auto* list : {&r.init_containers, &r.containers})
+      for (const auto& c : *list)
+        for (const auto& f : c.unapplied_resources) note(f, r.type);
+  }
+  if (order.empty()) return;
+  std::string text;
+  for (const auto& f : order) {
+    std::string types;
+    for (const auto& t : fields[f]) types += (types.empty() ? "" : ", ") + t;
+    text += (text.empty() ? "" : ", ") + f + " (" + types + ")";
+  }
+  Print("note: a local run does not apply these resources: " + text +
+        "; only nvidia.com/gpu is honoured (GPUs of its own per replica, docs/local.md)");
 }
 
 void LocalRunner::Print(const std::string& line) {
@@ -132,14 +217,26 @@ void LocalRunner::Print(const std::string& line) {
 
 std::vector<std::string> LocalRunner::TableRows() const {
   std::vector<ReplicaRow> rows;
+  std::vector<RunColumns> extra;
   auto now = clock_.SteadyNow();
   for (const auto& [n, o] : outcomes_) {
     auto run_time = o.run_time;
-    if (auto it = processes_.find(n); it != processes_.end() && !it->second->exited)
+    auto total = o.total_run_time;
+    if (auto it = processes_.find(n); it != processes_.end() && !it->second->exited) {
       run_time = std::chrono::duration_cast<std::chrono::milliseconds>(now - it->second->started);
+      total += run_time;
+    }
     rows.push_back({n, o.state, o.restarts, o.exit_code, run_time, ""});
+    std::string note;
+    if (o.next_start) {
+      const auto left =
+          std::chrono::ceil<std::chrono::seconds>(std::max(*o.next_start - now, Clock::SteadyTime::duration{}));
+      note = "next start in " + std::to_string(left.count()) + " s";
+    }
+    auto g = gpus_.find(n);
+    extra.push_back({total, g == gpus_.end() ? "" : JoinDevices(g->second.devices), note});
   }
-  return FormatReplicaTable(rows);
+  return FormatRunTable(rows, extra);
 }
 
 bool LocalRunner::live_table() const {
@@ -193,17 +290,100 @@ core::ObservedState LocalRunner::Observe() const {
   return observed;
 }
 
-// The plan's pod deletes: each process stopped, and counted as a restart once it has exited.
+// The plan's pod deletes: each process stopped. The delete of a failed replica in a pass that
+// does not end the job is the core's restart (docs/semantics.md 3.4): counted, and its create
+// held back by the back-off. Any other delete (the job's clean-up) is no restart.
 void LocalRunner::DeletePods(const core::Plan& plan, std::stop_token kill_now) {
+  const bool ends = core::IsFinished(plan.status ? *plan.status : job_.status);
   for (const auto& d : plan.delete_pods) {
     auto it = processes_.find(d.name);
     if (it == processes_.end()) continue;
     StopProcesses({it->second.get()}, kill_now);
-    if (!it->second->exited) continue;
-    it->second->CloseStreams();
-    outcomes_[d.name].restarts += 1;
+    Process& p = *it->second;
+    if (!p.exited) continue;
+    p.CloseStreams();
+    const bool failed = !p.stopping && p.start_error.empty() && p.exit_code != 0;
+    if (failed && !ends) {
+      outcomes_[d.name].restarts += 1;
+      HoldRestart(d.name, p.ended);
+    }
     processes_.erase(it);
   }
+}
+
+// The restart of `name`, whose attempt ended at `ended`, waits for its back-off (the first is at once).
+void LocalRunner::HoldRestart(const std::string& name, Clock::SteadyTime ended) {
+  held_restarts_[name] = ended;
+  const RestartBackoff& backoff = backoffs_.try_emplace(name, options_.restart_backoff).first->second;
+  const auto wait = backoff.WaitAfter(ended);
+  const auto due = ended + wait;
+  const auto now = clock_.SteadyNow();
+  if (due <= now) return;
+  auto& o = outcomes_[name];
+  o.state = "CrashLoopBackOff";
+  o.next_start = due;
+  const auto left = std::chrono::ceil<std::chrono::seconds>(due - now);
+  Print("tfjob: " + name + " CrashLoopBackOff: back-off " + BackoffText(wait) + ", next start in " +
+        std::to_string(left.count()) + " s");
+  DrawTable();
+}
+
+// One line per failed attempt, once the core has decided about it (this pass); the failures
+// that ended the job, and which replicas spent its backoffLimit, are kept for the summary.
+void LocalRunner::ExplainFailures(const core::Plan& plan) {
+  const api::JobStatus& after = plan.status ? *plan.status : job_.status;
+  std::set<std::string> deleted;
+  for (const auto& d : plan.delete_pods) deleted.insert(d.name);
+  const std::map<api::ReplicaType, api::RestartPolicy> policies = RestartPolicies(job_);
+  int restarts_before = JobRestarts(job_.status);  // job_.status is the status before this pass
+  std::vector<std::string> spent;                  // failures past backoffLimit
+  for (auto& [n, p] : processes_) {
+    if (!p->unexplained_failure()) continue;
+    p->explained = true;
+    const api::RestartPolicy policy = policies.at(replicas_.at(n).type);
+    const FailureFate fate = FateOf(deleted.contains(n), after, Restartable(policy, p->exit_code));
+    // The pass's restarts are numbered one by one from the count before it.
+    const int restarts = fate == FailureFate::kRestarted ? ++restarts_before : JobRestarts(after);
+    Failure f{n, p->exit_code, policy, fate, restarts, job_.spec.run_policy.backoff_limit};
+    const std::string line = ExplainFailure(f);
+    Print("tfjob: " + line);
+    if (f.fate == FailureFate::kBackoffLimit) spent.push_back(n);
+    if (f.fate != FailureFate::kRestarted && f.fate != FailureFate::kKept) failure_reasons_.push_back(line);
+  }
+  if (!spent.empty()) {
+    std::vector<std::pair<std::string, int>> restarts;
+    for (const auto& [n, o] : outcomes_) restarts.emplace_back(n, o.restarts);
+    failure_reasons_.push_back(ExplainBackoffLimit(job_.spec.run_policy.backoff_limit.value_or(0), restarts, spent));
+  }
+}
+
+std::vector<core::ChildCreation> LocalRunner::DueCreates(const core::Plan& plan) {
+  std::vector<core::ChildCreation> out;
+  const auto now = clock_.SteadyNow();
+  for (const auto& c : plan.create_pods) {
+    if (auto held = held_restarts_.find(c.name); held != held_restarts_.end()) {
+      RestartBackoff& backoff = backoffs_.try_emplace(c.name, options_.restart_backoff).first->second;
+      if (backoff.DueAt(held->second) > now) continue;
+      backoff.Started(held->second, now);
+      held_restarts_.erase(held);
+      outcomes_[c.name].next_start.reset();
+    }
+    out.push_back(c);
+  }
+  return out;
+}
+
+std::optional<std::chrono::milliseconds> LocalRunner::UntilNextRestart() const {
+  std::optional<std::chrono::milliseconds> out;
+  const auto now = clock_.SteadyNow();
+  for (const auto& [name, ended] : held_restarts_) {
+    auto b = backoffs_.find(name);
+    if (b == backoffs_.end()) continue;
+    auto left = std::chrono::ceil<std::chrono::milliseconds>(b->second.DueAt(ended) - now);
+    left = std::max(left, std::chrono::milliseconds(0));
+    out = out ? std::min(*out, left) : left;
+  }
+  return out;
 }
 
 // The plan's events and status: printed, the live table redrawn, the conditions printed when
@@ -251,6 +431,7 @@ int LocalRunner::Run(std::stop_token stop, std::stop_token kill_now) {
       return kRunExitCannotStart;
     }
     core::Plan plan = core::Reconcile(Observe(), options);
+    ExplainFailures(plan);
     DeletePods(plan, kill_now);
     ReportPlan(plan, &last_conditions);
     if (core::IsFinished(job_.status)) {
@@ -263,11 +444,15 @@ int LocalRunner::Run(std::stop_token stop, std::stop_token kill_now) {
       StopAll(kill_now);
       return 130;
     }
-    CreatePods(plan);
+    CreatePods(DueCreates(plan));
+    // The next pass comes when output or an exit arrives, at the core's requeue, when a held
+    // restart is due, and at least every 200 ms (exits are reaped by the loop; a stop request
+    // is seen within that).
     auto wait = std::chrono::milliseconds(200);
     if (plan.requeue_after)
       wait = std::min(wait, std::chrono::duration_cast<std::chrono::milliseconds>(*plan.requeue_after) +
                                 std::chrono::milliseconds(1));
+    if (auto restart = UntilNextRestart()) wait = std::min(wait, *restart + std::chrono::milliseconds(1));
     Pump(wait);
   }
 }

@@ -6,7 +6,7 @@
 // Failed with the main container's exit code; death by signal N is 128+N, as in a container).
 // Output lines are prefixed with the replica ("[worker-1] ...", "[worker-1/sidecar] ...") and
 // optionally written to one file per container. The rules (ports, environment, containers,
-// signals, limits) are in README.md, `tfjob run`:
+// signals, limits, restarts, GPUs) are in docs/local.md:
 //   - every replica's port is reserved up front (a bound socket, not listening) and released
 //     just before that replica's containers start, so ports are unique and free;
 //   - a stop (the job finished, or Ctrl-C) sends SIGTERM to every replica at once, SIGKILL to
@@ -14,13 +14,19 @@
 //     ends; a second stop request kills everything at once;
 //   - the runner is a child subreaper and kills whatever is still below it at the end;
 //   - a replica that cannot start (its working directory, its command, no file descriptor or
-//     process left) is Failed with the reason printed, and the run ends with exit code 2.
+//     process left) is Failed with the reason printed, and the run ends with exit code 2;
+//   - a restart the core decides waits the replica's crash-loop back-off, as the kubelet's
+//     (local/restart_backoff.h): the create of the restarted pod is held back until it is due;
+//   - each replica gets GPUs of its own (local/gpu_devices.h), kept across its restarts;
+//   - each failure is explained in one line (local/failure_reason.h); the restarts counted per
+//     replica are the core's (a replica stopped by the job's end is not restarted).
 
 #include <sys/types.h>
 #include <chrono>
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <stop_token>
 #include <string>
@@ -30,10 +36,13 @@
 #include "common/clock.h"
 #include "common/status.h"
 #include "local/container_logs.h"
+#include "local/gpu_devices.h"
 #include "local/local_replica.h"
 #include "local/port_reservations.h"
+#include "local/restart_backoff.h"
 
 namespace tfjob::core {
+struct ChildCreation;
 struct ObservedState;
 struct Plan;
 }  // namespace tfjob::core
@@ -59,15 +68,22 @@ struct RunOptions {
   // Fork the pod supervisors through the pod zygote (local/pod_zygote.h), started at the first
   // pod; false (or a zygote that cannot start) forks them from this process (ForkPodSupervisor).
   bool pod_zygote = true;
+  // The crash-loop back-off of restarts (the kubelet's by default).
+  BackoffPolicy restart_backoff;
+  // The GPUs this machine offers (the caller finds them: local/gpu_devices.h).
+  GpuDevices gpus{{}, "none given"};
 };
 
 struct ReplicaOutcome {
   std::string name;
-  std::string state;  // "Pending", "Running", "Succeeded", "Failed", "Stopped"
-  int restarts = 0;
+  std::string state;  // "Pending", "Running", "Succeeded", "Failed", "CrashLoopBackOff", "Stopped"
+  int restarts = 0;   // the core's restarts of it (a replica stopped by the job's end has none)
   int exit_code = -1;
-  std::chrono::milliseconds run_time{0};
-  std::string reason;  // why it could not start
+  std::chrono::milliseconds run_time{0};  // the current or last attempt
+  std::string reason;                     // why it could not start
+  int attempts = 0;
+  std::chrono::milliseconds total_run_time{0};  // every ended attempt's
+  std::optional<Clock::SteadyTime> next_start;  // CrashLoopBackOff: when its restart is due
 };
 
 class LocalRunner {
@@ -86,6 +102,9 @@ class LocalRunner {
   const api::JobStatus& status() const { return job_.status; }
   // Why the run ended with exit code 2 ("<replica>: <reason>"), empty otherwise.
   const std::vector<std::string>& start_failures() const { return start_failures_; }
+  // Why the job failed: a line per failure that ended it (local/failure_reason.h), and for a job
+  // that failed on backoffLimit which replicas spent it. Empty otherwise.
+  const std::vector<std::string>& failure_reasons() const { return failure_reasons_; }
   // The ports in TF_CONFIG, for tests.
   const PortMap& ports() const { return ports_; }
   // The summary table printed at the end (and drawn live on a terminal).
@@ -101,9 +120,22 @@ class LocalRunner {
   Status RaiseFileLimit(size_t need, size_t replicas);
   // Run's steps: the processes as pods, then the plan applied.
   core::ObservedState Observe() const;
+  void ExplainFailures(const core::Plan& plan);
   void DeletePods(const core::Plan& plan, std::stop_token kill_now);
+  void HoldRestart(const std::string& name, Clock::SteadyTime ended);
   void ReportPlan(const core::Plan& plan, std::vector<std::string>* last_conditions);
-  void CreatePods(const core::Plan& plan);
+  // The plan's creates whose back-off is over (their restarts noted as started).
+  std::vector<core::ChildCreation> DueCreates(const core::Plan& plan);
+  // How long until the next held restart is due (nullopt: none held).
+  std::optional<std::chrono::milliseconds> UntilNextRestart() const;
+  void CreatePods(const std::vector<core::ChildCreation>& creates);
+  // Prepare's GPU part: each replica's devices, and the note of the resources not applied.
+  Status AssignDevices(const ReplicaList& all);
+  void NoteUnappliedResources();
+  // The environment of container `c` (init container when `init`) of replica `name`.
+  std::vector<std::string> ContainerEnvironment(const std::string& name, bool init, size_t c,
+                                                const LocalContainer& container) const;
+  void WriteAttemptSeparator(const Process& p);
   // CreatePods' steps: the pipes and the spec before each fork, the bookkeeping after them all.
   struct PendingSpawn;
   // One replica's pipes and spec; false (reported) when a pipe cannot be had.
@@ -142,7 +174,11 @@ class LocalRunner {
   std::map<std::string, std::unique_ptr<Process>> processes_;  // current process per replica name
   std::map<std::string, ReplicaOutcome> outcomes_;
   std::vector<std::string> start_failures_;
-  int status_read_ = -1, status_write_ = -1;  // the supervisors' status pipe
+  std::vector<std::string> failure_reasons_;
+  std::map<std::string, RestartBackoff> backoffs_;          // by replica name, once restarted
+  std::map<std::string, Clock::SteadyTime> held_restarts_;  // restarts waiting: when the attempt ended
+  std::map<std::string, ReplicaGpus> gpus_;                 // by replica name
+  int status_read_ = -1, status_write_ = -1;                // the supervisors' status pipe
   std::string status_partial_;
   uint64_t nofile_soft_ = 0;
   int spawned_ = 0;

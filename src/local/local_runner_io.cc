@@ -76,6 +76,9 @@ void LocalRunner::DrainStatus() {
           p->start_error = "container " + line.container + ": " + line.text;
         else if (line.kind == "exit")
           Print("tfjob: " + n + "/" + line.container + " exited with code " + line.text);
+        else if (line.kind == "start")
+          Print("tfjob: " + n + (line.container == replicas_.at(n).main_container().name ? "" : "/" + line.container) +
+                " started (pid " + line.text + ")");
       }
     }
     start = nl + 1;
@@ -130,6 +133,7 @@ void LocalRunner::Reap() {
     for (auto& s : p->streams) ReadStream(*p, s);  // its processes are gone: all of it is there
     auto& o = outcomes_[p->name];
     o.run_time = std::chrono::duration_cast<std::chrono::milliseconds>(p->ended - p->started);
+    o.total_run_time += o.run_time;
     ports_reserved_.ReserveAgain(p->name);
     if (!p->start_error.empty()) {
       StartFailed(p->name, p->start_error);
@@ -206,8 +210,15 @@ void LocalRunner::StopAll(std::stop_token kill_now) {
     if (running.contains(n) && outcomes_[n].state == "Running") {  // never reaped (not ours any more)
       outcomes_[n].state = "Stopped";
       outcomes_[n].run_time = std::chrono::duration_cast<std::chrono::milliseconds>(clock_.SteadyNow() - p->started);
+      outcomes_[n].total_run_time += outcomes_[n].run_time;
     }
   }
+  // A restart that waited for its back-off never comes.
+  for (const auto& [n, ended] : held_restarts_) {
+    outcomes_[n].state = "Stopped";
+    outcomes_[n].next_start.reset();
+  }
+  held_restarts_.clear();
 }
 
 }  // namespace tfjob::local

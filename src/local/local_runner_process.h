@@ -30,13 +30,20 @@ struct LocalRunner::Process {
   pid_t pid = -1;  // the pod supervisor
   std::vector<Stream> streams;
   bool exited = false;
-  bool stopping = false;  // tfjob asked it to stop: its end is "Stopped", not a failure
+  bool stopping = false;   // tfjob asked it to stop: its end is "Stopped", not a failure
+  bool explained = false;  // its failure's line is printed (LocalRunner::ExplainFailures)
+  int attempt = 0;         // 1 for the replica's first
   int exit_code = 0;
   std::string start_error;
   Clock::SteadyTime started;
   Clock::SteadyTime ended;
   const char* color = "";
 
+  // It ended in a failure of its own (not stopped by tfjob, not a start failure) whose line is
+  // not printed yet (LocalRunner::ExplainFailures).
+  bool unexplained_failure() const {
+    return exited && !explained && !stopping && start_error.empty() && exit_code != 0;
+  }
   bool drained() const {
     for (const auto& s : streams)
       if (s.fd >= 0) return false;

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "common/time_format.h"
 #include "local/local_runner_process.h"
 #include "local/pod_supervisor.h"
 #include "local/pod_zygote.h"
@@ -74,14 +75,49 @@ StatusOr<pid_t> LocalRunner::SpawnSupervisor(const SupervisorSpec& spec) {
 }
 
 // The supervisor `pid` of `p` has started (the runner's copies of the port and the pipes closed).
+// "started (pid N)" is printed when the supervisor reports its container's start (the
+// program's pid, DrainStatus).
 void LocalRunner::Started(std::unique_ptr<Process> p, pid_t pid) {
   const std::string name = p->name;
   ports_reserved_.Released(name);
   p->pid = pid;
+  auto& o = outcomes_[name];
+  p->attempt = ++o.attempts;
+  if (p->attempt > 1) WriteAttemptSeparator(*p);
   processes_[name] = std::move(p);
-  outcomes_[name].state = "Running";
-  Print("tfjob: " + name + " started (pid " + std::to_string(pid) + ")");
+  o.state = "Running";
+  o.run_time = std::chrono::milliseconds(0);
   DrawTable();
+}
+
+// A line in each of the replica's --logs-dir files between two attempts, so the attempts' output
+// is not run together.
+void LocalRunner::WriteAttemptSeparator(const Process& p) {
+  const auto& o = outcomes_[p.name];
+  const std::string line = "----- tfjob: " + p.name + " attempt " + std::to_string(p.attempt) + " (restart " +
+                           std::to_string(o.restarts) + ") at " + FormatRfc3339(clock_.Now()) + "; attempt " +
+                           std::to_string(p.attempt - 1) + " exited with code " + std::to_string(o.exit_code) +
+                           " -----\n";
+  for (const auto& s : p.streams)
+    if (s.log_fd >= 0) WriteAll(s.log_fd, line);
+}
+
+std::vector<std::string> LocalRunner::ContainerEnvironment(const std::string& name, bool init, size_t c,
+                                                           const LocalContainer& container) const {
+  static const std::vector<std::string> kNone;
+  const std::vector<std::string>* devices = &kNone;
+  if (auto g = gpus_.find(name); g != gpus_.end()) {
+    const auto& slices = init ? g->second.init_containers : g->second.containers;
+    if (c < slices.size()) devices = &slices[c];
+  }
+  // The caller's CUDA_VISIBLE_DEVICES and NVIDIA_VISIBLE_DEVICES give way to the replica's; the
+  // container's own env wins over both, as in a pod.
+  std::vector<std::pair<std::string, std::string>> base;
+  base.reserve(options_.base_env.size() + 2);
+  for (const auto& kv : options_.base_env)
+    if (kv.first != "CUDA_VISIBLE_DEVICES" && kv.first != "NVIDIA_VISIBLE_DEVICES") base.push_back(kv);
+  for (auto& kv : GpuEnvironment(*devices)) base.push_back(std::move(kv));
+  return ProcessEnvironment(base, container.env);
 }
 
 // One replica between its pipes and its fork.
@@ -115,12 +151,12 @@ bool LocalRunner::PrepareSpawn(const std::string& name, PendingSpawn& out) {
   spec.nofile_soft = nofile_soft_;
   spec.main = r.main;
   size_t pipe = 0;
-  auto add = [&](const LocalContainer& c, std::vector<SupervisedContainer>* into) {
+  auto add = [&](const LocalContainer& c, bool init, size_t i, std::vector<SupervisedContainer>* into) {
     into->push_back(
-        {c.name, c.argv, ProcessEnvironment(options_.base_env, c.env), c.working_dir, out.pipes.write_ends[pipe++]});
+        {c.name, c.argv, ContainerEnvironment(name, init, i, c), c.working_dir, out.pipes.write_ends[pipe++]});
   };
-  for (const auto& c : r.init_containers) add(c, &spec.init_containers);
-  for (const auto& c : r.containers) add(c, &spec.containers);
+  for (size_t i = 0; i < r.init_containers.size(); ++i) add(r.init_containers[i], true, i, &spec.init_containers);
+  for (size_t i = 0; i < r.containers.size(); ++i) add(r.containers[i], false, i, &spec.containers);
   return true;
 }
 
@@ -130,8 +166,9 @@ bool LocalRunner::PrepareSpawn(const std::string& name, PendingSpawn& out) {
 // (freeing one right after its fork touched tens of shared pages per replica), and the bookkeeping comes after the
 // forks; only the descriptors are closed at once (the kernel's memory, not ours), so a job needs no more of them at a
 // time than one replica's (issue 25 item 6).
-void LocalRunner::CreatePods(const core::Plan& plan) {
-  std::vector<PendingSpawn> pending(plan.create_pods.size());  // never reallocated while forking
+void LocalRunner::CreatePods(const std::vector<core::ChildCreation>& creates) {
+  if (creates.empty()) return;
+  std::vector<PendingSpawn> pending(creates.size());  // never reallocated while forking
   std::vector<pid_t> pids(pending.size(), -1);
   size_t tried = 0;
   std::string fork_error;
@@ -143,7 +180,7 @@ void LocalRunner::CreatePods(const core::Plan& plan) {
   if (pipe2(barrier, O_CLOEXEC) != 0) barrier[0] = barrier[1] = -1;
   for (; tried < pending.size(); ++tried) {
     PendingSpawn& ps = pending[tried];
-    if (!PrepareSpawn(plan.create_pods[tried].name, ps)) break;
+    if (!PrepareSpawn(creates[tried].name, ps)) break;
     ps.spec.start_barrier_fd = barrier[0];
     StatusOr<pid_t> pid = SpawnSupervisor(ps.spec);
     if (!pid.ok()) {

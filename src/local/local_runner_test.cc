@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -18,6 +19,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "testing/fake_clock.h"
 #include "testing/fixtures.h"
 
 // LocalRunner (`tfjob run`) without a cluster: tiny real processes (/bin/sh) as replicas under
@@ -39,7 +41,45 @@ struct Ran {
   api::JobStatus status;
   std::string table;
   PortMap ports;
+  std::vector<std::string> failure_reasons;
 };
+
+// An ostream's buffer that another thread may read while the runner writes (Text()).
+class SharedText : public std::streambuf {
+ public:
+  std::string Text() {
+    std::lock_guard lock(mu_);
+    return text_;
+  }
+  bool Contains(const std::string& needle) { return Text().find(needle) != std::string::npos; }
+
+ protected:
+  int_type overflow(int_type c) override {
+    if (c != traits_type::eof()) {
+      std::lock_guard lock(mu_);
+      text_.push_back(static_cast<char>(c));
+    }
+    return c;
+  }
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
+    std::lock_guard lock(mu_);
+    text_.append(s, static_cast<size_t>(n));
+    return n;
+  }
+
+ private:
+  std::mutex mu_;  // guards text_
+  std::string text_;
+};
+
+// Waits (at most 60 s) until `text` shows `needle`.
+bool AwaitText(SharedText& text, const std::string& needle) {
+  for (int i = 0; i < 3000; ++i) {
+    if (text.Contains(needle)) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
 
 class LocalRunnerTest : public ::testing::Test {
  protected:
@@ -76,16 +116,30 @@ class LocalRunnerTest : public ::testing::Test {
     return ::tfjob::testing::DefaultedJobFromYaml(job.dump());
   }
 
-  static Ran Run(const api::TfJob& job, std::stop_token stop = {}, bool pod_zygote = true) {
-    std::ostringstream out;
-    RealClock clock;
+  // Restarts wait a short crash-loop back-off here (50 ms doubling up to 200 ms), unless the
+  // options say otherwise.
+  static RunOptions Options(bool pod_zygote = true) {
     RunOptions options;
     options.pod_zygote = pod_zygote;
     options.base_env = {{"PATH", "/usr/bin:/bin"}};
     options.grace_period = std::chrono::seconds(2);
+    options.restart_backoff = {std::chrono::milliseconds(50), std::chrono::milliseconds(200)};
+    return options;
+  }
+
+  static Ran Run(const api::TfJob& job, std::stop_token stop = {}, bool pod_zygote = true) {
+    RealClock clock;
+    return Run(job, Options(pod_zygote), clock, stop);
+  }
+
+  static Ran Run(const api::TfJob& job, const RunOptions& options, const Clock& clock, std::stop_token stop = {},
+                 std::streambuf* buf = nullptr) {
+    std::ostringstream collected;
+    std::ostream shared(buf);
+    std::ostream& out = buf != nullptr ? shared : collected;
     Ran ran;
     {
-      LocalRunner runner(job, options, clock, out);
+      LocalRunner runner(job, options, const_cast<Clock&>(clock), out);
       if (Status s = runner.Prepare(); !s.ok()) {
         ADD_FAILURE() << "Prepare: " << s.ToString();
         return ran;
@@ -94,9 +148,18 @@ class LocalRunnerTest : public ::testing::Test {
       ran.status = runner.status();
       ran.table = runner.FormatTable();
       ran.ports = runner.ports();
+      ran.failure_reasons = runner.failure_reasons();
     }
-    ran.out = out.str();
+    ran.out = buf != nullptr ? static_cast<SharedText*>(buf)->Text() : collected.str();
     return ran;
+  }
+
+  // The fields of a replica's table row: name, state, restarts, exit code, run time, total, ...
+  static std::vector<std::string> Fields(const Ran& ran, const std::string& replica) {
+    std::istringstream in(Row(ran, replica));
+    std::vector<std::string> out;
+    for (std::string f; in >> f;) out.push_back(f);
+    return out;
   }
 
   // How many times the replica was started.
@@ -252,6 +315,147 @@ TEST_F(LocalRunnerTest, EachReplicaGetsTheClusterAndItsOwnTask) {
     EXPECT_EQ(seen["[worker-0] "]["task"], json({{"type", "worker"}, {"index", 0}}));
     EXPECT_EQ(seen["[worker-1] "]["task"], json({{"type", "worker"}, {"index", 1}}));
   }
+}
+
+// Issue 35 item 1: a replica that fails at once (the typo job: `python3 trian.py` under
+// OnFailure) restarted at once, forever (74 times in 30 s). Now the kubelet's crash-loop back-off
+// holds each restart after the first: 10 s, then 20 s, ... counted on the runner's clock (a
+// FakeClock here, which moves only when the test says). An interrupt during a wait stops the run
+// at once.
+TEST_F(LocalRunnerTest, Issue35RestartsWaitTheCrashLoopBackOffAndAnInterruptDuringTheWaitStops) {
+  FakeClock clock;
+  RunOptions options = Options();
+  options.restart_backoff = {};  // the kubelet's: 10 s doubling up to 5 min
+  SharedText text;
+  std::stop_source interrupt;
+  std::jthread driver([&](std::stop_token) {
+    // Started at once after the first failure; the second failure waits 10 s.
+    if (AwaitText(text, "tfjob: crash-worker-0 CrashLoopBackOff: back-off 10s, next start in 10 s")) {
+      clock.Advance(std::chrono::seconds(10));
+      AwaitText(text, "tfjob: crash-worker-0 CrashLoopBackOff: back-off 20s, next start in 20 s");
+    }
+    interrupt.request_stop();  // during the 20 s wait, which the clock never ends
+  });
+  Ran ran =
+      Run(Job("crash", {{"Worker", Replica(1, "OnFailure", "exit 2")}}), options, clock, interrupt.get_token(), &text);
+  driver.join();
+  EXPECT_EQ(ran.code, 130) << ran.out;
+  EXPECT_EQ(Starts(ran, "crash-worker-0"), 3) << ran.out;
+  EXPECT_THAT(ran.out, HasSubstr("back-off 20s, next start in 20 s")) << ran.out;
+  // Three failures, three restarts decided by the core; the last one never started.
+  EXPECT_EQ(ran.status.replica_statuses["Worker"].restarts, 3);
+  auto row = Fields(ran, "crash-worker-0");
+  ASSERT_GE(row.size(), 4u) << ran.table;
+  EXPECT_EQ(row[1], "Stopped") << ran.table;
+  EXPECT_EQ(row[2], "3") << ran.table;
+  EXPECT_EQ(row[3], "2") << ran.table;
+}
+
+// Issue 35 item 3: with cleanPodPolicy Running or All, the replicas the job's end stopped showed
+// a restart each, and a succeeded chief one too. Restarts are the core's: none here.
+TEST_F(LocalRunnerTest, Issue35ReplicasStoppedByTheJobsEndAreNotRestarts) {
+  for (const std::string clean : {"Running", "All", "None"}) {
+    Ran ran =
+        Run(Job("clean", {{"Chief", Replica(1, "Never", "exit 0")}, {"Worker", Replica(2, "Never", "exec sleep 30")}},
+                {{"cleanPodPolicy", clean}}));
+    EXPECT_EQ(ran.code, 0) << clean << "\n" << ran.out;
+    for (const char* replica : {"clean-chief-0", "clean-worker-0", "clean-worker-1"}) {
+      auto row = Fields(ran, replica);
+      ASSERT_GE(row.size(), 3u) << ran.table;
+      EXPECT_EQ(row[2], "0") << clean << " " << replica << "\n" << ran.table;
+    }
+  }
+  // A worker killed once: one restart, also when the clean-up deletes it at the end.
+  fs::remove(Path("attempted"));
+  Ran ran =
+      Run(Job("killed", {{"Worker", Replica(1, "OnFailure", FailOnce("kill -9 $$$$"))}}, {{"cleanPodPolicy", "All"}}));
+  EXPECT_EQ(ran.code, 0) << ran.out;
+  auto row = Fields(ran, "killed-worker-0");
+  ASSERT_GE(row.size(), 6u) << ran.table;
+  EXPECT_EQ(row[1], "Succeeded");
+  EXPECT_EQ(row[2], "1") << ran.table;
+}
+
+// Issue 35 item 3: one line per failure says why, and the summary keeps those that ended the job.
+TEST_F(LocalRunnerTest, Issue35EachFailureIsExplained) {
+  Ran perm = Run(Job("perm", {{"Worker", Replica(1, "ExitCode", "exit 1")}}));
+  EXPECT_EQ(perm.code, 1);
+  const std::string why =
+      "perm-worker-0 failed with exit code 1: exit 1 is permanent under restartPolicy ExitCode (only 128 and above, a "
+      "death by a signal, is restarted); not restarted: the job fails";
+  EXPECT_THAT(perm.out, HasSubstr("tfjob: " + why));
+  EXPECT_THAT(perm.failure_reasons, ::testing::ElementsAre(why));
+
+  Ran limit = Run(Job("lim", {{"Worker", Replica(1, "OnFailure", "exit 3")}}, {{"backoffLimit", 1}}));
+  EXPECT_EQ(limit.code, 1) << limit.out;
+  EXPECT_THAT(limit.out, HasSubstr("tfjob: lim-worker-0 failed with exit code 3: restarted under restartPolicy "
+                                   "OnFailure (the job's restart 1 of backoffLimit 1)"));
+  EXPECT_THAT(limit.failure_reasons,
+              ::testing::ElementsAre("lim-worker-0 failed with exit code 3: not restarted: the job has used its "
+                                     "backoffLimit 1 (1 restart so far)",
+                                     "backoffLimit 1 is used up: 1 restart so far (lim-worker-0 1), and the failure of "
+                                     "lim-worker-0 would make 2. The limit counts every replica's restarts together"));
+  // Several replicas: the summary says that each failing replica spends a restart.
+  Ran two = Run(Job("two", {{"Worker", Replica(2, "OnFailure", "exit 3")}}, {{"backoffLimit", 1}}));
+  EXPECT_EQ(two.code, 1) << two.out;
+  ASSERT_FALSE(two.failure_reasons.empty()) << two.out;
+  EXPECT_THAT(two.failure_reasons.back(), HasSubstr("backoffLimit 1 is used up: "));
+  EXPECT_THAT(two.failure_reasons.back(), HasSubstr("each replica that fails spends a restart"));
+}
+
+// Issue 35 item 2: each replica with nvidia.com/gpu gets devices of its own, kept across its
+// restarts; one without gets CUDA_VISIBLE_DEVICES="" (as a pod without GPUs).
+TEST_F(LocalRunnerTest, Issue35EachReplicaGetsGpusOfItsOwn) {
+  RunOptions options = Options();
+  options.gpus = {{"0", "1", "2", "3"}, "CUDA_VISIBLE_DEVICES=0,1,2,3"};
+  options.base_env.emplace_back("CUDA_VISIBLE_DEVICES", "0,1,2,3");
+  // The workers end only once the PS has printed (at most ~10 s): the job's end stops the PS.
+  const std::string ps_up = Path("ps-up");
+  const std::string show =
+      "echo \"gpus=[$$CUDA_VISIBLE_DEVICES] nv=[$$NVIDIA_VISIBLE_DEVICES]\"; for i in $$(seq 200); "
+      "do [ -e " +
+      ps_up + " ] && break; sleep 0.05; done; ";
+  json worker = Replica(3, "OnFailure", show + FailOnce("exit 3"));
+  worker["template"]["spec"]["containers"][0]["resources"] = {{"limits", {{"nvidia.com/gpu", "1"}, {"cpu", "2"}}}};
+  json ps = Replica(1, "",
+                    "echo \"gpus=[$${CUDA_VISIBLE_DEVICES-unset}] nv=[$$NVIDIA_VISIBLE_DEVICES]\"; touch " + ps_up +
+                        "; exec sleep 30");
+  RealClock clock;
+  Ran ran =
+      Run(Job("gpu", {{"PS", ps}, {"Worker", worker}}, {{"cleanPodPolicy", "All"}}, "AllWorkers"), options, clock);
+  EXPECT_EQ(ran.code, 0) << ran.out;
+  EXPECT_THAT(ran.out, HasSubstr("[ps-0] gpus=[] nv=[void]"));
+  // Every attempt of worker i (one of them failed once and restarted) sees device i alone.
+  std::map<int, int> lines;
+  std::istringstream in(ran.out);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.starts_with("[worker-")) continue;
+    const int i = line[8] - '0';
+    const std::string d = std::to_string(i);
+    EXPECT_EQ(line, "[worker-" + d + "] gpus=[" + d + "] nv=[" + d + "]");
+    ++lines[i];
+  }
+  EXPECT_EQ(lines.size(), 3u) << ran.out;
+  EXPECT_EQ(lines[0] + lines[1] + lines[2], 3 + ran.status.replica_statuses["Worker"].restarts) << ran.out;
+  EXPECT_THAT(ran.out, HasSubstr("note: a local run does not apply these resources: limits.cpu (Worker)"));
+  auto row = Fields(ran, "gpu-worker-2");
+  ASSERT_GE(row.size(), 7u) << ran.table;
+  EXPECT_EQ(row[6], "2") << ran.table;
+}
+
+TEST_F(LocalRunnerTest, Issue35AJobNeedingMoreGpusThanThereAreIsRefusedBeforeAnythingStarts) {
+  RunOptions options = Options();
+  options.gpus = {{"0", "1"}, "CUDA_VISIBLE_DEVICES=0,1"};
+  json worker = Replica(3, "", "exit 0");
+  worker["template"]["spec"]["containers"][0]["resources"] = {{"limits", {{"nvidia.com/gpu", 1}}}};
+  RealClock clock;
+  std::ostringstream out;
+  LocalRunner runner(Job("big", {{"Worker", worker}}), options, clock, out);
+  Status s = runner.Prepare();
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(),
+            "this job needs 3 GPUs (nvidia.com/gpu: 3 for 3 Worker) but this machine offers 2 (0,1), from "
+            "CUDA_VISIBLE_DEVICES=0,1; give the devices with --gpus LIST or CUDA_VISIBLE_DEVICES, or ask for fewer");
 }
 
 bool Alive(pid_t pid) {

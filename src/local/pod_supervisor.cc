@@ -53,6 +53,7 @@ class Supervisor {
       std::optional<pid_t> pid = Start(c);
       if (!pid) return Finish(kExitCannotStart);
       running_[*pid] = &c;
+      Report("start", c.name, std::to_string(*pid));
     }
     const SupervisedContainer* main = &spec_.containers[spec_.main];
     for (;;) {
@@ -74,6 +75,7 @@ class Supervisor {
       std::optional<pid_t> pid = Start(c);
       if (!pid) return kExitCannotStart;
       running_[*pid] = &c;
+      Report("start", c.name, std::to_string(*pid));
       while (!exits_.contains(&c)) Wait();
       int code = exits_[&c];
       Report("exit", c.name, std::to_string(code));

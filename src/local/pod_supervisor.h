@@ -16,13 +16,14 @@
 //     attempt with its exit code), then keeps the replica's port reserved until just before it
 //     starts the containers side by side;
 //   - reports what the runner must print over the shared status pipe (one line per event, at
-//     most PIPE_BUF bytes, so lines of several supervisors never mix): a container that cannot
+//     most PIPE_BUF bytes, so lines of several supervisors never mix): each container's start
+//     with its pid (the program's, which `tfjob run` shows), a container that cannot
 //     start (its working directory, its command: errno from the child through an O_CLOEXEC
 //     pipe) and the exits of the other containers;
 //   - on SIGTERM stops every container (SIGTERM to its process group, SIGKILL to everything
 //     below it after the grace period); when the main container exits on its own, the others are
 //     stopped the same way. Its exit code is the main container's (128+N for signal N).
-// See README.md, `tfjob run`.
+// See docs/local.md.
 
 #include <sys/types.h>
 
@@ -62,8 +63,9 @@ struct SupervisorSpec {
   size_t main = 0;
 };
 
-// A line of the status pipe: "<uid>\t<kind>\t<container>\t<text>\n", kind "error" (text: why the
-// container could not start) or "exit" (text: the exit code).
+// A line of the status pipe: "<uid>\t<kind>\t<container>\t<text>\n", kind "start" (text: the
+// container's pid, the program's own), "error" (text: why the container could not start) or
+// "exit" (text: the exit code).
 struct StatusLine {
   std::string uid, kind, container, text;
 };

@@ -1,5 +1,5 @@
 #pragma once
-// PortReservations: `tfjob run`'s replica ports (README.md, `tfjob run`). Each replica's port is
+// PortReservations: `tfjob run`'s replica ports (docs/local.md). Each replica's port is
 // reserved up front as a socket bound to 127.0.0.1 and not listening: nobody else can bind it,
 // and connections to it are refused as if nothing were there. A reservation is handed to the
 // replica's supervisor, which closes it just before the containers start, and taken again when

@@ -2,7 +2,7 @@
 // The processes below a process, found through /proc (each task's `children` file, or a scan of
 // every /proc/<pid>/stat when the kernel has no such file), and a way to kill all of them. With
 // PR_SET_CHILD_SUBREAPER on the root, nothing escapes: a process that calls setsid() is still a
-// descendant, and an orphan comes back to the root as its child (README.md, `tfjob run`).
+// descendant, and an orphan comes back to the root as its child (docs/local.md).
 
 #include <sys/types.h>
 

@@ -1,5 +1,6 @@
 #include "local/replica_view.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <functional>
 
@@ -26,6 +27,34 @@ std::vector<std::string> FormatReplicaTable(const std::vector<ReplicaRow>& rows,
                   std::chrono::duration<double>(r.run_time).count());
     out.emplace_back(line);
     if (detail && !r.detail.empty()) out.back() += "  " + r.detail;
+  }
+  return out;
+}
+
+std::vector<std::string> FormatRunTable(const std::vector<ReplicaRow>& rows, const std::vector<RunColumns>& extra) {
+  size_t gpus = 0;
+  for (const auto& e : extra) gpus = std::max(gpus, e.gpus.size());
+  if (gpus > 0) gpus = std::max(gpus, std::string_view("GPUS").size());
+  auto tail = [&](const std::string& g, const std::string& note) {
+    std::string out;
+    if (gpus > 0) out += "  " + g + std::string(gpus - std::min(gpus, g.size()), ' ');
+    if (!note.empty()) out += "  " + note;
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    return out;
+  };
+  std::vector<std::string> out;
+  char line[256];
+  std::snprintf(line, sizeof line, "%-28s %-16s %8s %9s %10s %10s", "REPLICA", "STATE", "RESTARTS", "EXIT CODE",
+                "RUN TIME", "TOTAL TIME");
+  out.push_back(line + tail("GPUS", ""));
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const ReplicaRow& r = rows[i];
+    const RunColumns e = i < extra.size() ? extra[i] : RunColumns{};
+    std::snprintf(line, sizeof line, "%-28s %-16s %8d %9s %9.1fs %9.1fs", r.name.c_str(), r.state.c_str(), r.restarts,
+                  r.exit_code < 0 ? "-" : std::to_string(r.exit_code).c_str(),
+                  std::chrono::duration<double>(r.run_time).count(),
+                  std::chrono::duration<double>(e.total_run_time).count());
+    out.push_back(line + tail(e.gpus.empty() ? "-" : e.gpus, e.note));
   }
   return out;
 }

@@ -25,6 +25,17 @@ struct ReplicaRow {
 // The table: a header row, then one row per replica, each without a newline.
 std::vector<std::string> FormatReplicaTable(const std::vector<ReplicaRow>& rows, const std::string& detail_header = "");
 
+// `tfjob run`'s columns beside a row (the cluster's view has none of them).
+struct RunColumns {
+  std::chrono::milliseconds total_run_time{0};  // every attempt's run time together
+  std::string gpus;                             // the replica's devices ("0,1"; "" none)
+  std::string note;                             // "next start in 8 s" (crash-loop back-off)
+};
+// `tfjob run`'s table: REPLICA, STATE (wide enough for CrashLoopBackOff), RESTARTS, EXIT CODE,
+// RUN TIME (the current or last attempt), TOTAL TIME (all attempts), then GPUS when a replica
+// has devices and the note last. `extra[i]` goes with `rows[i]`.
+std::vector<std::string> FormatRunTable(const std::vector<ReplicaRow>& rows, const std::vector<RunColumns>& extra);
+
 // The live table on a terminal of `terminal_rows` rows: rows 1..h hold the table, output scrolls
 // in the region below it. LiveTableFits: the terminal is tall enough for it.
 bool LiveTableFits(size_t replicas, int terminal_rows);

@@ -1,6 +1,6 @@
 #pragma once
 // Kubernetes' `$(VAR)` references in a container's command, args and env values, expanded the
-// way the kubelet does before it starts a container (docs: README.md, `tfjob run`):
+// way the kubelet does before it starts a container (docs/local.md):
 //   `$(NAME)`  -> the value of NAME when `lookup` knows it, else left as is ("$(NAME)");
 //   `$$`       -> `$` (so `$$(NAME)` is the literal text `$(NAME)`);
 //   any other `$` (`$x`, `$(` without a closing `)`, a trailing `$`) is kept as written.

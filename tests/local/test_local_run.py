@@ -62,7 +62,8 @@ def test_exit_code_137_once_is_restarted_and_the_job_succeeds(tmp_path):
     assert "retry-worker-0 exited with code 137" in r.stdout
     assert "TFJobRestarting: job retry is restarting because Worker replica(s) failed." in r.stdout
     assert "[worker-0] second attempt" in r.stdout
-    assert "retry-worker-0               Succeeded         1" in r.stdout
+    row = next(line.split() for line in r.stdout.splitlines() if line.startswith("retry-worker-0 "))
+    assert row[:3] == ["retry-worker-0", "Succeeded", "1"], row
 
 
 def test_exit_code_1_fails_the_job_with_the_spec_message(tmp_path):
@@ -198,9 +199,160 @@ def test_a_terminal_gets_a_live_table_above_the_output(tmp_path):
             if "working" in screen and "tty-worker-1" in screen.splitlines()[3]:
                 break
         rows = screen.splitlines()
-        assert rows[0].split() == ["REPLICA", "STATE", "RESTARTS", "EXIT", "CODE", "RUN", "TIME"]
+        assert rows[0].split() == ["REPLICA", "STATE", "RESTARTS", "EXIT", "CODE", "RUN", "TIME", "TOTAL", "TIME"]
         assert [r.split()[:2] for r in rows[1:4]] == [["tty-ps-0", "Running"], ["tty-worker-0", "Running"],
                                                       ["tty-worker-1", "Running"]]
         assert any(line.startswith("[worker-0] working") for line in rows[5:])  # output scrolls below the table
     finally:
         subprocess.run(["tmux", "kill-session", "-t", session])
+
+
+def _lines_until(proc, done, deadline=90):
+    """Lines of `proc`'s stdout until done(lines) holds (or the hang time-out)."""
+    lines, end = [], time.time() + deadline
+    while not done(lines) and time.time() < end:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        lines.append(line.rstrip("\n"))
+    return lines
+
+
+def test_issue35_the_typo_job_makes_at_most_3_starts_per_replica_in_its_first_25_seconds(tmp_path):
+    """Issue 35 item 1: `command: [python3, trian.py]` under OnFailure without backoffLimit
+    restarted 74 times per replica in 30 s. With the kubelet's back-off (the default) the first
+    restart is at once and the next ones wait 10 s, then 20 s: counted from the runner's own lines
+    (its starts and the back-offs it announces), not timed here."""
+    replica = {"replicas": 2, "restartPolicy": "OnFailure", "template": {"spec": {"containers": [
+        {"name": "tensorflow", "image": "tensorflow/tensorflow", "command": ["python3", "trian.py"]}]}}}
+    f = job_file(tmp_path, "typo", {"Worker": replica})
+    proc = subprocess.Popen([TFJOB, "run", f], cwd=str(tmp_path), stdout=subprocess.PIPE, text=True)
+    try:
+        waits = lambda lines, w: [ln for ln in lines if f"typo-{w} CrashLoopBackOff: back-off" in ln]
+        # Each worker's third start, then its second back-off (20 s): Ctrl-C during that wait.
+        lines = _lines_until(proc, lambda ls: all(len(waits(ls, w)) >= 2 for w in ("worker-0", "worker-1")))
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=10)  # at once: far sooner than the 20 s wait
+        lines += out.splitlines()
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, "\n".join(lines)
+    for w in ("worker-0", "worker-1"):
+        starts = [ln for ln in lines if ln.startswith(f"tfjob: typo-{w} started (pid ")]
+        backoffs = [ln.split("back-off ")[1].split(",")[0] for ln in waits(lines, w)]
+        # Start 1 at 0 s, start 2 at once after the first failure, start 3 10 s after the second:
+        # start 4 would come 20 s after the third failure, past 25 s.
+        assert len(starts) == 3, "\n".join(lines)
+        assert backoffs == ["10s", "20s"], backoffs
+        assert f"tfjob: typo-{w} failed with exit code 2: restarted under restartPolicy OnFailure" in out + "\n".join(lines)
+    row = next(ln.split() for ln in lines if ln.startswith("typo-worker-0 "))
+    assert row[1:4] == ["Stopped", "3", "2"], row
+
+
+def test_issue35_a_short_back_off_for_tests_and_none(tmp_path):
+    f = job_file(tmp_path, "quick", {"Worker": sh("exit 3", restartPolicy="OnFailure")}, {"backoffLimit": 3})
+    r = run([f, "--restart-backoff", "100ms", "--restart-backoff-max", "200ms"])
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert r.stdout.count("tfjob: quick-worker-0 started (pid ") == 4
+    assert [ln.split("back-off ")[1].split(",")[0] for ln in r.stdout.splitlines() if "CrashLoopBackOff" in ln] == \
+        ["100ms", "200ms"]
+    r = run([f, "--restart-backoff", "0"])
+    assert r.returncode == 1 and "CrashLoopBackOff" not in r.stdout
+    r = run([f, "--restart-backoff", "soon"])
+    assert r.returncode == 2 and '--restart-backoff: invalid duration "soon"' in r.stderr
+
+
+def test_issue35_four_workers_with_a_gpu_each_get_one_device_each(tmp_path):
+    """Issue 35 item 2, as the issue's acceptance: CUDA_VISIBLE_DEVICES=0,1,2,3 and four workers
+    asking for nvidia.com/gpu: 1 each: each sees one device of its own."""
+    up = tmp_path / "up"
+    worker = sh(f"echo \"devices=$$CUDA_VISIBLE_DEVICES/$$NVIDIA_VISIBLE_DEVICES\"; echo x >> {up}", replicas=4)
+    worker["template"]["spec"]["containers"][0]["resources"] = {"limits": {"nvidia.com/gpu": 1, "memory": "8Gi"}}
+    # The chief ends the job: only once every worker has printed (at most ~10 s).
+    chief = sh(f"""echo "chief=[$${{CUDA_VISIBLE_DEVICES-unset}}]"
+        for i in $$(seq 200); do [ -e {up} ] && [ "$$(wc -l < {up})" -ge 4 ] && break; sleep 0.05; done""")
+    f = job_file(tmp_path, "mwms", {"Chief": chief, "Worker": worker}, {"cleanPodPolicy": "None"})
+    env = dict(os.environ, CUDA_VISIBLE_DEVICES="0,1,2,3")
+    r = run([f], env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    seen = {}
+    for line in r.stdout.splitlines():
+        if line.startswith("[worker-") and "devices=" in line:
+            seen[line.split("]")[0][1:]] = line.split("devices=")[1]
+    assert sorted(seen.values()) == ["0/0", "1/1", "2/2", "3/3"], seen
+    assert "[chief-0] chief=[]" in r.stdout  # a replica without GPUs sees none, not the caller's four
+    assert "note: a local run does not apply these resources: limits.memory (Worker)" in r.stdout
+    table = {ln.split()[0]: ln.split() for ln in r.stdout.splitlines() if ln.startswith("mwms-")}
+    assert table["mwms-worker-3"][6] == "3" and table["mwms-chief-0"][6] == "-", table
+
+
+def test_issue35_too_few_gpus_is_refused_before_anything_starts_and_gpus_overrides(tmp_path):
+    up = tmp_path / "up"
+    # Worker 0's success ends the job: only once both have printed (at most ~10 s).
+    worker = sh(f"""echo "devices=$$CUDA_VISIBLE_DEVICES"; echo x >> {up}
+        for i in $$(seq 200); do [ "$$(wc -l < {up})" -ge 2 ] && break; sleep 0.05; done""", replicas=2)
+    worker["template"]["spec"]["containers"][0]["resources"] = {"limits": {"nvidia.com/gpu": "2"}}
+    f = job_file(tmp_path, "big", {"Worker": worker})
+    r = run([f], env=dict(os.environ, CUDA_VISIBLE_DEVICES="0,1"))
+    assert r.returncode == 2
+    assert ("this job needs 4 GPUs (nvidia.com/gpu: 4 for 2 Worker) but this machine offers 2 (0,1), from "
+            "CUDA_VISIBLE_DEVICES=0,1") in r.stderr
+    assert " started (pid " not in r.stdout
+    r = run([f, "--gpus", "GPU-a,GPU-b,GPU-c,GPU-d"], env=dict(os.environ, CUDA_VISIBLE_DEVICES="0,1"))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "[worker-0] devices=GPU-a,GPU-b" in r.stdout and "[worker-1] devices=GPU-c,GPU-d" in r.stdout
+
+
+def test_issue35_without_cuda_visible_devices_the_gpus_are_what_nvidia_smi_lists(tmp_path):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    smi = bin_dir / "nvidia-smi"
+    smi.write_text("#!/bin/sh\n[ \"$1\" = -L ] || exit 9\n"
+                   "echo 'GPU 0: NVIDIA A100-SXM4-40GB (UUID: GPU-0aa)'\n"
+                   "echo 'GPU 1: NVIDIA A100-SXM4-40GB (UUID: GPU-1bb)'\n")
+    smi.chmod(0o755)
+    worker = sh("echo \"devices=$$CUDA_VISIBLE_DEVICES\"")
+    worker["template"]["spec"]["containers"][0]["resources"] = {"limits": {"nvidia.com/gpu": "2"}}
+    f = job_file(tmp_path, "smi", {"Worker": worker})
+    env = {k: v for k, v in os.environ.items() if k != "CUDA_VISIBLE_DEVICES"}
+    env["PATH"] = f"{bin_dir}:{env['PATH']}"
+    r = run([f], env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "[worker-0] devices=GPU-0aa,GPU-1bb" in r.stdout
+
+
+def test_issue35_the_pid_is_the_programs_and_attempts_are_separated_in_the_logs(tmp_path):
+    marker = tmp_path / "crashed-once"
+    f = job_file(tmp_path, "pid", {"Worker": sh(f"""
+        echo "my pid $$$$"
+        if [ ! -e {marker} ]; then touch {marker}; exit 3; fi
+        exit 0""", restartPolicy="OnFailure")})
+    r = run([f, "--logs-dir", str(tmp_path / "logs")])
+    assert r.returncode == 0, r.stdout + r.stderr
+    started = [ln.rsplit("pid ", 1)[1].rstrip(")") for ln in r.stdout.splitlines() if " started (pid " in ln]
+    own = [ln.rsplit(" ", 1)[1] for ln in r.stdout.splitlines() if ln.startswith("[worker-0] my pid ")]
+    assert len(started) == 2 and started == own, (started, own)
+    log = (tmp_path / "logs" / "pid-worker-0.log").read_text().splitlines()
+    assert log[0] == f"my pid {own[0]}" and log[2] == f"my pid {own[1]}", log
+    assert log[1].startswith("----- tfjob: pid-worker-0 attempt 2 (restart 1) at "), log
+    assert log[1].endswith("; attempt 1 exited with code 3 -----"), log
+
+
+def test_issue35_the_summary_explains_the_failure(tmp_path):
+    f = job_file(tmp_path, "perm", {"Worker": sh("exit 1", restartPolicy="ExitCode")})
+    r = run([f])
+    assert r.returncode == 1
+    assert r.stdout.rstrip().splitlines()[-1] == (
+        "  why: perm-worker-0 failed with exit code 1: exit 1 is permanent under restartPolicy ExitCode (only 128 "
+        "and above, a death by a signal, is restarted); not restarted: the job fails")
+    # The table's run times: the last attempt and all of them.
+    header = next(ln for ln in r.stdout.splitlines() if ln.startswith("REPLICA "))
+    assert "RUN TIME TOTAL TIME" in header
+
+
+def test_issue35_run_help_lists_the_exit_codes():
+    r = subprocess.run([TFJOB, "run", "--help"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert r.returncode == 0
+    for code in ("0    the job Succeeded", "1    the job Failed", "2    cannot run here", "130  interrupted"):
+        assert code in r.stdout, r.stdout
+    assert "--restart-backoff" in r.stdout and "--gpus" in r.stdout
