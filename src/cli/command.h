@@ -68,6 +68,7 @@ std::unique_ptr<Command> DefineLogs(CLI::App& root);      // cmd_logs.cc
 std::unique_ptr<Command> DefineSuspend(CLI::App& root);   // cmd_suspend.cc
 std::unique_ptr<Command> DefineResume(CLI::App& root);    // cmd_suspend.cc
 std::unique_ptr<Command> DefineDelete(CLI::App& root);    // cmd_delete.cc
+std::unique_ptr<Command> DefineDashboard(CLI::App& root); // cmd_dashboard.cc
 std::unique_ptr<Command> DefineCrd(CLI::App& root);       // cmd_info.cc
 std::unique_ptr<Command> DefineVersion(CLI::App& root);   // cmd_info.cc
 
