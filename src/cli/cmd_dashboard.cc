@@ -52,10 +52,10 @@ class DashboardCommand : public ClusterCommand {
       *io.err << "tfjob dashboard: " << st.message() << "\n";
       return kExitUsage;
     }
-    source.Start();
     *io.out << "tfjob dashboard: serving " << server.Url() << " ("
             << (allow_actions_ ? "suspend, resume and delete allowed" : "read-only") << "; Ctrl-C stops it)"
             << std::endl;
+    source.Start();
     int rc = WithStops(io, [&](std::stop_token stop, std::stop_token) {
       while (!stop.stop_requested()) s.clock.SleepFor(std::chrono::hours(1), stop);
       return kExitInterrupted;

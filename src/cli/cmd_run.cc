@@ -6,6 +6,7 @@
 
 #include "api/exit_codes.h"
 #include "cli/command.h"
+#include "cli/dashboard_local.h"
 #include "cli/job_file.h"
 #include "common/clock.h"
 #include "local/local_runner.h"
@@ -55,6 +56,11 @@ class RunCommand : public Command {
     run.add_option("--grace-period", grace_seconds_, "Seconds between SIGTERM and SIGKILL when stopping replicas")
         ->check(CLI::Range(0.0, 3600.0))
         ->capture_default_str();
+    run.add_flag("--dashboard", dashboard_,
+                 "Serve the job's page (the same as tfjob dashboard's) on 127.0.0.1 while it runs; docs/dashboard.md");
+    run.add_option("--dashboard-address", dashboard_address_,
+                   "HOST:PORT of --dashboard (127.0.0.1 only; port 0: a free one)")
+        ->capture_default_str();
   }
 
   int Run(const CliIo& io) override {
@@ -65,7 +71,21 @@ class RunCommand : public Command {
       err << file_ << ": tfjob run takes a file with exactly one TFJob (found " << jobs.size() << ")\n";
       return api::kExitUsage;
     }
+    // The dashboard's process first, while tfjob has one thread and holds no port (dashboard_local.h).
+    std::unique_ptr<dashboard::LocalFeed> feed;
+    RealClock clock;
+    if (dashboard_) {
+      auto d = dashboard::StartLocalDashboard(dashboard_address_, jobs[0].job.metadata.name);
+      if (!d.ok()) {
+        err << "tfjob run --dashboard: " << d.status().message() << "\n";
+        return api::kExitUsage;
+      }
+      feed = std::make_unique<dashboard::LocalFeed>(d->fd, clock);
+      *io.out << "tfjob: dashboard at " << d->url << "job?ns=" << dashboard::kLocalNamespace
+              << "&name=" << jobs[0].job.metadata.name << std::endl;
+    }
     local::RunOptions options = options_;
+    options.observer = feed.get();
     options.grace_period = std::chrono::milliseconds(static_cast<long long>(grace_seconds_ * 1000));
     // Colour only on a terminal; the live table also needs its height (not with --quiet).
     options.color = io.out_is_terminal;
@@ -74,7 +94,6 @@ class RunCommand : public Command {
     // the supervisors give their containers the default disposition back.
     std::signal(SIGPIPE, SIG_IGN);
     for (auto& kv : BaseEnvironment(io.env, clean_env_)) options.base_env.push_back(std::move(kv));
-    RealClock clock;
     local::LocalRunner runner(jobs[0].job, options, clock, *io.out);
     if (Status s = runner.Prepare(); !s.ok()) {
       err << file_ << ": " << s.message() << "\n";
@@ -90,6 +109,8 @@ class RunCommand : public Command {
   local::RunOptions options_;
   double grace_seconds_ = 5;
   bool clean_env_ = false;
+  bool dashboard_ = false;
+  std::string dashboard_address_ = "127.0.0.1:0";
 };
 
 }  // namespace

@@ -119,7 +119,7 @@ bool ClusterSource::Synced() const {
 }
 
 StatusOr<std::string> ClusterSource::Act(const std::string& action, const std::string& ns, const std::string& name) {
-  if (!ns_.empty() && ns != ns_) return Status(StatusCode::kPermissionDenied, "namespace " + ns + " is not watched");
+  if (!ns_.empty() && ns != ns_) return Status(StatusCode::kForbidden, "namespace " + ns + " is not watched");
   const std::string ref = JobRef(ns, name);
   if (action == "delete") {
     TFJOB_RETURN_IF_ERROR(s_.client->Delete(kube::kTfJobs, ns, name, {"Background"}));

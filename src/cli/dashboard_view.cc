@@ -304,11 +304,11 @@ Status CheckAction(const ActionRequest& req, std::string_view csrf) {
   std::string_view type = req.content_type;
   type = type.substr(0, type.find(';'));
   if (type != "application/json")
-    return Status(StatusCode::kPermissionDenied, "an action must be sent as application/json");
+    return Status(StatusCode::kForbidden, "an action must be sent as application/json");
   if (!SameSecret(csrf, req.csrf_header))
-    return Status(StatusCode::kPermissionDenied, "the X-Tfjob-Csrf header does not hold this page's token");
+    return Status(StatusCode::kForbidden, "the X-Tfjob-Csrf header does not hold this page's token");
   if (!req.origin.empty() && req.origin != "http://" + req.host)
-    return Status(StatusCode::kPermissionDenied, "the Origin " + api::EscapeNonPrintable(req.origin) +
+    return Status(StatusCode::kForbidden, "the Origin " + api::EscapeNonPrintable(req.origin) +
                                                      " is not this dashboard's");
   return OkStatus();
 }

@@ -81,7 +81,7 @@ bool SameSecret(std::string_view expected, std::string_view given);
 std::string RequestToken(std::string_view query_token, std::string_view cookie_header);
 // A state-changing request (POST /api/action) is allowed: JSON content type (a cross-site form
 // cannot send it without a CORS preflight, which is never granted), the CSRF token of the page in
-// the X-Tfjob-Csrf header, and an Origin, when sent, of this very host. kPermissionDenied naming
+// the X-Tfjob-Csrf header, and an Origin, when sent, of this very host. kForbidden naming
 // what is wrong.
 struct ActionRequest {
   std::string content_type;
