@@ -18,7 +18,8 @@ using api::kExitUsage;
 class DashboardCommand : public ClusterCommand {
  public:
   explicit DashboardCommand(CLI::App& root)
-      : ClusterCommand(root, "dashboard", "Serve a web page of the TFJobs, live from the cluster (read-only by default)") {
+      : ClusterCommand(root, "dashboard",
+                       "Serve a web page of the TFJobs, live from the cluster (read-only by default)") {
     CLI::App& app = this->app();
     app.add_flag("-A,--all-namespaces", args_.conn.all_namespaces, "TFJobs of every namespace");
     app.add_option("--address", address_,

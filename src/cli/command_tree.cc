@@ -27,8 +27,9 @@ CommandTree::CommandTree(const std::string& program) : impl_(std::make_unique<Im
   CLI::App& app = impl_->app;
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "Help for every command");
-  for (auto define : {DefineValidate, DefineRender, DefineOperator, DefineRun, DefineSubmit, DefineGet, DefineDescribe,
-                      DefineLogs, DefineSuspend, DefineResume, DefineDelete, DefineDashboard, DefineCrd, DefineVersion}) {
+  for (auto define :
+       {DefineValidate, DefineRender, DefineOperator, DefineRun, DefineSubmit, DefineGet, DefineDescribe, DefineLogs,
+        DefineSuspend, DefineResume, DefineDelete, DefineDashboard, DefineCrd, DefineVersion}) {
     std::unique_ptr<Command> command = define(app);
     Command* c = command.get();
     c->app().callback([this, c] { impl_->selected = c; });

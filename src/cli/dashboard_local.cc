@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -38,6 +39,12 @@ std::string Lower(std::string s) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != parent) _exit(0);  // tfjob ended before the line above
   signal(SIGPIPE, SIG_IGN);
+  // Ctrl-C reaches the whole process group: the page stays while tfjob stops its replicas, and
+  // goes with tfjob.
+  sigset_t interrupt;
+  sigemptyset(&interrupt);
+  sigaddset(&interrupt, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &interrupt, nullptr);
   // Nothing of tfjob's terminal or pipes is held (a caller reading tfjob's output to its end).
   if (int null = open("/dev/null", O_RDWR | O_CLOEXEC); null >= 0)
     for (int fd : {0, 1, 2}) dup2(null, fd);
@@ -174,16 +181,19 @@ json LocalFeed::PodJson(const std::string& job, const std::string& replica, cons
   } else if (a.state == "Succeeded" || a.state == "Failed" || a.state == "Stopped") {
     container["state"] = {{"terminated",
                            {{"exitCode", std::max(a.exit_code, a.state == "Succeeded" ? 0 : 1)},
-                            {"reason", a.state == "Stopped" ? "Stopped" : a.state == "Failed" ? "Error" : "Completed"},
+                            {"reason", a.state == "Stopped"  ? "Stopped"
+                                       : a.state == "Failed" ? "Error"
+                                                             : "Completed"},
                             {"startedAt", TimeOrNull(a.started)},
                             {"finishedAt", TimeOrNull(a.finished)}}}};
   } else {
     container["state"] = {{"waiting", {{"reason", "ContainerCreating"}}}};
   }
-  std::string phase = a.state == "Running" ? "Running" : a.state == "Succeeded" ? "Succeeded"
-                                                     : a.state == "Pending"   ? "Pending"
-                                                     : a.state.empty()        ? "Pending"
-                                                                              : "Failed";
+  std::string phase = a.state == "Running"     ? "Running"
+                      : a.state == "Succeeded" ? "Succeeded"
+                      : a.state == "Pending"   ? "Pending"
+                      : a.state.empty()        ? "Pending"
+                                               : "Failed";
   return {{"metadata",
            {{"name", replica},
             {"namespace", kLocalNamespace},
@@ -193,6 +203,18 @@ json LocalFeed::PodJson(const std::string& job, const std::string& replica, cons
           {"spec", {{"nodeName", "localhost"}}},
           {"status",
            {{"phase", phase}, {"startTime", TimeOrNull(a.started)}, {"containerStatuses", json::array({container})}}}};
+}
+
+bool LocalFeed::Advance(Attempt& a, const local::ReplicaOutcome& o, api::Time now) {
+  if (o.state == a.state && o.exit_code == a.exit_code) return false;
+  if (o.state == "Running" && !a.started) a.started = now;
+  if ((o.state == "Succeeded" || o.state == "Failed" || o.state == "Stopped") && !a.finished) {
+    a.finished = now;
+    if (!a.started) a.started = now;
+  }
+  a.state = o.state;
+  a.exit_code = o.exit_code;
+  return true;
 }
 
 void LocalFeed::Changed(const api::TfJob& job, const std::map<std::string, local::ReplicaOutcome>& replicas) {
@@ -212,14 +234,7 @@ void LocalFeed::Changed(const api::TfJob& job, const std::map<std::string, local
       Send({{"k", "pods"}, {"t", "DELETED"}, {"o", PodJson(job_name_, name, a)}}, false);
       a = Attempt{o.restarts, "", -1, now, {}, {}};
     }
-    if (o.state == a.state && o.exit_code == a.exit_code && !fresh) continue;
-    if (o.state == "Running" && !a.started) a.started = now;
-    if ((o.state == "Succeeded" || o.state == "Failed" || o.state == "Stopped") && !a.finished) {
-      a.finished = now;
-      if (!a.started) a.started = now;
-    }
-    a.state = o.state;
-    a.exit_code = o.exit_code;
+    if (!Advance(a, o, now) && !fresh) continue;
     Send({{"k", "pods"}, {"t", "MODIFIED"}, {"o", PodJson(job_name_, name, a)}}, false);
   }
   Flush();

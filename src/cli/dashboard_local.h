@@ -72,6 +72,9 @@ class LocalFeed : public local::RunObserver {
   static nlohmann::json PodJson(const std::string& job, const std::string& replica, const Attempt& a);
 
  private:
+  // The attempt's times and state after the replica's outcome `o` seen at `now`; false when
+  // nothing changed.
+  static bool Advance(Attempt& a, const local::ReplicaOutcome& o, api::Time now);
   void Send(const nlohmann::json& message, bool droppable);
   void Flush();
 

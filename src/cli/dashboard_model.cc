@@ -253,8 +253,7 @@ void Model::Log(const std::string& ns, const std::string& job, std::string line)
     LogBuffer& b = logs_[ns + "/" + job];
     b.bytes += line.size();
     b.lines.emplace_back(b.next++, std::move(line));
-    while (!b.lines.empty() &&
-           (b.lines.size() > limits_.log_lines_per_job || b.bytes > limits_.log_bytes_per_job)) {
+    while (!b.lines.empty() && (b.lines.size() > limits_.log_lines_per_job || b.bytes > limits_.log_bytes_per_job)) {
       b.bytes -= b.lines.front().second.size();
       b.lines.pop_front();
     }
@@ -355,9 +354,9 @@ int64_t Model::CounterLocked(Watched what, const std::string& job_key) const {
 
 bool Model::WaitAfter(Watched what, const std::string& job_key, int64_t since, std::chrono::milliseconds timeout) {
   MutexLock lock(mu_);
-  return cv_.wait_for(mu_, timeout,
-                      [&]() TFJOB_REQUIRES(mu_) { return closed_ || CounterLocked(what, job_key) > since; }) &&
-         !closed_;
+  return cv_.wait_for(mu_, timeout, [&]() TFJOB_REQUIRES(mu_) {
+    return closed_ || CounterLocked(what, job_key) > since;
+  }) && !closed_;
 }
 
 void Model::Close() {

@@ -80,8 +80,10 @@ TEST(Model, PageHasAttemptsOfDeletedPodsEventsAndTrimmedYaml) {
   m.Apply(Kind::kJob, WatchEventType::kAdded, Job("a"));
   m.Apply(Kind::kPod, WatchEventType::kAdded, Pod("a", "p1", "Pending"));
   json running = Pod("a", "p1", "Running");
-  running["status"]["containerStatuses"] = json::array(
-      {{{"name", "tensorflow"}, {"restartCount", 0}, {"state", {{"running", {{"startedAt", "2026-01-01T00:00:02Z"}}}}}}});
+  running["status"]["containerStatuses"] =
+      json::array({{{"name", "tensorflow"},
+                    {"restartCount", 0},
+                    {"state", {{"running", {{"startedAt", "2026-01-01T00:00:02Z"}}}}}}});
   m.Apply(Kind::kPod, WatchEventType::kModified, running);
   clock.Advance(std::chrono::seconds(10));
   m.Apply(Kind::kPod, WatchEventType::kDeleted, running);

@@ -132,14 +132,11 @@ void MergeAttempts(std::vector<Attempt>& history, const std::vector<Attempt>& se
       history.push_back(a);
       continue;
     }
-    // A pending attempt that started keeps its bar from the start; an ended one keeps its end.
-    if (it->outcome == "pending" && a.outcome != "pending" && !a.start) {
-      Attempt b = a;
-      b.start = it->start;
-      *it = b;
-    } else {
-      *it = a;
-    }
+    // What the newer status no longer says (a start time, a node) is kept from the older one.
+    Attempt b = a;
+    if (!b.start) b.start = it->start;
+    if (b.node.empty()) b.node = it->node;
+    *it = std::move(b);
   }
   while (history.size() > max) {
     auto ended = std::find_if(history.begin(), history.end(), [](const Attempt& h) { return h.end.has_value(); });
@@ -272,8 +269,7 @@ bool HostAllowed(std::string_view host, int port, bool loopback_only) {
   if (!loopback_only) return true;
   const std::string p = ":" + std::to_string(port);
   for (std::string_view name : {"127.0.0.1", "localhost", "[::1]"})
-    if (host.size() == name.size() + p.size() && host.substr(0, name.size()) == name &&
-        host.substr(name.size()) == p)
+    if (host.size() == name.size() + p.size() && host.substr(0, name.size()) == name && host.substr(name.size()) == p)
       return true;
   return false;
 }
@@ -303,13 +299,12 @@ std::string RequestToken(std::string_view query_token, std::string_view cookie_h
 Status CheckAction(const ActionRequest& req, std::string_view csrf) {
   std::string_view type = req.content_type;
   type = type.substr(0, type.find(';'));
-  if (type != "application/json")
-    return Status(StatusCode::kForbidden, "an action must be sent as application/json");
+  if (type != "application/json") return Status(StatusCode::kForbidden, "an action must be sent as application/json");
   if (!SameSecret(csrf, req.csrf_header))
     return Status(StatusCode::kForbidden, "the X-Tfjob-Csrf header does not hold this page's token");
   if (!req.origin.empty() && req.origin != "http://" + req.host)
-    return Status(StatusCode::kForbidden, "the Origin " + api::EscapeNonPrintable(req.origin) +
-                                                     " is not this dashboard's");
+    return Status(StatusCode::kForbidden,
+                  "the Origin " + api::EscapeNonPrintable(req.origin) + " is not this dashboard's");
   return OkStatus();
 }
 

@@ -38,19 +38,27 @@ struct AttemptCase {
 
 TEST(ExtractAttempts, Table) {
   const std::vector<AttemptCase> cases = {
-      {"pending, no container status: from the pod's creation", "Pending", json(),
+      {"pending, no container status: from the pod's creation",
+       "Pending",
+       json(),
        {{0, "pending", -1, "2026-01-01T00:00:00Z", ""}}},
-      {"waiting to be created", "Pending", {{"restartCount", 0}, {"state", {{"waiting", {{"reason", "ContainerCreating"}}}}}},
+      {"waiting to be created",
+       "Pending",
+       {{"restartCount", 0}, {"state", {{"waiting", {{"reason", "ContainerCreating"}}}}}},
        {{0, "pending", -1, "2026-01-01T00:00:00Z", ""}}},
-      {"running", "Running", {{"restartCount", 0}, {"state", {{"running", {{"startedAt", "2026-01-01T00:00:02Z"}}}}}},
+      {"running",
+       "Running",
+       {{"restartCount", 0}, {"state", {{"running", {{"startedAt", "2026-01-01T00:00:02Z"}}}}}},
        {{0, "running", -1, "2026-01-01T00:00:02Z", ""}}},
-      {"ended with 0", "Succeeded",
+      {"ended with 0",
+       "Succeeded",
        {{"restartCount", 0},
         {"state",
          {{"terminated",
            {{"exitCode", 0}, {"startedAt", "2026-01-01T00:00:02Z"}, {"finishedAt", "2026-01-01T00:00:09Z"}}}}}},
        {{0, "succeeded", 0, "2026-01-01T00:00:02Z", "2026-01-01T00:00:09Z"}}},
-      {"restarted in place: the last instance and the current one", "Running",
+      {"restarted in place: the last instance and the current one",
+       "Running",
        {{"restartCount", 2},
         {"state", {{"running", {{"startedAt", "2026-01-01T00:00:20Z"}}}}},
         {"lastState",
@@ -61,14 +69,17 @@ TEST(ExtractAttempts, Table) {
             {"finishedAt", "2026-01-01T00:00:15Z"}}}}}},
        {{1, "failed", 137, "2026-01-01T00:00:10Z", "2026-01-01T00:00:15Z"},
         {2, "running", -1, "2026-01-01T00:00:20Z", ""}}},
-      {"crash loop: only the last instance", "Running",
+      {"crash loop: only the last instance",
+       "Running",
        {{"restartCount", 1},
         {"state", {{"waiting", {{"reason", "CrashLoopBackOff"}}}}},
         {"lastState",
          {{"terminated",
            {{"exitCode", 1}, {"startedAt", "2026-01-01T00:00:02Z"}, {"finishedAt", "2026-01-01T00:00:04Z"}}}}}},
        {{0, "failed", 1, "2026-01-01T00:00:02Z", "2026-01-01T00:00:04Z"}}},
-      {"failed without a container status (evicted)", "Failed", json(),
+      {"failed without a container status (evicted)",
+       "Failed",
+       json(),
        {{0, "failed", -1, "2026-01-01T00:00:01Z", "2026-01-01T00:00:01Z"}}},
   };
   for (const auto& c : cases) {
@@ -91,12 +102,12 @@ TEST(MergeAttempts, OneBarPerPodAndInstanceAndDeletedEnds) {
   std::vector<Attempt> history;
   // Pod u1 pending, then running, then failed (exit 137), deleted; pod u2 (same name) running.
   MergeAttempts(history, ExtractAttempts("dist", Pod("Pending", json(), "u1")), 10);
-  MergeAttempts(history,
-                ExtractAttempts("dist", Pod("Running",
-                                            {{"restartCount", 0},
-                                             {"state", {{"running", {{"startedAt", "2026-01-01T00:00:02Z"}}}}}},
-                                            "u1")),
-                10);
+  MergeAttempts(
+      history,
+      ExtractAttempts(
+          "dist", Pod("Running",
+                      {{"restartCount", 0}, {"state", {{"running", {{"startedAt", "2026-01-01T00:00:02Z"}}}}}}, "u1")),
+      10);
   ASSERT_EQ(history.size(), 1u);
   EXPECT_EQ(history[0].outcome, "running");
   MergeAttempts(history,
@@ -111,12 +122,12 @@ TEST(MergeAttempts, OneBarPerPodAndInstanceAndDeletedEnds) {
                 10);
   EndDeleted(history, "u1", T("2026-01-01T00:00:06Z"));
   EXPECT_EQ(history[0].outcome, "failed");  // it had ended: its outcome stays
-  MergeAttempts(history,
-                ExtractAttempts("dist", Pod("Running",
-                                            {{"restartCount", 0},
-                                             {"state", {{"running", {{"startedAt", "2026-01-01T00:00:08Z"}}}}}},
-                                            "u2")),
-                10);
+  MergeAttempts(
+      history,
+      ExtractAttempts(
+          "dist", Pod("Running",
+                      {{"restartCount", 0}, {"state", {{"running", {{"startedAt", "2026-01-01T00:00:08Z"}}}}}}, "u2")),
+      10);
   ASSERT_EQ(history.size(), 2u);
   EndDeleted(history, "u2", T("2026-01-01T00:00:09Z"));
   EXPECT_EQ(history[1].outcome, "deleted");
@@ -160,7 +171,8 @@ TEST(JobRow, CountsQueueAndAdmission) {
   EXPECT_EQ(row["restarts"], 4);
   EXPECT_EQ(row["queue"], "<img src=x onerror=alert(1)>");  // data stays data; the page shows it as text
   EXPECT_EQ(row["admission"], "no workload");
-  EXPECT_EQ(row["replicas"][1], json({{"type", "Worker"}, {"running", 2}, {"succeeded", 1}, {"failed", 0}, {"wanted", 3}}));
+  EXPECT_EQ(row["replicas"][1],
+            json({{"type", "Worker"}, {"running", 2}, {"succeeded", 1}, {"failed", 0}, {"wanted", 3}}));
   EXPECT_EQ(row["replicas"][0]["wanted"], 1);
 
   struct Case {
@@ -213,9 +225,9 @@ TEST(HostAllowed, Table) {
            {"127.0.0.1:8090", true, true},
            {"localhost:8090", true, true},
            {"[::1]:8090", true, true},
-           {"127.0.0.1:8091", true, false},            // another port
-           {"127.0.0.1", true, false},                 // no port
-           {"evil.example:8090", true, false},         // DNS rebinding
+           {"127.0.0.1:8091", true, false},     // another port
+           {"127.0.0.1", true, false},          // no port
+           {"evil.example:8090", true, false},  // DNS rebinding
            {"127.0.0.1.evil.example:8090", true, false},
            {"localhost:8090x", true, false},
            {"", true, false},
@@ -242,15 +254,15 @@ TEST(Secrets, TokenAndCsrf) {
   for (const Case& c : std::vector<Case>{
            {{"application/json", "tok", "", host}, true},
            {{"application/json; charset=utf-8", "tok", "http://127.0.0.1:8090", host}, true},
-           {{"text/plain", "tok", "", host}, false},                             // a cross-site form's type
+           {{"text/plain", "tok", "", host}, false},  // a cross-site form's type
            {{"application/x-www-form-urlencoded", "tok", "", host}, false},
-           {{"application/json", "", "", host}, false},                          // no token
-           {{"application/json", "tok2", "", host}, false},                      // wrong token
-           {{"application/json", "tok", "http://evil.example", host}, false},    // another origin
+           {{"application/json", "", "", host}, false},                        // no token
+           {{"application/json", "tok2", "", host}, false},                    // wrong token
+           {{"application/json", "tok", "http://evil.example", host}, false},  // another origin
            {{"application/json", "tok", "null", host}, false},
        })
-    EXPECT_EQ(CheckAction(c.req, "tok").ok(), c.ok) << c.req.content_type << " " << c.req.csrf_header << " "
-                                                    << c.req.origin;
+    EXPECT_EQ(CheckAction(c.req, "tok").ok(), c.ok)
+        << c.req.content_type << " " << c.req.csrf_header << " " << c.req.origin;
 }
 
 TEST(QueryParam, Table) {

@@ -78,9 +78,12 @@ async function follow(step) {
       since = await step(since);
       setLive(true);
     } catch (e) {
-      setLive(false, e.status === 404 ? "gone" : "reconnecting");
-      if (e.status === 404 || e.status === 403) return;
-      await sleep(1000);
+      // 404: the job is not (or no longer) in the dashboard's model; it may come (a local run
+      // starting, a job about to be created), so keep asking, slowly.
+      setLive(false, e.status === 404 ? "no such job" : e.status === 403 ? "refused" : "reconnecting");
+      if (e.status === 403) return;
+      since = 0;
+      await sleep(e.status === 404 ? 1500 : 1000);
     }
   }
 }
