@@ -49,15 +49,17 @@ class DashboardCommand : public ClusterCommand {
     options.allow_actions = allow_actions_;
     options.title = s.config.context + (s.ns.empty() ? " · all namespaces" : " · namespace " + s.ns);
     dashboard::Server server(model, options, &source, &source);
-    if (Status st = server.Start(); !st.ok()) {
-      *io.err << "tfjob dashboard: " << st.message() << "\n";
-      return kExitUsage;
-    }
-    *io.out << "tfjob dashboard: serving " << server.Url() << " ("
-            << (allow_actions_ ? "suspend, resume and delete allowed" : "read-only") << "; Ctrl-C stops it)"
-            << std::endl;
-    source.Start();
+    // Every thread (the server's, the watches') starts inside the signal waiter's reach: SIGTERM
+    // and SIGINT are blocked in them and stop the command cleanly, even during discovery.
     int rc = WithStops(io, [&](std::stop_token stop, std::stop_token) {
+      if (Status st = server.Start(); !st.ok()) {
+        *io.err << "tfjob dashboard: " << st.message() << "\n";
+        return kExitUsage;
+      }
+      *io.out << "tfjob dashboard: serving " << server.Url() << " ("
+              << (allow_actions_ ? "suspend, resume and delete allowed" : "read-only") << "; Ctrl-C stops it)"
+              << std::endl;
+      source.Start();
       while (!stop.stop_requested()) s.clock.SleepFor(std::chrono::hours(1), stop);
       return kExitInterrupted;
     });

@@ -28,11 +28,6 @@ json TimeOrNull(const std::optional<api::Time>& t) {
   return t ? json(api::FormatTime(*t)) : json(nullptr);
 }
 
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 // The child: serves until tfjob (its parent) ends. Never returns.
 [[noreturn]] void ServeChild(int feed, int ready, const std::string& address, const std::string& title,
                              const std::string& job, pid_t parent) {

@@ -87,7 +87,7 @@ StatusOr<bool> LoopbackAddress(const std::string& address) {
     return InvalidArgumentError("--address \"" + address + "\" is not HOST:PORT");
   std::string host = address.substr(0, colon);
   if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
-  return host == "::1" || host == "localhost" || host.rfind("127.", 0) == 0;
+  return host == "127.0.0.1" || host == "::1" || host == "localhost";
 }
 
 std::string RandomToken() {

@@ -45,8 +45,9 @@ struct ServerOptions {
   static controller::HttpServerLimits DefaultLimits();
 };
 
-// "127.0.0.1:8090" -> true; "0.0.0.0:8090", "10.0.0.5:80" -> false. kInvalidArgument when the
-// address is not HOST:PORT.
+// "127.0.0.1:8090", "localhost:80", "[::1]:80" -> true; any other host ("0.0.0.0", "10.0.0.5",
+// even "127.0.0.2") -> false: it gets an access token. kInvalidArgument when the address is not
+// HOST:PORT.
 StatusOr<bool> LoopbackAddress(const std::string& address);
 // 32 random hex digits (getrandom).
 std::string RandomToken();
