@@ -225,9 +225,13 @@ void LocalFeed::Changed(const api::TfJob& job, const std::map<std::string, local
     Attempt& a = it->second;
     if (fresh) a.created = now;
     if (!fresh && o.restarts != a.number) {
-      // The previous attempt's pod goes; the next one is created now.
+      // The previous attempt ended (its exit is still the replica's outcome in this pass) and
+      // its pod goes; the next one is created now, pending until its process starts.
+      if (Advance(a, o, now)) Send({{"k", "pods"}, {"t", "MODIFIED"}, {"o", PodJson(job_name_, name, a)}}, false);
       Send({{"k", "pods"}, {"t", "DELETED"}, {"o", PodJson(job_name_, name, a)}}, false);
-      a = Attempt{o.restarts, "", -1, now, {}, {}};
+      a = Attempt{o.restarts, "Pending", -1, now, {}, {}};
+      Send({{"k", "pods"}, {"t", "ADDED"}, {"o", PodJson(job_name_, name, a)}}, false);
+      if (o.state != "Running") continue;  // the old exit, until the new process runs
     }
     if (!Advance(a, o, now) && !fresh) continue;
     Send({{"k", "pods"}, {"t", "MODIFIED"}, {"o", PodJson(job_name_, name, a)}}, false);

@@ -184,7 +184,7 @@ class Browser:
                 value = self.js(expression)
             except RuntimeError as e:
                 value = str(e)
-            if value:
+            if value or isinstance(value, (dict, list)):  # an element comes back as {}
                 return value
             time.sleep(0.2)
         raise AssertionError(f"timed out after {timeout}s waiting for {what or expression} (last: {value!r}); "
@@ -199,7 +199,7 @@ class Browser:
     def hover(self, selector):
         """Moves the mouse over the middle of the element (real input events)."""
         box = self.js(f"(() => {{ const r = document.querySelector({json.dumps(selector)}).getBoundingClientRect();"
-                      " return [r.x + r.width / 2, r.y + r.height / 2]; }})()")
+                      " return [r.x + r.width / 2, r.y + r.height / 2]; })()")
         for dx in (-1, 0):
             self.call("Input.dispatchMouseEvent", type="mouseMoved", x=box[0] + dx, y=box[1])
 

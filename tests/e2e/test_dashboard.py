@@ -186,7 +186,7 @@ def test_tfjob_run_dashboard_serves_the_same_page_with_two_threads(tmp_path, bro
                "Worker": {"replicas": 2, "restartPolicy": "OnFailure", "template": {"spec": {"containers": [{
                    "name": "tensorflow", "image": "unused",
                    "command": ["sh", "-c", f"echo '{XSS_IMG}'; echo '{XSS_SCRIPT}'; echo step 1; "
-                                           "if mkdir $TMP_MARK 2>/dev/null; then exit 3; fi; sleep 25"],
+                                           "if mkdir $TMP_MARK 2>/dev/null; then exit 3; fi; sleep 60"],
                    # The first replica to get here fails once (mkdir is atomic); the rest run.
                    "env": [{"name": "TMP_MARK", "value": str(tmp_path / "mark")}]}]}}}}}}
     path = tmp_path / "job.json"

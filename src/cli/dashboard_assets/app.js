@@ -228,7 +228,8 @@ function gantt(page) {
   if (!attempts.length) { wrap.appendChild(el("p", { class: "muted" }, "No pods yet.")); return wrap; }
   const now = ms(page.now);
   const t0 = Math.min(ms(page.row.created) || Infinity, ...attempts.map((a) => ms(a.start)).filter(isFinite));
-  let t1 = Math.max(...attempts.map((a) => (a.end ? ms(a.end) : now)).filter(isFinite), t0 + 1000);
+  // At least 30 s wide: a young job's bars grow from the left instead of filling the chart.
+  let t1 = Math.max(...attempts.map((a) => (a.end ? ms(a.end) : now)).filter(isFinite), t0 + 30000);
   if (!page.completed) t1 = Math.max(t1, now);
   const replicas = [...new Set(attempts.map((a) => a.replica))];
   const label = 130, width = Math.max(480, ($("main").clientWidth || 900) - 80), rowH = 26, top = 22;
@@ -248,11 +249,14 @@ function gantt(page) {
     if (i % 2 === 0) s.appendChild(svg("rect", { x: 0, y, width, height: rowH, class: "stripe" }));
     s.appendChild(svg("text", { x: 6, y: y + 17, class: "rlabel" }, r));
   });
-  attempts.forEach((a, n) => {
+  // Ended attempts are drawn last, over the running ones: a short crash right before its
+  // replacement stays visible and can be pointed at.
+  const order = attempts.map((a, n) => [a, n]).sort((p, q) => (p[0].end ? 1 : 0) - (q[0].end ? 1 : 0));
+  order.forEach(([a, n]) => {
     const i = replicas.indexOf(a.replica);
     const start = ms(a.start), end = a.end ? ms(a.end) : now;
     if (!isFinite(start)) return;
-    const x0 = x(start), x1 = Math.max(x(end), x0 + 3);
+    const x0 = x(start), x1 = Math.max(x(end), x0 + 5);
     const bar = svg("rect", { x: x0, y: top + i * rowH + 5, width: x1 - x0, height: rowH - 10, rx: 3, class: "bar o-" + a.outcome, "data-attempt": n });
     const lines = [
       `${a.replica} · attempt ${a.instance + 1}${a.uid ? " · pod " + a.pod : ""}`,
@@ -303,7 +307,7 @@ function podsTable(pods) {
   if (!pods.length) return el("p", { class: "muted" }, "No pods.");
   const tb = el("tbody");
   for (const p of pods)
-    tb.appendChild(el("tr", {}, el("td", { class: "mono" }, p.name), el("td", {}, stateBadge(p.state)), el("td", { class: "num" }, p.restarts), el("td", { class: "mono" }, p.node)));
+    tb.appendChild(el("tr", {}, el("td", { class: "mono nowrap" }, p.name), el("td", {}, stateBadge(p.state)), el("td", { class: "num" }, p.restarts), el("td", { class: "mono" }, p.node)));
   return el("table", { class: "pods" }, el("thead", {}, el("tr", {}, ...["Pod", "State", "Restarts", "Node"].map((h) => el("th", {}, h)))), tb);
 }
 
