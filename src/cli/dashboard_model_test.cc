@@ -87,7 +87,9 @@ TEST(Model, PageHasAttemptsOfDeletedPodsEventsAndTrimmedYaml) {
   m.Apply(Kind::kPod, WatchEventType::kModified, running);
   clock.Advance(std::chrono::seconds(10));
   m.Apply(Kind::kPod, WatchEventType::kDeleted, running);
-  m.Apply(Kind::kPod, WatchEventType::kAdded, Pod("a", "p2", "Pending"));
+  json second = Pod("a", "p2", "Pending");  // the same pod name, created again after the first went
+  second["metadata"]["creationTimestamp"] = "2026-01-01T00:00:11Z";
+  m.Apply(Kind::kPod, WatchEventType::kAdded, second);
   m.Apply(Kind::kPod, WatchEventType::kAdded, Pod("other", "p3", "Pending"));
   m.Apply(Kind::kEvent, WatchEventType::kAdded,
           {{"metadata", {{"name", "e1"}, {"namespace", "ns"}}},
