@@ -232,10 +232,12 @@ function gantt(page) {
   let t1 = Math.max(...attempts.map((a) => (a.end ? ms(a.end) : now)).filter(isFinite), t0 + 30000);
   if (!page.completed) t1 = Math.max(t1, now);
   const replicas = [...new Set(attempts.map((a) => a.replica))];
-  const label = 130, width = Math.max(480, ($("main").clientWidth || 900) - 80), rowH = 26, top = 22;
-  const plot = width - label - 10;
+  // Drawn 1000 units wide and scaled to the card (viewBox), so it fits any window.
+  const label = 120, width = 1000, rowH = 26, top = 22;
+  const plot = width - label - 40;
   const x = (t) => label + ((t - t0) / (t1 - t0)) * plot;
-  const s = svg("svg", { width, height: top + replicas.length * rowH + 8, class: "gantt-svg", role: "img" });
+  const height = top + replicas.length * rowH + 8;
+  const s = svg("svg", { viewBox: `0 0 ${width} ${height}`, preserveAspectRatio: "xMinYMin meet", class: "gantt-svg", role: "img" });
   // Axis: about 6 ticks at round seconds.
   const total = (t1 - t0) / 1000;
   const step = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200].find((v) => total / v <= 6) || 14400;
