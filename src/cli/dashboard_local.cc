@@ -223,6 +223,11 @@ void LocalFeed::Changed(const api::TfJob& job, const std::map<std::string, local
   for (const auto& [name, o] : replicas) {
     auto [it, fresh] = attempts_.try_emplace(name);
     Attempt& a = it->second;
+    // Only a change of the outcome since the last pass moves an attempt: after a restart the
+    // outcome keeps the last exit until the next process runs, which is not the new attempt's.
+    const std::pair<std::string, int> outcome{o.state, o.exit_code};
+    const bool changed = fresh || seen_[name] != outcome;
+    seen_[name] = outcome;
     if (fresh) a.created = now;
     if (!fresh && o.restarts != a.number) {
       // The previous attempt ended (its exit is still the replica's outcome in this pass) and
@@ -231,9 +236,9 @@ void LocalFeed::Changed(const api::TfJob& job, const std::map<std::string, local
       Send({{"k", "pods"}, {"t", "DELETED"}, {"o", PodJson(job_name_, name, a)}}, false);
       a = Attempt{o.restarts, "Pending", -1, now, {}, {}};
       Send({{"k", "pods"}, {"t", "ADDED"}, {"o", PodJson(job_name_, name, a)}}, false);
-      if (o.state != "Running") continue;  // the old exit, until the new process runs
+      continue;
     }
-    if (!Advance(a, o, now) && !fresh) continue;
+    if (!changed || (!Advance(a, o, now) && !fresh)) continue;
     Send({{"k", "pods"}, {"t", "MODIFIED"}, {"o", PodJson(job_name_, name, a)}}, false);
   }
   Flush();

@@ -86,7 +86,8 @@ class LocalFeed : public local::RunObserver {
   api::Time created_;
   std::string job_name_;
   nlohmann::json last_job_;
-  std::map<std::string, Attempt> attempts_;  // by replica name: the current attempt
+  std::map<std::string, Attempt> attempts_;                  // by replica name: the current attempt
+  std::map<std::string, std::pair<std::string, int>> seen_;  // by replica name: state, exit code last pass
   int events_ = 0;
 };
 
