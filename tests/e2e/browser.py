@@ -172,22 +172,25 @@ class Browser:
         return r.get("result", {}).get("value")
 
     def open(self, url):
+        """Navigates and waits until the new document has loaded."""
+        self.js("window.__old_document = true")
         self.call("Page.navigate", url=url)
-        self.wait("document.readyState === 'complete'", timeout=30)
+        self.wait("!window.__old_document && document.readyState === 'complete'", timeout=30)
 
     def wait(self, expression, timeout=60, what=None):
         """Waits until the expression is truthy; its last value on a time-out is in the error."""
         deadline = time.monotonic() + timeout
-        value = None
+        value = error = None
         while time.monotonic() < deadline:
             try:
                 value = self.js(expression)
-            except RuntimeError as e:
-                value = str(e)
+            except RuntimeError as e:  # the page is not there yet (a navigation): not an answer
+                value, error = None, str(e)
             if value or isinstance(value, (dict, list)):  # an element comes back as {}
                 return value
             time.sleep(0.2)
-        raise AssertionError(f"timed out after {timeout}s waiting for {what or expression} (last: {value!r}); "
+        raise AssertionError(f"timed out after {timeout}s waiting for {what or expression} (last: {value!r}, "
+                             f"{error}); "
                              f"console: {self.console[-10:]} errors: {self.errors[-5:]}")
 
     def text(self, selector="body"):
