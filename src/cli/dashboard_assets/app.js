@@ -229,7 +229,7 @@ function gantt(page) {
   const now = ms(page.now);
   const t0 = Math.min(ms(page.row.created) || Infinity, ...attempts.map((a) => ms(a.start)).filter(isFinite));
   // At least 30 s wide: a young job's bars grow from the left instead of filling the chart.
-  let t1 = Math.max(...attempts.map((a) => (a.end ? ms(a.end) : now)).filter(isFinite), t0 + 30000);
+  let t1 = Math.max(...attempts.map((a) => (a.end ? ms(a.end) : now)).filter(isFinite), t0 + (page.completed ? 1000 : 30000));
   if (!page.completed) t1 = Math.max(t1, now);
   const replicas = [...new Set(attempts.map((a) => a.replica))];
   // Drawn 1000 units wide and scaled to the card (viewBox), so it fits any window.
@@ -300,7 +300,7 @@ function eventsTable(events) {
   for (const e of events.slice().reverse())
     tb.appendChild(el("tr", { class: e.type === "Warning" ? "warn-row" : "" },
       el("td", { class: "nowrap" }, e.time ? age(e.time) + " ago" : ""),
-      el("td", {}, e.type), el("td", {}, e.reason), el("td", { class: "mono" }, e.object),
+      el("td", {}, e.type), el("td", {}, e.reason), el("td", { class: "mono nowrap" }, e.object),
       el("td", { class: "num" }, e.count > 1 ? "×" + e.count : ""), el("td", { class: "msg" }, e.message)));
   return el("table", { class: "events" }, el("thead", {}, el("tr", {}, ...["When", "Type", "Reason", "Object", "", "Message"].map((h) => el("th", {}, h)))), tb);
 }
