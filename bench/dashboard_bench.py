@@ -62,18 +62,27 @@ def main():
     ap.add_argument("--jobs", type=int, default=1000)
     ap.add_argument("--updates", type=int, default=20)
     ap.add_argument("--keep", action="store_true", help="leave the cluster up")
+    ap.add_argument("--cluster", help="a test cluster already up (scripts/test-cluster up DIR): use it, in a new namespace")
     a = ap.parse_args()
-    cluster = tempfile.mkdtemp(prefix="tfjob-dash-bench-")
-    t = time.time()
-    subprocess.run([os.path.join(ROOT, "scripts", "test-cluster"), "up", cluster, "--nodes", "1"], check=True,
-                   stdout=subprocess.DEVNULL)
-    log(f"cluster up in {time.time() - t:.0f} s")
+    own = not a.cluster
+    cluster = a.cluster or tempfile.mkdtemp(prefix="tfjob-dash-bench-")
+    if own:
+        t = time.time()
+        subprocess.run([os.path.join(ROOT, "scripts", "test-cluster"), "up", cluster, "--nodes", "1"], check=True,
+                       stdout=subprocess.DEVNULL)
+        log(f"cluster up in {time.time() - t:.0f} s")
+    ns = "bench-" + str(int(time.time()))
     dash = None
     try:
         kubectl(cluster, "apply", "-f", os.path.join(ROOT, "config", "crd", "kubeflow.org_tfjobs.yaml"))
-        kubectl(cluster, "wait", "--for=condition=Established", "crd/tfjobs.kubeflow.org", "--timeout=60s")
-        kubectl(cluster, "create", "namespace", "bench")
-        dash = subprocess.Popen([TFJOB, "dashboard", "--kubeconfig", os.path.join(cluster, "kubeconfig"), "-n", "bench",
+        # Polled, not `kubectl wait`: that fails at once on a CRD without status yet (tests/e2e/conftest.py).
+        deadline = time.time() + 60
+        while "Established" not in kubectl(cluster, "get", "crd", "tfjobs.kubeflow.org", "-o",
+                                           "jsonpath={.status.conditions[?(@.status=='True')].type}"):
+            assert time.time() < deadline, "the TFJob CRD is not Established"
+            time.sleep(0.5)
+        kubectl(cluster, "create", "namespace", ns)
+        dash = subprocess.Popen([TFJOB, "dashboard", "--kubeconfig", os.path.join(cluster, "kubeconfig"), "-n", ns,
                                  "--address", "127.0.0.1:0"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                 text=True)
         url = dash.stdout.readline().split()[3]
@@ -82,7 +91,7 @@ def main():
         t = time.time()
         for start in range(0, a.jobs, 200):
             items = [job(i) for i in range(start, min(a.jobs, start + 200))]
-            kubectl(cluster, "create", "-n", "bench", "-f", "-",
+            kubectl(cluster, "create", "-n", ns, "-f", "-",
                     stdin=json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
         created = time.time() - t
         while True:
@@ -110,9 +119,9 @@ def main():
                 name = f"job-{(k * 37) % a.jobs:05d}"
                 queue = f"q-{k}"
                 b.js("window.__seen = 0; window.__watch = setInterval(() => { const tr = [...document.querySelectorAll('#jobs tr')]"
-                     f".find(r => r.dataset.key === 'bench/{name}'); if (tr && tr.querySelector('td.queue').textContent === '{queue}')"
+                     f".find(r => r.dataset.key === '{ns}/{name}'); if (tr && tr.querySelector('td.queue').textContent === '{queue}')"
                      " { window.__seen = Date.now(); clearInterval(window.__watch); } }, 5)")
-                kubectl(cluster, "label", "-n", "bench", "tfjob", name, f"kueue.x-k8s.io/queue-name={queue}", "--overwrite")
+                kubectl(cluster, "label", "-n", ns, "tfjob", name, f"kueue.x-k8s.io/queue-name={queue}", "--overwrite")
                 sent = time.time() * 1000
                 seen = b.wait("window.__seen", timeout=30)
                 latencies.append(max(0.0, seen - sent))
@@ -132,7 +141,7 @@ def main():
         if dash:
             dash.terminate()
             dash.wait(15)
-        if not a.keep:
+        if own and not a.keep:
             subprocess.run([os.path.join(ROOT, "scripts", "test-cluster"), "down", cluster], stdout=subprocess.DEVNULL)
 
 
