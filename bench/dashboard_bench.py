@@ -141,6 +141,9 @@ def main():
         if dash:
             dash.terminate()
             dash.wait(15)
+        if not own and not a.keep:  # an operator of that cluster must not reconcile them afterwards
+            subprocess.run(["kubectl", "--kubeconfig", os.path.join(cluster, "kubeconfig"), "delete", "namespace", ns,
+                            "--wait=false"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         if own and not a.keep:
             subprocess.run([os.path.join(ROOT, "scripts", "test-cluster"), "down", cluster], stdout=subprocess.DEVNULL)
 
