@@ -9,6 +9,7 @@
 #include "api/exit_codes.h"
 #include "cli/cli_args.h"
 #include "cli/command.h"
+#include "cli/dashboard_local.h"
 #include "cli/job_file.h"
 #include "common/clock.h"
 #include "local/local_runner.h"
@@ -92,6 +93,11 @@ class RunCommand : public Command {
         "--gpus", gpus_,
         "The GPU ids to hand out (e.g. 0,1,2,3 or GPU-UUIDs; none for none). Default: CUDA_VISIBLE_DEVICES "
         "when set, else the GPUs nvidia-smi -L lists");
+    run.add_flag("--dashboard", dashboard_,
+                 "Serve the job's page (the same as tfjob dashboard's) on 127.0.0.1 while it runs; docs/dashboard.md");
+    run.add_option("--dashboard-address", dashboard_address_,
+                   "HOST:PORT of --dashboard (127.0.0.1 only; port 0: a free one)")
+        ->capture_default_str();
     run.footer(kRunExitCodes);
   }
 
@@ -105,7 +111,21 @@ class RunCommand : public Command {
       err << file_ << ": tfjob run takes a file with exactly one TFJob (found " << jobs.size() << ")\n";
       return api::kExitUsage;
     }
+    // The dashboard's process first, while tfjob has one thread and holds no port (dashboard_local.h).
+    std::unique_ptr<dashboard::LocalFeed> feed;
+    RealClock clock;
+    if (dashboard_) {
+      auto d = dashboard::StartLocalDashboard(dashboard_address_, jobs[0].job.metadata.name);
+      if (!d.ok()) {
+        err << "tfjob run --dashboard: " << d.status().message() << "\n";
+        return api::kExitUsage;
+      }
+      feed = std::make_unique<dashboard::LocalFeed>(d->fd, clock);
+      *io.out << "tfjob: dashboard at " << d->url << "job?ns=" << dashboard::kLocalNamespace
+              << "&name=" << jobs[0].job.metadata.name << std::endl;
+    }
     local::RunOptions options = options_;
+    options.observer = feed.get();
     options.grace_period = std::chrono::milliseconds(static_cast<long long>(grace_seconds_ * 1000));
     StatusOr<std::chrono::milliseconds> backoff = ParseDuration(backoff_);
     StatusOr<std::chrono::milliseconds> backoff_max = ParseDuration(backoff_max_);
@@ -131,7 +151,6 @@ class RunCommand : public Command {
     // the supervisors give their containers the default disposition back.
     std::signal(SIGPIPE, SIG_IGN);
     for (auto& kv : BaseEnvironment(io.env, clean_env_)) options.base_env.push_back(std::move(kv));
-    RealClock clock;
     local::LocalRunner runner(jobs[0].job, options, clock, *io.out);
     if (Status s = runner.Prepare(); !s.ok()) {
       err << file_ << ": " << s.message() << "\n";
@@ -151,6 +170,8 @@ class RunCommand : public Command {
   std::string backoff_max_ = "5m";
   std::string gpus_;
   CLI::Option* gpus_option_ = nullptr;
+  bool dashboard_ = false;
+  std::string dashboard_address_ = "127.0.0.1:0";
 };
 
 }  // namespace

@@ -57,18 +57,19 @@ class Command {
 };
 
 // The subcommands, one Define each, in the order of `tfjob --help`.
-std::unique_ptr<Command> DefineValidate(CLI::App& root);  // cmd_validate.cc
-std::unique_ptr<Command> DefineRender(CLI::App& root);    // cmd_render.cc
-std::unique_ptr<Command> DefineOperator(CLI::App& root);  // cmd_operator.cc
-std::unique_ptr<Command> DefineRun(CLI::App& root);       // cmd_run.cc
-std::unique_ptr<Command> DefineSubmit(CLI::App& root);    // cmd_submit.cc
-std::unique_ptr<Command> DefineGet(CLI::App& root);       // cmd_get.cc
-std::unique_ptr<Command> DefineDescribe(CLI::App& root);  // cmd_describe.cc
-std::unique_ptr<Command> DefineLogs(CLI::App& root);      // cmd_logs.cc
-std::unique_ptr<Command> DefineSuspend(CLI::App& root);   // cmd_suspend.cc
-std::unique_ptr<Command> DefineResume(CLI::App& root);    // cmd_suspend.cc
-std::unique_ptr<Command> DefineDelete(CLI::App& root);    // cmd_delete.cc
-std::unique_ptr<Command> DefineCrd(CLI::App& root);       // cmd_info.cc
-std::unique_ptr<Command> DefineVersion(CLI::App& root);   // cmd_info.cc
+std::unique_ptr<Command> DefineValidate(CLI::App& root);   // cmd_validate.cc
+std::unique_ptr<Command> DefineRender(CLI::App& root);     // cmd_render.cc
+std::unique_ptr<Command> DefineOperator(CLI::App& root);   // cmd_operator.cc
+std::unique_ptr<Command> DefineRun(CLI::App& root);        // cmd_run.cc
+std::unique_ptr<Command> DefineSubmit(CLI::App& root);     // cmd_submit.cc
+std::unique_ptr<Command> DefineGet(CLI::App& root);        // cmd_get.cc
+std::unique_ptr<Command> DefineDescribe(CLI::App& root);   // cmd_describe.cc
+std::unique_ptr<Command> DefineLogs(CLI::App& root);       // cmd_logs.cc
+std::unique_ptr<Command> DefineSuspend(CLI::App& root);    // cmd_suspend.cc
+std::unique_ptr<Command> DefineResume(CLI::App& root);     // cmd_suspend.cc
+std::unique_ptr<Command> DefineDelete(CLI::App& root);     // cmd_delete.cc
+std::unique_ptr<Command> DefineDashboard(CLI::App& root);  // cmd_dashboard.cc
+std::unique_ptr<Command> DefineCrd(CLI::App& root);        // cmd_info.cc
+std::unique_ptr<Command> DefineVersion(CLI::App& root);    // cmd_info.cc
 
 }  // namespace tfjob::cli

@@ -390,10 +390,13 @@ std::optional<std::chrono::milliseconds> LocalRunner::UntilNextRestart() const {
 // they changed since `last_conditions`.
 void LocalRunner::ReportPlan(const core::Plan& plan, std::vector<std::string>* last_conditions) {
   // ExitedWithCode repeats the runner's own "<replica> exited with code N" line.
-  for (const auto& e : plan.events)
+  for (const auto& e : plan.events) {
+    if (options_.observer != nullptr) options_.observer->Event(std::string(api::EnumName(e.type)), e.reason, e.message);
     if (e.reason != "SuccessfulCreatePod" && e.reason != "ExitedWithCode")
       Print("tfjob: " + std::string(api::EnumName(e.type)) + " " + e.reason + ": " + e.message);
+  }
   if (plan.status) job_.status = *plan.status;
+  if (options_.observer != nullptr) options_.observer->Changed(job_, outcomes_);
   std::vector<std::string> conditions;
   for (const auto& c : job_.status.conditions) conditions.push_back(c.type + "=" + c.status);
   if (live_table() && clock_.SteadyNow() - last_draw_ >= std::chrono::milliseconds(500)) DrawTable();
@@ -423,6 +426,13 @@ int LocalRunner::Run(std::stop_token stop, std::stop_token kill_now) {
   // O(replicas^2) per plan (issue 25 item 6).
   const core::ReconcileOptions options = {.render = LocalRenderOptions(ports_)};
   std::vector<std::string> last_conditions;
+  // The observer sees the replicas as they are when the run ends.
+  struct LastWord {
+    LocalRunner* r;
+    ~LastWord() {
+      if (r->options_.observer != nullptr) r->options_.observer->Changed(r->job_, r->outcomes_);
+    }
+  } last_word{this};
   for (;;) {
     Reap();
     if (!start_failures_.empty()) {

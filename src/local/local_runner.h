@@ -54,6 +54,22 @@ class PodZygote;
 
 inline constexpr int kRunExitCannotStart = 2;
 
+struct ReplicaOutcome;
+
+// Told what the run does (tfjob run --dashboard, docs/dashboard.md), on the runner's thread. It
+// must not block: the runner's loop is the only thread that drives the replicas.
+class RunObserver {
+ public:
+  virtual ~RunObserver() = default;
+  // After each pass of the loop and once at the end: the job with its status, each replica's outcome.
+  virtual void Changed(const api::TfJob& job, const std::map<std::string, ReplicaOutcome>& replicas) = 0;
+  // An event of the plan ("Normal"/"Warning", reason, message).
+  virtual void Event(const std::string& type, const std::string& reason, const std::string& message) = 0;
+  // One line of a replica's output as read (not escaped): the stream's prefix ("worker-0",
+  // "worker-0/sidecar") and the line.
+  virtual void Output(const std::string& prefix, const std::string& line) = 0;
+};
+
 struct RunOptions {
   std::string logs_dir;  // also write <replica>.log (<replica>.<container>.log) there when set
   bool quiet = false;    // transitions only, no replica output
@@ -72,6 +88,8 @@ struct RunOptions {
   BackoffPolicy restart_backoff;
   // The GPUs this machine offers (the caller finds them: local/gpu_devices.h).
   GpuDevices gpus{{}, "none given"};
+  // Told of every pass, event and output line (not owned; null: nobody).
+  RunObserver* observer = nullptr;
 };
 
 struct ReplicaOutcome {

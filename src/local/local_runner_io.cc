@@ -29,6 +29,7 @@ int ExitCodeOf(int status) {
 
 void LocalRunner::Output(Process& p, const Stream& s, const std::string& line) {
   if (s.log_fd >= 0) WriteAll(s.log_fd, line + "\n");
+  if (options_.observer != nullptr) options_.observer->Output(s.prefix, line);
   if (options_.quiet) return;
   out_ << PrefixedLine(s.prefix, p.color, ShownOutputLine(line)) << "\n";
   out_.flush();
