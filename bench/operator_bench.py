@@ -265,7 +265,7 @@ class Tracker:
     def __init__(self, cluster, ns, phases=True):
         self.lock = threading.Condition()
         self.created, self.running, self.succeeded, self.services, self.jobs = {}, {}, {}, {}, {}
-        self.pods_succeeded = {}
+        self.pods_succeeded, self.bound = {}, {}
         self.job_pods, self.job_services, self.job_running = {}, {}, {}  # job name -> {object name: first seen}
         pods = f"/api/v1/namespaces/{ns}/pods"
         self.watches = [Watch(cluster, pods, self.pod, METADATA_ONLY),
@@ -274,6 +274,7 @@ class Tracker:
         if phases:
             self.watches += [Watch(cluster, pods + "?fieldSelector=status.phase%21%3DPending", self.pod_running,
                                    METADATA_ONLY),
+                             Watch(cluster, pods + "?fieldSelector=spec.nodeName%21%3D", self.pod_bound, METADATA_ONLY),
                              Watch(cluster, pods + "?fieldSelector=status.phase%3DSucceeded", self.pod_succeeded,
                                    METADATA_ONLY)]
 
@@ -292,6 +293,21 @@ class Tracker:
             self.running.setdefault(name, t)
             self.job_running.setdefault(obj["metadata"].get("labels", {}).get(JOB_LABEL), {}).setdefault(name, t)
             self.lock.notify_all()
+
+    def pod_bound(self, kind, obj, t):
+        if kind == "DELETED":
+            return
+        with self.lock:
+            self.bound.setdefault(obj["metadata"]["name"], t)
+            self.lock.notify_all()
+
+    def pipeline(self, t0, fractions=(0.1, 0.5, 0.9, 1.0)):
+        """Seconds after t0 at which each fraction of the pods existed, was bound to a node (the
+        scheduler) and Running (KWOK): where a pod waits between its create and Running."""
+        with self.lock:
+            stages = {k: sorted(getattr(self, k).values()) for k in ("created", "bound", "running")}
+        return {k: [round(v[max(0, math.ceil(f * len(v)) - 1)] - t0, 2) for f in fractions] if v else []
+                for k, v in stages.items()}
 
     def pod_succeeded(self, kind, obj, t):
         if kind == "DELETED":
@@ -397,6 +413,7 @@ def tuning(workers=None, qps=None, burst=None, write_concurrency=None):
 
 
 DEFAULTS = tuning()
+ENV_FLAG = "@env="  # an element "@env=NAME=VALUE" of a tfjob configuration: in its process's environment
 OPERATOR_ENV = ""  # experiments: --operator-env
 LIMIT_AFTER = True  # the limit with the TFJobs once more after the operator's run (--no-limit-after: not)
 PROFILE_DIR = ""  # experiments: --apiserver-profile DIR
@@ -417,6 +434,10 @@ def start_profile(cluster, name):
 def flags_text(flags):
     if flags and flags[0] == PEER:
         return f"training-operator {peer_version()} " + (" ".join(flags[1:]) or "(its defaults)")
+    if flags and any(f.startswith(ENV_FLAG) for f in flags):
+        plain = [f for f in flags if not f.startswith(ENV_FLAG)]
+        env = " ".join(f[len(ENV_FLAG):] for f in flags if f.startswith(ENV_FLAG))
+        return f"tfjob {' '.join(plain) or '(defaults)'} with {env}"
     return " ".join(flags) if flags else "(defaults)"
 
 
@@ -427,10 +448,11 @@ class Operator:
         self.flags = flags
         args = [TFJOB, "operator", "--kubeconfig", os.path.join(cluster.dir, "operator.kubeconfig"),
                 "--leader-elect=false", "--metrics-bind-address", "127.0.0.1:0", "--health-probe-bind-address", "0"]
-        args += list(flags)
+        args += [f for f in flags if not f.startswith(ENV_FLAG)]
         if ns:
             args += ["--namespace", ns]
         env = dict(os.environ, **dict(kv.split("=", 1) for kv in shlex.split(OPERATOR_ENV)))
+        env.update(dict(f[len(ENV_FLAG):].split("=", 1) for f in flags if f.startswith(ENV_FLAG)))
         self.proc = subprocess.Popen(args, stdout=self.logf, stderr=subprocess.STDOUT, env=env)
         cluster.operators.append(self)
         self.port = None
@@ -846,6 +868,7 @@ def measure_limit(cluster, name, jobs, pods, follow, with_jobs=False, exiting=0)
         tl_run = ltr.wait("running", pods, 600)
         tl_done = ltr.wait("pods_succeeded", exiting, 600) if exiting else None
         lim["running_s"], lim["succeeded_s"] = tl_run and tl_run - tl0, tl_done and tl_done - tl0
+        lim["pipeline"] = ltr.pipeline(tl0)
     ltr.stop()
     if profile:
         profile.join()
@@ -892,7 +915,7 @@ def run_jobs(kind, n, flags, follow):
     # A burst's workers exit and its PS pods go when its jobs succeed, so the limit after the operator's
     # run fits where the operator's pods were; a big job's pods stay.
     # The tuning grid prints the ratio to the children alone: no limit after there.
-    after = LIMIT_AFTER and (flags == DEFAULTS or flags[:1] == (PEER,))
+    after = LIMIT_AFTER and (flags == DEFAULTS or flags[:1] == (PEER,) or any(f.startswith(ENV_FLAG) for f in flags))
     sets = 4 if after and kind == "big" else 3
     nodes = max(4, math.ceil((sets * pods + 5) * 1.1 / 110) + 2)
     timeout = max(300, objects / 5)  # s from the first create to the last wait's end
@@ -952,15 +975,17 @@ def run_jobs(kind, n, flags, follow):
         if follow:  # all pods Running (the control plane's metrics then), all the jobs Succeeded
             t_run = tr.wait("running", pods, left()) if kind == "burst" else tr.wait_job("job_running", "big", n, left())
             scheduler = component_metrics(cluster, since=components0)
+            pipeline = tr.pipeline(t0)
             t_done = tr.wait("succeeded", n, left()) if kind == "burst" else tr.wait_key("succeeded", "big", left())
             t_pods_done = tr.wait("pods_succeeded", exiting + (0 if kind == "burst" else 4), left())
         else:
-            scheduler = component_metrics(cluster, since=components0)
+            scheduler, pipeline = component_metrics(cluster, since=components0), None
         cpu, cp = op.cpu() - cpu0, control_plane_cpu(cluster) - cp0
         row = {"kind": kind, "n": n, "flags": flags, "pods": pods, "objects": objects, "rendered_mb": lim["rendered_mb"],
                "nodes": nodes, "pods_s": t_pods and t_pods - t0, "exist_s": t_exist and t_exist - t0,
                "running_s": t_run and t_run - t0, "succeeded_s": t_done and t_done - t0,
                "pods_succeeded_s": t_pods_done and t_pods_done - t0, "scheduler": scheduler,
+               "pipeline": pipeline, "limit_jobs_pipeline": lim_jobs.get("pipeline"),
                "limit_running_s": lim.get("running_s"), "limit_succeeded_s": lim.get("succeeded_s"),
                "limit_jobs_running_s": lim_jobs.get("running_s"), "limit_jobs_succeeded_s": lim_jobs.get("succeeded_s"),
                "pods_per_s": t_pods and pods / (t_pods - t0), "objects_per_s": t_exist and objects / (t_exist - t0),
@@ -1413,6 +1438,15 @@ def print_peer(out, results):
         out.table(f"Ratios, {work_text({'kind': kind, 'n': n})}: tfjob's time over the other's, round by round (below "
                   "1: tfjob is done first); the median in bold",
                   ["", "all pods + services", "all pods Running", "all TFJobs Succeeded"], ratio_lines)
+        out.table(f"Where a pod waited, {work_text({'kind': kind, 'n': n})}: seconds from the first create at which "
+                  "10 % / 50 % / 90 % / all of the pods existed, were bound to a node (kube-scheduler) and Running "
+                  "(KWOK), in the round with the median all-Running time, and in the limit with the TFJobs of the "
+                  "same cluster",
+                  ["operator", "created", "bound", "Running", "limit: created", "limit: bound", "limit: Running"],
+                  [[flags_text(flags) if flags != DEFAULTS else "tfjob (defaults)"] +
+                   [" / ".join(fmt(x, ".1f") for x in (median_row(rows, "running_s").get(p) or {}).get(stage, []))
+                    or "-" for p in ("pipeline", "limit_jobs_pipeline") for stage in ("created", "bound", "running")]
+                   for flags, rows in by_flags.items()])
         out.table(f"The control plane during each run up to all Running, {work_text({'kind': kind, 'n': n})} (changes "
                   "of kube-scheduler's, kube-controller-manager's and kube-apiserver's own metrics; writes by resource "
                   "and verb; the round of each with the median all-Running time)",
@@ -1449,6 +1483,9 @@ def main():
     ap.add_argument("--peer-rounds", type=int, default=3, help="peer: rounds (each runs tfjob and every configuration)")
     ap.add_argument("--peer-configs", default="tuned,defaults",
                     help="peer: training-operator's configurations: tuned (16 threads, 200/300 QPS), defaults")
+    ap.add_argument("--peer-compare-env", default="",
+                    help="experiments: peer: one more tfjob configuration, its defaults with NAME=VALUE ... in its "
+                         "environment, taking turns with the others")
     ap.add_argument("--operator-flags", default="",
                     help="experiments: flags for the operator in place of the defaults (the tables name them)")
     ap.add_argument("--operator-env", default="", help="experiments: NAME=VALUE ... for the operator's process alone")
@@ -1495,6 +1532,8 @@ def main():
                                               [runs.get("burst", n, DEFAULTS, follow=True) for n in ints(a.burst_sizes)]))
     if "peer" in scenarios:
         configs = [{"tuned": PEER_TUNED, "defaults": PEER_DEFAULTS}[c] for c in a.peer_configs.split(",") if c]
+        if a.peer_compare_env:
+            configs.append(DEFAULTS + tuple(ENV_FLAG + kv for kv in shlex.split(a.peer_compare_env)))
         work = [(w.split(":")[0], int(w.split(":")[1])) for w in a.peer_work.split(",") if w]
         peer_dir()  # built (or found in the cache) before the first cluster
         part("peer", lambda: print_peer(out, peer_rounds(work, a.peer_rounds, configs)))
