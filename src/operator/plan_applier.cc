@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <future>
 
 #include "api/json_fields.h"
@@ -402,8 +403,26 @@ std::shared_ptr<PlanApplier::CreateRun> PlanApplier::NewCreateRun(const api::TfJ
   run->log = log;
   run->done = std::move(done);
   run->renderer = std::make_unique<const core::PodRenderer>(job, render);
-  for (auto& c : plan.create_services) run->items.push_back({false, std::move(c)});
-  for (auto& c : plan.create_pods) run->items.push_back({true, std::move(c)});
+  static const std::string order = [] {
+    const char* e = std::getenv("TFJOB_EXPERIMENT_ORDER");  // TEMPORARY experiment switch (issue 38)
+    return std::string(e ? e : "pods");
+  }();
+  if (order == "pods") {
+    for (auto& c : plan.create_pods) run->items.push_back({true, std::move(c)});
+    for (auto& c : plan.create_services) run->items.push_back({false, std::move(c)});
+  } else if (order == "interleave") {
+    size_t si = 0;
+    for (auto& c : plan.create_pods) {
+      const std::string name = c.name;
+      run->items.push_back({true, std::move(c)});
+      if (si < plan.create_services.size() && plan.create_services[si].name == name)
+        run->items.push_back({false, std::move(plan.create_services[si++])});
+    }
+    for (; si < plan.create_services.size(); ++si) run->items.push_back({false, std::move(plan.create_services[si])});
+  } else {
+    for (auto& c : plan.create_services) run->items.push_back({false, std::move(c)});
+    for (auto& c : plan.create_pods) run->items.push_back({true, std::move(c)});
+  }
   return run;
 }
 
