@@ -220,7 +220,7 @@ class Watch(threading.Thread):
     def relist(self):
         listed = self.cluster.request(self.path, accept=list_accept(self.accept))
         now = time.time()
-        for obj in listed["items"]:
+        for obj in listed["items"] or []:
             self.on_event("ADDED", obj, now)
         self.rv = listed["metadata"]["resourceVersion"]
 
@@ -581,7 +581,8 @@ class PeerOperator(Operator):
                             f.write(base64.b64decode(data[name]))
                     mounted = True
             text = open(self.log_path).read()
-            if '"Starting workers"' in text and "tfjob" in text.split('"Starting workers"', 1)[1].split("\n", 1)[0]:
+            # controller-runtime starts a controller's workers once its caches have synced.
+            if any("Starting workers" in line and "tfjob-controller" in line for line in text.splitlines()):
                 return
             if self.proc.poll() is not None:
                 raise RuntimeError(f"the peer exited: {text[-3000:]}")
@@ -789,8 +790,9 @@ def settle(cluster, ns, activity, timeout, quiet=3.0):
     deadline = time.time() + timeout
     base = f"/api/v1/namespaces/{ns}/pods?fieldSelector=status.phase%3D"
     while time.time() < deadline:
-        pending = cluster.request(base + "Pending&limit=1", accept=METADATA_ONLY_LIST)["items"]
-        running = cluster.request(base + "Running", accept=METADATA_ONLY_LIST)["items"]
+        # An empty PartialObjectMetadataList has "items": null.
+        pending = cluster.request(base + "Pending&limit=1", accept=METADATA_ONLY_LIST)["items"] or []
+        running = cluster.request(base + "Running", accept=METADATA_ONLY_LIST)["items"] or []
         exiting = sum(1 for p in running if "tfjob.test/run-for" in (p["metadata"].get("annotations") or {}))
         if not pending and not exiting and time.time() - activity.last() >= quiet:
             return
@@ -960,6 +962,10 @@ def run_jobs(kind, n, flags, follow):
         limit_changes = lim["activity"].since(t0) + lim_jobs["activity"].since(t0)
         samples = op.samples()  # the operator's requests and events up to its last object
         in_window = op.by_label(samples, "rest_client_requests_total", "verb")
+        if not in_window:  # client-go's metric (the peer's) names the HTTP method
+            methods = {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete", "GET": "get"}
+            in_window = {methods.get(k, k): v for k, v in
+                         op.by_label(samples, "rest_client_requests_total", "method").items()}
         sums = op.metrics(samples)
         events_in_window = sums.get("tfjob_events_written_total")
         reconciles_in_window = (sums.get("controller_runtime_reconcile_total"),

@@ -75,7 +75,7 @@ PlanApplier::PlanApplier(ObjectWriter& writer, controller::WritePool& pool, cont
                            {"kind", "action", "result"});
 }
 
-// One pass's creates: services then pods, under a slow-start window (D17): one create first, and
+// One pass's creates: pods then services, under a slow-start window (D17): one create first, and
 // each that succeeds lets two more go (so the window doubles with every round trip, as TCP's
 // slow start), with no wait for a whole batch; the first failure stops new sends (a systematic
 // one such as a quota costs one request, not N) and the creates in flight finish. They run on
