@@ -20,6 +20,11 @@ on the loaded 2-core machine; the times below include it and the limit's run. Pa
 the tiny variants took on 2026-12-01 (load average 8), the rest are estimates from the runs in
 bench/README.md:
 
+  Every part but idle and memory times, beside all objects existing, all pods Running (past
+  Pending) and all TFJobs Succeeded, for the operator and for the limits alike (the limit: all
+  its exiting workers Succeeded); a big job's Workers run 10 s, then exit 0, and the job has
+  successPolicy AllWorkers (since 2026-12-04; before, they ran forever).
+
   defaults  the operator as users get it (no --workers/--kube-api-qps/--kube-api-burst/
             --write-concurrency): a burst of --burst-jobs (200) TFJobs of 1 PS + 4 Workers (to all
             pods Running and all jobs Succeeded) and one TFJob of --big-workers (500) Workers, each
@@ -43,6 +48,17 @@ bench/README.md:
             and the operator's at 110 a node). The 500 and 200 rows are those of defaults when
             both run. About 20 min more (took 0.5 min for 100 workers, 5 min for 2,000 workers,
             2-3.5 min for 50 jobs, 11 min for 1,000 jobs on 103 nodes)
+  peer      tfjob against Kubeflow's training-operator (scripts/build-peer: PEER_VERSION of
+            scripts/versions.env from the Go module proxy, cached in ~/.cache/tfjob; run out of
+            cluster in the work namespace with the admin's kubeconfig, TFJobs only), at its
+            defaults (1 thread, 20/30 QPS) and tuned (16 threads, 200/300 QPS): for each of
+            --peer-work (big:500, big:2000, burst:200), --peer-rounds (3) rounds, each running
+            tfjob then every peer configuration, each in a fresh cluster after its limits (so
+            they take turns run by run and the machine's drift falls on all alike): times to all
+            objects, all pods Running and all TFJobs Succeeded, their medians, tfjob's ratio to
+            each round by round, where a pod waited (created, bound, Running) and the control
+            plane's own metrics of the run. Long: the peer at its defaults takes 50 s for the
+            500-worker job's creates and about 230 s for the burst of 200
   burst     the tuning grid, --workers x --qps (burst 1.5x QPS; default 1,16 x 20,200): the burst
             of --burst-jobs to all pods Running and all jobs Succeeded, with its limit ratio and
             events. 2-4 min a row (took 1.3 min with 20 jobs)

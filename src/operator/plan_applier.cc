@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdlib>
 #include <future>
 
 #include "api/json_fields.h"
@@ -403,26 +402,10 @@ std::shared_ptr<PlanApplier::CreateRun> PlanApplier::NewCreateRun(const api::TfJ
   run->log = log;
   run->done = std::move(done);
   run->renderer = std::make_unique<const core::PodRenderer>(job, render);
-  static const std::string order = [] {
-    const char* e = std::getenv("TFJOB_EXPERIMENT_ORDER");  // TEMPORARY experiment switch (issue 38)
-    return std::string(e ? e : "pods");
-  }();
-  if (order == "pods") {
-    for (auto& c : plan.create_pods) run->items.push_back({true, std::move(c)});
-    for (auto& c : plan.create_services) run->items.push_back({false, std::move(c)});
-  } else if (order == "interleave") {
-    size_t si = 0;
-    for (auto& c : plan.create_pods) {
-      const std::string name = c.name;
-      run->items.push_back({true, std::move(c)});
-      if (si < plan.create_services.size() && plan.create_services[si].name == name)
-        run->items.push_back({false, std::move(plan.create_services[si++])});
-    }
-    for (; si < plan.create_services.size(); ++si) run->items.push_back({false, std::move(plan.create_services[si])});
-  } else {
-    for (auto& c : plan.create_services) run->items.push_back({false, std::move(c)});
-    for (auto& c : plan.create_pods) run->items.push_back({true, std::move(c)});
-  }
+  // Pods first (D17): they are what the scheduler and the kubelet work on; a service only
+  // names one (bench/README.md, "Time to all Running").
+  for (auto& c : plan.create_pods) run->items.push_back({true, std::move(c)});
+  for (auto& c : plan.create_services) run->items.push_back({false, std::move(c)});
   return run;
 }
 
