@@ -1057,6 +1057,8 @@ def run_jobs(kind, n, flags, follow):
                         "ratio_before": row["ratio_jobs"],
                         "limit_jobs_objects_per_s": objects / ((before_s + after_s) / 2)})
             row["ratio_jobs"] = row["objects_per_s"] and row["objects_per_s"] / row["limit_jobs_objects_per_s"]
+        with open("/proc/loadavg") as f:
+            row["uptime"] = f.read().split()[:3]  # the load averages at the end of the run
         log(f"{kind} {row}")
         return row
 
@@ -1386,7 +1388,6 @@ def peer_rounds(work, rounds, configs):
                 except Exception as e:  # noqa: BLE001 - a failed run leaves "-"
                     log(f"peer part {kind} {n} {flags_text(flags)} round {i + 1}: failed: {e!r}")
                     row = {"kind": kind, "n": n, "flags": flags}
-                row["uptime"] = open("/proc/loadavg").read().split()[:3]
                 got.setdefault(flags, []).append(row)
     return out
 
