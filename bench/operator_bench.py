@@ -20,6 +20,11 @@ on the loaded 2-core machine; the times below include it and the limit's run. Pa
 the tiny variants took on 2026-12-01 (load average 8), the rest are estimates from the runs in
 bench/README.md:
 
+  Every part but idle and memory times, beside all objects existing, all pods Running (past
+  Pending) and all TFJobs Succeeded, for the operator and for the limits alike (the limit: all
+  its exiting workers Succeeded); a big job's Workers run 10 s, then exit 0, and the job has
+  successPolicy AllWorkers (since 2026-12-04; before, they ran forever).
+
   defaults  the operator as users get it (no --workers/--kube-api-qps/--kube-api-burst/
             --write-concurrency): a burst of --burst-jobs (200) TFJobs of 1 PS + 4 Workers (to all
             pods Running and all jobs Succeeded) and one TFJob of --big-workers (500) Workers, each
@@ -43,6 +48,17 @@ bench/README.md:
             and the operator's at 110 a node). The 500 and 200 rows are those of defaults when
             both run. About 20 min more (took 0.5 min for 100 workers, 5 min for 2,000 workers,
             2-3.5 min for 50 jobs, 11 min for 1,000 jobs on 103 nodes)
+  peer      tfjob against Kubeflow's training-operator (scripts/build-peer: PEER_VERSION of
+            scripts/versions.env from the Go module proxy, cached in ~/.cache/tfjob; run out of
+            cluster in the work namespace with the admin's kubeconfig, TFJobs only), at its
+            defaults (1 thread, 20/30 QPS) and tuned (16 threads, 200/300 QPS): for each of
+            --peer-work (big:500, big:2000, burst:200), --peer-rounds (3) rounds, each running
+            tfjob then every peer configuration, each in a fresh cluster after its limits (so
+            they take turns run by run and the machine's drift falls on all alike): times to all
+            objects, all pods Running and all TFJobs Succeeded, their medians, tfjob's ratio to
+            each round by round, where a pod waited (created, bound, Running) and the control
+            plane's own metrics of the run. Long: the peer at its defaults takes 50 s for the
+            500-worker job's creates and about 230 s for the burst of 200
   burst     the tuning grid, --workers x --qps (burst 1.5x QPS; default 1,16 x 20,200): the burst
             of --burst-jobs to all pods Running and all jobs Succeeded, with its limit ratio and
             events. 2-4 min a row (took 1.3 min with 20 jobs)
@@ -64,6 +80,7 @@ Usage:
       [--burst-sizes 50,200,1000]
 """
 import argparse
+import base64
 import faulthandler
 import json
 import math
@@ -219,13 +236,14 @@ class Watch(threading.Thread):
     def relist(self):
         listed = self.cluster.request(self.path, accept=list_accept(self.accept))
         now = time.time()
-        for obj in listed["items"]:
+        for obj in listed["items"] or []:
             self.on_event("ADDED", obj, now)
         self.rv = listed["metadata"]["resourceVersion"]
 
     def run(self):
         while not self.stopped:
-            url = (f"{self.cluster.server}{self.path}?watch=1&resourceVersion={self.rv}"
+            sep = "&" if "?" in self.path else "?"
+            url = (f"{self.cluster.server}{self.path}{sep}watch=1&resourceVersion={self.rv}"
                    "&allowWatchBookmarks=true&timeoutSeconds=3600")
             try:
                 req = urllib.request.Request(url, headers={"Accept": self.accept})
@@ -251,26 +269,67 @@ class Watch(threading.Thread):
 
 class Tracker:
     """First time each pod / service was seen (also per job, by the job-name label), first time
-    each pod ran (only with phases: else pods are watched as metadata), first time each job was
+    each pod was past Pending (Running, or already ended) and Succeeded, first time each job was
     seen (its submission order) and had a Succeeded condition; wait() blocks until a count is
-    reached."""
+    reached. Pods are watched as metadata only, three times: all of them, those whose
+    `status.phase!=Pending` and those whose `status.phase=Succeeded` (field selectors the API
+    server applies to the whole pod before it sends the metadata): a pod enters the second and
+    third watch with the very event that changed its phase, and the bench never decodes a pod's
+    80 KB of TF_CONFIG. Times are the arrival of those watch events (the API's own timestamps
+    are whole seconds)."""
 
     def __init__(self, cluster, ns, phases=True):
         self.lock = threading.Condition()
         self.created, self.running, self.succeeded, self.services, self.jobs = {}, {}, {}, {}, {}
-        self.job_pods, self.job_services = {}, {}  # job name -> {object name: first seen}
-        self.watches = [Watch(cluster, f"/api/v1/namespaces/{ns}/pods", self.pod,
-                              "application/json" if phases else METADATA_ONLY),
+        self.pods_succeeded, self.bound = {}, {}
+        self.job_pods, self.job_services, self.job_running = {}, {}, {}  # job name -> {object name: first seen}
+        pods = f"/api/v1/namespaces/{ns}/pods"
+        self.watches = [Watch(cluster, pods, self.pod, METADATA_ONLY),
                         Watch(cluster, f"/api/v1/namespaces/{ns}/services", self.service),
                         Watch(cluster, f"/apis/kubeflow.org/v1/namespaces/{ns}/tfjobs", self.job)]
+        if phases:
+            self.watches += [Watch(cluster, pods + "?fieldSelector=status.phase%21%3DPending", self.pod_running,
+                                   METADATA_ONLY),
+                             Watch(cluster, pods + "?fieldSelector=spec.nodeName%21%3D", self.pod_bound, METADATA_ONLY),
+                             Watch(cluster, pods + "?fieldSelector=status.phase%3DSucceeded", self.pod_succeeded,
+                                   METADATA_ONLY)]
 
     def pod(self, kind, obj, t):
         with self.lock:
             name = obj["metadata"]["name"]
             self.created.setdefault(name, t)
             self.job_pods.setdefault(obj["metadata"].get("labels", {}).get(JOB_LABEL), {}).setdefault(name, t)
-            if obj.get("status", {}).get("phase") in ("Running", "Succeeded"):
-                self.running.setdefault(name, t)
+            self.lock.notify_all()
+
+    def pod_running(self, kind, obj, t):
+        if kind == "DELETED":  # it left the selector (or was deleted): not a change to Running
+            return
+        with self.lock:
+            name = obj["metadata"]["name"]
+            self.running.setdefault(name, t)
+            self.job_running.setdefault(obj["metadata"].get("labels", {}).get(JOB_LABEL), {}).setdefault(name, t)
+            self.lock.notify_all()
+
+    def pod_bound(self, kind, obj, t):
+        if kind == "DELETED":
+            return
+        with self.lock:
+            self.bound.setdefault(obj["metadata"]["name"], t)
+            self.lock.notify_all()
+
+    def pipeline(self, t0, fractions=(0.1, 0.5, 0.9, 1.0)):
+        """Seconds after t0 at which each fraction of the pods existed, was bound to a node (the
+        scheduler) and Running (KWOK): where a pod waits between its create and Running."""
+        with self.lock:
+            stages = {k: sorted(getattr(self, k).values()) for k in ("created", "bound", "running")}
+        return {k: [round(v[max(0, math.ceil(f * len(v)) - 1)] - t0, 2) for f in fractions] if v else []
+                for k, v in stages.items()}
+
+    def pod_succeeded(self, kind, obj, t):
+        if kind == "DELETED":
+            return
+        with self.lock:
+            self.pods_succeeded.setdefault(obj["metadata"]["name"], t)
             self.lock.notify_all()
 
     def service(self, kind, obj, t):
@@ -298,6 +357,28 @@ class Tracker:
                     return None
                 self.lock.wait(min(left, 1))
             return sorted(getattr(self, what).values())[n - 1]
+
+    def wait_job(self, what, job, n, timeout):
+        """Time at which the n-th entry of `what` (job_pods, job_running) of `job` arrived, or None."""
+        deadline = time.time() + timeout
+        with self.lock:
+            while len(getattr(self, what).get(job, {})) < n:
+                left = deadline - time.time()
+                if left <= 0:
+                    return None
+                self.lock.wait(min(left, 1))
+            return sorted(getattr(self, what)[job].values())[n - 1]
+
+    def wait_key(self, what, key, timeout):
+        """Time at which `key` entered `what` (e.g. a job's name in succeeded), or None."""
+        deadline = time.time() + timeout
+        with self.lock:
+            while key not in getattr(self, what):
+                left = deadline - time.time()
+                if left <= 0:
+                    return None
+                self.lock.wait(min(left, 1))
+            return getattr(self, what)[key]
 
     def job_done(self, job, pods, services=0):
         """When the job had `pods` pods and `services` services (the last one's arrival), or None."""
@@ -348,6 +429,7 @@ def tuning(workers=None, qps=None, burst=None, write_concurrency=None):
 
 
 DEFAULTS = tuning()
+ENV_FLAG = "@env="  # an element "@env=NAME=VALUE" of a tfjob configuration: in its process's environment
 OPERATOR_ENV = ""  # experiments: --operator-env
 LIMIT_AFTER = True  # the limit with the TFJobs once more after the operator's run (--no-limit-after: not)
 PROFILE_DIR = ""  # experiments: --apiserver-profile DIR
@@ -366,6 +448,12 @@ def start_profile(cluster, name):
 
 
 def flags_text(flags):
+    if flags and flags[0] == PEER:
+        return f"training-operator {peer_version()} " + (" ".join(flags[1:]) or "(its defaults)")
+    if flags and any(f.startswith(ENV_FLAG) for f in flags):
+        plain = [f for f in flags if not f.startswith(ENV_FLAG)]
+        env = " ".join(f[len(ENV_FLAG):] for f in flags if f.startswith(ENV_FLAG))
+        return f"tfjob {' '.join(plain) or '(defaults)'} with {env}"
     return " ".join(flags) if flags else "(defaults)"
 
 
@@ -376,10 +464,11 @@ class Operator:
         self.flags = flags
         args = [TFJOB, "operator", "--kubeconfig", os.path.join(cluster.dir, "operator.kubeconfig"),
                 "--leader-elect=false", "--metrics-bind-address", "127.0.0.1:0", "--health-probe-bind-address", "0"]
-        args += list(flags)
+        args += [f for f in flags if not f.startswith(ENV_FLAG)]
         if ns:
             args += ["--namespace", ns]
         env = dict(os.environ, **dict(kv.split("=", 1) for kv in shlex.split(OPERATOR_ENV)))
+        env.update(dict(f[len(ENV_FLAG):].split("=", 1) for f in flags if f.startswith(ENV_FLAG)))
         self.proc = subprocess.Popen(args, stdout=self.logf, stderr=subprocess.STDOUT, env=env)
         cluster.operators.append(self)
         self.port = None
@@ -447,6 +536,83 @@ class Operator:
         self.logf.close()
 
 
+PEER = "@peer"  # first element of an operator configuration that is the peer's (flags after it are its own)
+PEER_DIR = ""  # scripts/build-peer's folder, built when a part needs it
+PEER_CERT_DIR = "/tmp/k8s-webhook-server/serving-certs"  # where the peer reads its webhook server's certificate
+
+
+def peer_dir():
+    """scripts/build-peer (training-operator from the Go module proxy, cached): its folder."""
+    global PEER_DIR
+    if not PEER_DIR:
+        r = subprocess.run([os.path.join(ROOT, "scripts", "build-peer")], stdout=subprocess.PIPE, check=True, text=True)
+        PEER_DIR = r.stdout.strip().splitlines()[-1]
+    return PEER_DIR
+
+
+def peer_version():
+    with open(os.path.join(peer_dir(), "VERSION")) as f:
+        return f.read().split()[0].rsplit("@", 1)[1]
+
+
+def free_port():
+    import socket
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class PeerOperator(Operator):
+    """Kubeflow's training-operator (scripts/build-peer), out of cluster, TFJobs only, in one
+    namespace, with the admin's kubeconfig (ours runs with its own service account and role). Its
+    webhook certificate: it writes a CA and a serving certificate into the Secret named by
+    --webhook-secret-name in MY_POD_NAMESPACE (here the work namespace) and waits for them in
+    PEER_CERT_DIR, where a pod would have the Secret mounted: the bench copies them there. No
+    webhook configuration points at it (its webhooks are never called); it logs that and goes on."""
+
+    def __init__(self, cluster, ns, flags):
+        self.log_path = os.path.join(cluster.dir, f"peer-{ns}.log")
+        self.logf = open(self.log_path, "w")
+        self.flags = flags
+        secret = "training-operator-webhook-cert"
+        cluster.request(f"/api/v1/namespaces/{ns}/secrets", "POST",
+                        {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": secret}})
+        shutil.rmtree(PEER_CERT_DIR, ignore_errors=True)
+        os.makedirs(PEER_CERT_DIR)
+        self.port = free_port()
+        args = [os.path.join(peer_dir(), "bin", "training-operator"), "--enable-scheme=tfjob", "--namespace", ns,
+                "--metrics-bind-address", f"127.0.0.1:{self.port}", "--health-probe-bind-address", "0",
+                "--webhook-server-port", str(free_port()), "--webhook-secret-name", secret,
+                "--zap-log-level", "info"] + list(flags[1:])
+        env = dict(os.environ, KUBECONFIG=cluster.kubeconfig, MY_POD_NAMESPACE=ns)
+        self.proc = subprocess.Popen(args, stdout=self.logf, stderr=subprocess.STDOUT, env=env)
+        cluster.operators.append(self)
+        deadline, mounted = time.time() + 120, False
+        while time.time() < deadline:
+            if not mounted:
+                data = cluster.request(f"/api/v1/namespaces/{ns}/secrets/{secret}").get("data") or {}
+                if data.get("tls.crt") and data.get("tls.key"):
+                    for name in ("tls.crt", "tls.key"):
+                        with open(os.path.join(PEER_CERT_DIR, name), "wb") as f:
+                            f.write(base64.b64decode(data[name]))
+                    mounted = True
+            text = open(self.log_path).read()
+            # controller-runtime starts a controller's workers once its caches have synced.
+            if any("Starting workers" in line and "tfjob-controller" in line for line in text.splitlines()):
+                return
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"the peer exited: {text[-3000:]}")
+            time.sleep(0.1)
+        raise RuntimeError("the peer's TFJob controller did not start in 120 s")
+
+
+def start_operator(cluster, ns, flags):
+    """Our operator with `flags`, or the peer when flags start with PEER."""
+    if flags and flags[0] == PEER:
+        return PeerOperator(cluster, ns, flags)
+    return Operator(cluster, ns, flags)
+
+
 # ---------------------------------------------------------------------------------------------
 # Workloads
 
@@ -496,6 +662,79 @@ def rendered_children(jobs, ns):
     for o in out["items"]:
         o["metadata"].pop("ownerReferences", None)
     return out["items"]
+
+
+# What the control plane's own metrics say about a run (where the time between "objects exist"
+# and "all Running" goes): (component, metric, label to split by or None). Counters and
+# histograms' _sum/_count are differences over the run; gauges are read at its end.
+COMPONENT_METRICS = [
+    ("kube-scheduler", "scheduler_schedule_attempts_total", "result"),
+    ("kube-scheduler", "scheduler_pod_scheduling_attempts_sum", None),
+    ("kube-scheduler", "scheduler_pod_scheduling_attempts_count", None),
+    ("kube-scheduler", "scheduler_pod_scheduling_sli_duration_seconds_sum", None),
+    ("kube-scheduler", "scheduler_pod_scheduling_sli_duration_seconds_count", None),
+    ("kube-scheduler", "scheduler_scheduling_attempt_duration_seconds_sum", None),
+    ("kube-scheduler", "scheduler_queue_incoming_pods_total", "event"),
+    ("kube-scheduler", "scheduler_pending_pods", "queue"),
+    ("kube-scheduler", "rest_client_requests_total", "method"),
+    ("kube-scheduler", "rest_client_rate_limiter_duration_seconds_sum", None),
+    ("kube-controller-manager", "endpoint_slice_controller_changes", "operation"),
+    ("kube-controller-manager", "endpoint_slice_controller_syncs", "result"),
+    ("kube-controller-manager", "rest_client_requests_total", "method"),
+    ("kube-controller-manager", "rest_client_rate_limiter_duration_seconds_sum", None),
+    ("kube-apiserver", "apiserver_request_total", "resource"),
+]
+GAUGES = {"scheduler_pending_pods"}
+
+
+def scrape(cluster, component):
+    """One read of a control-plane process's /metrics: [(name, labels text, value)]."""
+    with open(os.path.join(cluster.dir, "state.json")) as f:
+        ports = json.load(f)["ports"]
+    if component == "kube-apiserver":
+        url, ctx = f"{cluster.server}/metrics", cluster.ctx
+    else:
+        url, ctx = f"https://127.0.0.1:{ports['scheduler' if component == 'kube-scheduler' else 'kcm']}/metrics", \
+            ssl._create_unverified_context()  # noqa: S323 - their self-signed serving certificates
+    with urllib.request.urlopen(url, context=ctx, timeout=30) as r:
+        out = []
+        for line in r.read().decode().splitlines():
+            if line and not line.startswith("#"):
+                series, value = line.rsplit(" ", 1)
+                name, _, labels = series.partition("{")
+                out.append((name, labels, float(value)))
+        return out
+
+
+def component_metrics(cluster, since=None):
+    """COMPONENT_METRICS now ({"component metric[label]": value}), or their change since `since`."""
+    out = {}
+    for component in sorted({c for c, _, _ in COMPONENT_METRICS}):
+        try:
+            samples = scrape(cluster, component)
+        except OSError as e:
+            log(f"metrics of {component}: {e}")
+            continue
+        for c, metric, label in COMPONENT_METRICS:
+            if c != component:
+                continue
+            for name, labels, value in samples:
+                if name != metric:
+                    continue
+                if component == "kube-apiserver" and not any(f'verb="{v}"' in labels for v in
+                                                             ("POST", "PATCH", "PUT", "DELETE")):
+                    continue  # the writes alone
+                key = f"{component} {metric}"
+                if label and f'{label}="' in labels:
+                    key += "[" + labels.split(f'{label}="', 1)[1].split('"', 1)[0]
+                    if component == "kube-apiserver":
+                        key += " " + labels.split('verb="', 1)[1].split('"', 1)[0]
+                    key += "]"
+                out[key] = out.get(key, 0.0) + value
+    if since is not None:
+        out = {k: v - (0 if any(g in k for g in GAUGES) else since.get(k, 0.0)) for k, v in out.items()}
+        out = {k: round(v, 3) for k, v in out.items() if v}
+    return out
 
 
 def control_plane_cpu(cluster):
@@ -567,8 +806,9 @@ def settle(cluster, ns, activity, timeout, quiet=3.0):
     deadline = time.time() + timeout
     base = f"/api/v1/namespaces/{ns}/pods?fieldSelector=status.phase%3D"
     while time.time() < deadline:
-        pending = cluster.request(base + "Pending&limit=1", accept=METADATA_ONLY_LIST)["items"]
-        running = cluster.request(base + "Running", accept=METADATA_ONLY_LIST)["items"]
+        # An empty PartialObjectMetadataList has "items": null.
+        pending = cluster.request(base + "Pending&limit=1", accept=METADATA_ONLY_LIST)["items"] or []
+        running = cluster.request(base + "Running", accept=METADATA_ONLY_LIST)["items"] or []
         exiting = sum(1 for p in running if "tfjob.test/run-for" in (p["metadata"].get("annotations") or {}))
         if not pending and not exiting and time.time() - activity.last() >= quiet:
             return
@@ -591,8 +831,16 @@ def burst_jobs(ns, n=200, run_for="5s"):
     return [small_job(f"burst-{i}", ns, run_for) for i in range(n)]
 
 
+BIG_RUN_FOR = "10s"  # a big job's workers exit 0 after this long Running, and the job then Succeeds
+
+
 def big_job(ns, workers):
-    return tfjob("big", ns, {"Worker": {"replicas": workers, "template": worker_template()}})
+    """One TFJob of `workers` Workers, each Running for BIG_RUN_FOR, then Succeeded; the job
+    Succeeds when all of them have (successPolicy AllWorkers), so that its "all Succeeded" is
+    when the last worker ended, as the limit's is (before 2026-12-04 its workers ran forever)."""
+    job = tfjob("big", ns, {"Worker": {"replicas": workers, "template": worker_template(BIG_RUN_FOR)}})
+    job["spec"]["successPolicy"] = "AllWorkers"
+    return job
 
 
 def warm_up(cluster, n=20):
@@ -606,14 +854,16 @@ def warm_up(cluster, n=20):
                                for i in range(n)], concurrency=4)
 
 
-def measure_limit(cluster, name, jobs, pods, follow, with_jobs=False):
+def measure_limit(cluster, name, jobs, pods, follow, with_jobs=False, exiting=0):
     """The limit in a namespace of its own: bench/limit_client creates the children the operator
     will create (32 threads), timed as the operator is: from its first create to the last object
     seen by the same watches (opened before, pods watched the same way). with_jobs: the TFJobs
     are submitted at the same moment, as the operator's run submits them (a second
     limit_client, 16 threads; no operator watches this namespace), so that the API server's work
     for the user's submissions, which the operator's time includes, is on both sides. Waits
-    until its pods settle."""
+    until its pods settle. follow: also when all its pods were Running (past Pending) and all the
+    `exiting` ones (the workers, which end after a while) Succeeded, from the same start: the
+    same scheduler and KWOK run them as the operator's."""
     lns = cluster.namespace(name)
     objs = rendered_children(jobs(lns), lns)
     rendered_mb = sum(len(json.dumps(o)) for o in objs) / 1e6
@@ -632,6 +882,11 @@ def measure_limit(cluster, name, jobs, pods, follow, with_jobs=False):
     del objs
     tl_pods, tl_svcs = ltr.wait("created", pods, 600), ltr.wait("services", pods, 600)
     lim["busy"], lim["cpu_split"], lim["progress"] = cpu.busy(), split.since(), ltr.progress(tl0)
+    if follow:
+        tl_run = ltr.wait("running", pods, 600)
+        tl_done = ltr.wait("pods_succeeded", exiting, 600) if exiting else None
+        lim["running_s"], lim["succeeded_s"] = tl_run and tl_run - tl0, tl_done and tl_done - tl0
+        lim["pipeline"] = ltr.pipeline(tl0)
     ltr.stop()
     if profile:
         profile.join()
@@ -671,13 +926,14 @@ def run_jobs(kind, n, flags, follow):
     Workers right after it (fairness). follow: also wait for all pods Running and all jobs
     Succeeded (bursts; pods are then watched whole)."""
     pods = 5 * n if kind == "burst" else n
+    exiting = 4 * n if kind == "burst" else n  # workers, which end (their TFJobs then Succeed)
     objects = 2 * pods
     jobs = (lambda ns: burst_jobs(ns, n)) if kind == "burst" else (lambda ns: [big_job(ns, n)])
     # The two limits' pods and the operator's (+ the small job's) at 110 a node, with a margin.
     # A burst's workers exit and its PS pods go when its jobs succeed, so the limit after the operator's
     # run fits where the operator's pods were; a big job's pods stay.
     # The tuning grid prints the ratio to the children alone: no limit after there.
-    after = LIMIT_AFTER and flags == DEFAULTS
+    after = LIMIT_AFTER and (flags == DEFAULTS or flags[:1] == (PEER,) or any(f.startswith(ENV_FLAG) for f in flags))
     sets = 4 if after and kind == "big" else 3
     nodes = max(4, math.ceil((sets * pods + 5) * 1.1 / 110) + 2)
     timeout = max(300, objects / 5)  # s from the first create to the last wait's end
@@ -685,17 +941,18 @@ def run_jobs(kind, n, flags, follow):
     with Cluster(nodes=nodes) as cluster:
         log(f"{kind} {n}: cluster of {nodes} nodes up in {time.time() - t:.0f} s")
         warm_up(cluster)
-        lim = measure_limit(cluster, "limit", jobs, pods, follow)
-        lim_jobs = measure_limit(cluster, "limit-jobs", jobs, pods, follow, with_jobs=True)
+        lim = measure_limit(cluster, "limit", jobs, pods, follow, exiting=exiting)
+        lim_jobs = measure_limit(cluster, "limit-jobs", jobs, pods, follow, with_jobs=True, exiting=exiting)
         log(f"{kind} {n}: limit {lim['per_second']:.1f} objects/s seen ({lim['client_per_second']:.1f} by its own "
             f"clock, machine busy {lim['busy']:.0%}), {lim_jobs['per_second']:.1f} with the TFJobs submitted "
             f"(busy {lim_jobs['busy']:.0%}); their pods settled {time.time() - t:.0f} s in")
         ns = cluster.namespace("work")
-        op = Operator(cluster, ns, flags)
+        op = start_operator(cluster, ns, flags)
         tr = Tracker(cluster, ns, phases=follow)
         work_activity = Activity(cluster, ns) if after else None
         cpu0, cp0 = op.cpu(), control_plane_cpu(cluster)
         machine, split = MachineCpu(), CpuSplit(cluster, op.proc.pid)
+        components0 = component_metrics(cluster)
         profile = start_profile(cluster, f"operator-{kind}-{n}")
         t0 = time.time()
         t_small0 = None
@@ -721,6 +978,10 @@ def run_jobs(kind, n, flags, follow):
         limit_changes = lim["activity"].since(t0) + lim_jobs["activity"].since(t0)
         samples = op.samples()  # the operator's requests and events up to its last object
         in_window = op.by_label(samples, "rest_client_requests_total", "verb")
+        if not in_window:  # client-go's metric (the peer's) names the HTTP method
+            methods = {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete", "GET": "get"}
+            in_window = {methods.get(k, k): v for k, v in
+                         op.by_label(samples, "rest_client_requests_total", "method").items()}
         sums = op.metrics(samples)
         events_in_window = sums.get("tfjob_events_written_total")
         reconciles_in_window = (sums.get("controller_runtime_reconcile_total"),
@@ -732,12 +993,23 @@ def run_jobs(kind, n, flags, follow):
         else:
             t_exist = tr.job_done("big", n, n)
             t_pods = tr.job_done("big", n)
-        t_run = tr.wait("running", pods, left()) if follow else None
-        t_done = tr.wait("succeeded", n, left()) if follow and kind == "burst" else None
+        t_run = t_done = t_pods_done = None
+        if follow:  # all pods Running (the control plane's metrics then), all the jobs Succeeded
+            t_run = tr.wait("running", pods, left()) if kind == "burst" else tr.wait_job("job_running", "big", n, left())
+            scheduler = component_metrics(cluster, since=components0)
+            pipeline = tr.pipeline(t0)
+            t_done = tr.wait("succeeded", n, left()) if kind == "burst" else tr.wait_key("succeeded", "big", left())
+            t_pods_done = tr.wait("pods_succeeded", exiting + (0 if kind == "burst" else 4), left())
+        else:
+            scheduler, pipeline = component_metrics(cluster, since=components0), None
         cpu, cp = op.cpu() - cpu0, control_plane_cpu(cluster) - cp0
         row = {"kind": kind, "n": n, "flags": flags, "pods": pods, "objects": objects, "rendered_mb": lim["rendered_mb"],
                "nodes": nodes, "pods_s": t_pods and t_pods - t0, "exist_s": t_exist and t_exist - t0,
                "running_s": t_run and t_run - t0, "succeeded_s": t_done and t_done - t0,
+               "pods_succeeded_s": t_pods_done and t_pods_done - t0, "scheduler": scheduler,
+               "pipeline": pipeline, "limit_jobs_pipeline": lim_jobs.get("pipeline"),
+               "limit_running_s": lim.get("running_s"), "limit_succeeded_s": lim.get("succeeded_s"),
+               "limit_jobs_running_s": lim_jobs.get("running_s"), "limit_jobs_succeeded_s": lim_jobs.get("succeeded_s"),
                "pods_per_s": t_pods and pods / (t_pods - t0), "objects_per_s": t_exist and objects / (t_exist - t0),
                "limit_objects_per_s": lim["per_second"], "limit_seconds": lim["seconds"],
                "limit_client_objects_per_s": lim["client_per_second"], "cpu_s": cpu,
@@ -771,18 +1043,22 @@ def run_jobs(kind, n, flags, follow):
         if after:
             settle(cluster, ns, work_activity, max(120, pods / 10))
             work_activity.stop()
-            lim_after = measure_limit(cluster, "limit-after", jobs, pods, follow, with_jobs=True)
+            lim_after = measure_limit(cluster, "limit-after", jobs, pods, follow, with_jobs=True, exiting=exiting)
             lim_after["activity"].stop()
             # The cluster holds more with every run, and the same work costs more later (a limit after
             # the operator's run took up to 50 % more CPU than the same limit before it): the
             # operator's run is compared with the mean time of the two limits around it.
             before_s, after_s = objects / lim_jobs["per_second"], objects / lim_after["per_second"]
             row.update({"limit_after_objects_per_s": lim_after["per_second"],
+                        "limit_after_running_s": lim_after.get("running_s"),
+                        "limit_after_succeeded_s": lim_after.get("succeeded_s"),
                         "limit_after_cpu_split": lim_after["cpu_split"], "limit_after_busy": lim_after["busy"],
                         "limit_after_progress": lim_after["progress"],
                         "ratio_before": row["ratio_jobs"],
                         "limit_jobs_objects_per_s": objects / ((before_s + after_s) / 2)})
             row["ratio_jobs"] = row["objects_per_s"] and row["objects_per_s"] / row["limit_jobs_objects_per_s"]
+        with open("/proc/loadavg") as f:
+            row["uptime"] = f.read().split()[:3]  # the load averages at the end of the run
         log(f"{kind} {row}")
         return row
 
@@ -953,12 +1229,15 @@ def print_defaults(out, burst, big):
               + (", once before the operator's run and once after it, compared by the mean of their two times; "
                  if LIMIT_AFTER else " (before the operator's run only: --no-limit-after); ") +
               f"the round of {rounds} with the median ratio to the latter, each round in a fresh cluster)",
-              ["work", "pods + services", "all pods + services (s)", "objects/s", "limit objects/s", "ratio",
+              ["work", "pods + services", "all pods + services (s)", "all pods Running (s)", "all TFJobs Succeeded (s)",
+               "limit: all Running / its workers Succeeded (s), alone; with the TFJobs before; after",
+               "objects/s", "limit objects/s", "ratio",
                "limit with the TFJobs submitted (objects/s): before / after / by the mean time", "ratio to it",
                "every round: ratio / ratio to the limit with the TFJobs", "operator CPU (s)",
                "operator peak RSS (MiB)", "events written / dropped (/metrics)",
                "Events in the namespace (about TFJobs)"],
-              [[work_text(r), str(r.get("objects", "-")), fmt(r.get("exist_s")), fmt(r.get("objects_per_s")),
+              [[work_text(r), str(r.get("objects", "-")), fmt(r.get("exist_s")), fmt(r.get("running_s")),
+                fmt(r.get("succeeded_s")), limit_times_text(r), fmt(r.get("objects_per_s")),
                 fmt(r.get("limit_objects_per_s")), fmt(r.get("ratio"), ".2f"),
                 limit_jobs_text(r), fmt(r.get("ratio_jobs"), ".2f"), rounds_text(r),
                 fmt(r.get("cpu_s"), ".2f"), fmt(r.get("peak_rss_mib")), events_text(r),
@@ -1007,6 +1286,13 @@ def cpu_split_text(r, processes):
     return " / ".join(parts)
 
 
+def limit_times_text(r):
+    """The limits' "all Running / workers Succeeded" of a run: alone; with the TFJobs; after."""
+    parts = [f"{fmt(r.get(f'{k}running_s'))} / {fmt(r.get(f'{k}succeeded_s'))}"
+             for k in ("limit_", "limit_jobs_", "limit_after_") if r.get(f"{k}running_s") is not None]
+    return "; ".join(parts) or "-"
+
+
 def limit_jobs_text(r):
     """The limit with the TFJobs: "before / after / by the mean time", or the one before alone."""
     if r.get("limit_after_objects_per_s") is None:
@@ -1045,13 +1331,16 @@ def print_scaling(out, rows):
     at = "at the defaults" if not DEFAULTS else f"NOT at the defaults ({flags_text(DEFAULTS)})"
     out.table(f"Scaling {at}: one job of growing size, bursts of growing count (times from the first "
               "create; rendered MB = the pods' and services' JSON, quadratic in workers through TF_CONFIG)",
-              ["work", "pods + services", "rendered MB", "KWOK nodes", "all pods + services (s)", "objects/s",
+              ["work", "pods + services", "rendered MB", "KWOK nodes", "all pods + services (s)",
+               "all pods Running (s)", "all TFJobs Succeeded (s)",
+               "limit: all Running / its workers Succeeded (s), alone; with the TFJobs before; after", "objects/s",
                "limit objects/s", "ratio",
                "limit with the TFJobs submitted (objects/s): before / after / by the mean time", "ratio to it",
                "operator CPU (s)", "CPU ms/object", "operator peak RSS (MiB)",
                "events written / dropped"],
               [[work_text(r), str(r.get("objects", "-")), fmt(r.get("rendered_mb")), str(r.get("nodes", "-")),
-                fmt(r.get("exist_s")), fmt(r.get("objects_per_s")), fmt(r.get("limit_objects_per_s")),
+                fmt(r.get("exist_s")), fmt(r.get("running_s")), fmt(r.get("succeeded_s")), limit_times_text(r),
+                fmt(r.get("objects_per_s")), fmt(r.get("limit_objects_per_s")),
                 fmt(r.get("ratio"), ".2f"), limit_jobs_text(r), fmt(r.get("ratio_jobs"), ".2f"),
                 fmt(r.get("cpu_s"), ".2f"), fmt(r.get("cpu_s") and 1000 * r["cpu_s"] / r["objects"], ".2f"), fmt(r.get("peak_rss_mib")),
                 events_text(r)] for r in rows])
@@ -1081,6 +1370,119 @@ def print_tuning_big(out, rows):
                 fmt(r.get("cpu_s"), ".2f"), fmt(r.get("peak_rss_mib"))] for r in rows])
 
 
+PEER_TUNED = (PEER, "--controller-threads", "16", "--kube-api-qps", "200", "--kube-api-burst", "300")
+PEER_DEFAULTS = (PEER,)
+
+
+def peer_rounds(work, rounds, configs):
+    """The peer part: for each (kind, n) of `work`, `rounds` rounds, each running tfjob at its
+    defaults and then every peer configuration, each in a fresh cluster with its limits, so that
+    the machine's drift falls on all of them alike. {(kind, n): {flags: [row of each round]}}."""
+    out = {}
+    for kind, n in work:
+        got = out.setdefault((kind, n), {})
+        for i in range(rounds):
+            for flags in (DEFAULTS,) + tuple(configs):
+                try:
+                    row = run_jobs(kind, n, flags, follow=True)
+                except Exception as e:  # noqa: BLE001 - a failed run leaves "-"
+                    log(f"peer part {kind} {n} {flags_text(flags)} round {i + 1}: failed: {e!r}")
+                    row = {"kind": kind, "n": n, "flags": flags}
+                got.setdefault(flags, []).append(row)
+    return out
+
+
+def median_of(rows, key):
+    vals = [r[key] for r in rows if r.get(key) is not None]
+    return statistics.median(vals) if vals else None
+
+
+def ratios(ours, theirs, key):
+    """Round by round ours/theirs of `key` (the rounds ran side by side), and their median."""
+    rs = [a[key] / b[key] for a, b in zip(ours, theirs) if a.get(key) and b.get(key)]
+    return rs, (statistics.median(rs) if rs else None)
+
+
+def limit_running_mean(r):
+    """The limit with the TFJobs' all-Running time, the mean of before and after (else before)."""
+    vals = [r.get(k) for k in ("limit_jobs_running_s", "limit_after_running_s") if r.get(k) is not None]
+    return sum(vals) / len(vals) if vals else None
+
+
+def metrics_text(m):
+    """The control plane's metrics of a run (component_metrics), shortened."""
+    if not m:
+        return "-"
+    short = {"kube-scheduler ": "sched ", "kube-controller-manager ": "kcm ", "kube-apiserver ": "api ",
+             "scheduler_": "", "endpoint_slice_controller_": "eps_", "apiserver_request_total": "writes",
+             "rest_client_requests_total": "requests", "rest_client_rate_limiter_duration_seconds_sum": "ratelimit_s"}
+    out = []
+    for k, v in sorted(m.items()):
+        for a, b in short.items():
+            k = k.replace(a, b)
+        out.append(f"{k}={v:g}")
+    return ", ".join(out)
+
+
+def print_peer(out, results):
+    for (kind, n), by_flags in results.items():
+        ours = by_flags.get(DEFAULTS, [])
+        lines = []
+        for flags, rows in by_flags.items():
+            for r in rows:
+                r["limit_running_mean_s"] = limit_running_mean(r)
+            every = "; ".join(f"{fmt(r.get('exist_s'))} / {fmt(r.get('running_s'))} / {fmt(r.get('succeeded_s'))}"
+                              for r in rows)
+            lines.append([flags_text(flags) if flags != DEFAULTS else "tfjob (defaults)", str(len(rows)),
+                          fmt(median_of(rows, "exist_s")), fmt(median_of(rows, "running_s")),
+                          fmt(median_of(rows, "succeeded_s")), fmt(median_of(rows, "limit_running_mean_s")),
+                          fmt(median_of(rows, "cpu_s"), ".2f"), fmt(median_of(rows, "peak_rss_mib")), every,
+                          ", ".join("/".join(r.get("uptime", [])) for r in rows)])
+        out.table(f"Against the peer, {work_text({'kind': kind, 'n': n})}: medians of the rounds (each run in a fresh "
+                  "cluster after its limits, tfjob and the peer taking turns run by run); times from the first create",
+                  ["operator", "rounds", "all pods + services (s)", "all pods Running (s)", "all TFJobs Succeeded (s)",
+                   "limit with the TFJobs, same cluster: all Running (s, mean of before and after)",
+                   "operator CPU (s)", "peak RSS (MiB)", "every round: exist / Running / Succeeded (s)",
+                   "load average (1/5/15 min) after each run"], lines)
+        ratio_lines = []
+        for flags, rows in by_flags.items():
+            if flags == DEFAULTS:
+                continue
+            cells = []
+            for key in ("exist_s", "running_s", "succeeded_s"):
+                rs, med = ratios(ours, rows, key)
+                cells.append(f"**{fmt(med, '.2f')}** ({', '.join(f'{x:.2f}' for x in rs)})")
+            ratio_lines.append([f"tfjob / {flags_text(flags)}"] + cells)
+        lim = [r["running_s"] / r["limit_running_mean_s"] for r in ours
+               if r.get("running_s") and r.get("limit_running_mean_s")]
+        ratio_lines.append(["tfjob / the limit with the TFJobs (same cluster)", "-",
+                            f"**{fmt(statistics.median(lim) if lim else None, '.2f')}** "
+                            f"({', '.join(f'{x:.2f}' for x in lim)})", "-"])
+        out.table(f"Ratios, {work_text({'kind': kind, 'n': n})}: tfjob's time over the other's, round by round (below "
+                  "1: tfjob is done first); the median in bold",
+                  ["", "all pods + services", "all pods Running", "all TFJobs Succeeded"], ratio_lines)
+        out.table(f"Where a pod waited, {work_text({'kind': kind, 'n': n})}: seconds from the first create at which "
+                  "10 % / 50 % / 90 % / all of the pods existed, were bound to a node (kube-scheduler) and Running "
+                  "(KWOK), in the round with the median all-Running time, and in the limit with the TFJobs of the "
+                  "same cluster",
+                  ["operator", "created", "bound", "Running", "limit: created", "limit: bound", "limit: Running"],
+                  [[flags_text(flags) if flags != DEFAULTS else "tfjob (defaults)"] +
+                   [" / ".join(fmt(x, ".1f") for x in (median_row(rows, "running_s").get(p) or {}).get(stage, []))
+                    or "-" for p in ("pipeline", "limit_jobs_pipeline") for stage in ("created", "bound", "running")]
+                   for flags, rows in by_flags.items()])
+        out.table(f"The control plane during each run up to all Running, {work_text({'kind': kind, 'n': n})} (changes "
+                  "of kube-scheduler's, kube-controller-manager's and kube-apiserver's own metrics; writes by resource "
+                  "and verb; the round of each with the median all-Running time)",
+                  ["operator", "metrics"],
+                  [[flags_text(flags) if flags != DEFAULTS else "tfjob (defaults)",
+                    metrics_text(median_row(rows, "running_s").get("scheduler"))] for flags, rows in by_flags.items()])
+
+
+def median_row(rows, key):
+    have = sorted((r for r in rows if r.get(key) is not None), key=lambda r: r[key])
+    return have[(len(have) - 1) // 2] if have else (rows[0] if rows else {})
+
+
 def ints(text):
     return [int(x) for x in text.split(",") if x]
 
@@ -1089,8 +1491,8 @@ def main():
     faulthandler.register(signal.SIGUSR1)  # kill -USR1 <pid> prints where every thread is
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so that the cluster is taken down
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--scenarios", default="defaults,scaling,burst,big,idle,memory",
-                    help="any of defaults,fairness,scaling,burst,big,idle,memory")
+    ap.add_argument("--scenarios", default="defaults,scaling,peer,burst,big,idle,memory",
+                    help="any of defaults,fairness,scaling,peer,burst,big,idle,memory")
     ap.add_argument("--workers", default="1,16", help="tuning grid: --workers values")
     ap.add_argument("--qps", default="20,200", help="tuning grid: --kube-api-qps values (burst 1.5x)")
     ap.add_argument("--burst-jobs", type=int, default=200, help="jobs of the defaults', fairness and tuning burst")
@@ -1099,6 +1501,14 @@ def main():
                     help="defaults: runs of each (a fresh cluster each); the round with the median ratio is shown")
     ap.add_argument("--big-sizes", default="100,500,2000", help="scaling: workers of the one job")
     ap.add_argument("--burst-sizes", default="50,200,1000", help="scaling: jobs of the bursts")
+    ap.add_argument("--peer-work", default="big:500,big:2000,burst:200",
+                    help="peer: the workloads, kind:n (big: one TFJob of n Workers; burst: n TFJobs of 1 PS + 4 Workers)")
+    ap.add_argument("--peer-rounds", type=int, default=3, help="peer: rounds (each runs tfjob and every configuration)")
+    ap.add_argument("--peer-configs", default="tuned,defaults",
+                    help="peer: training-operator's configurations: tuned (16 threads, 200/300 QPS), defaults")
+    ap.add_argument("--peer-compare-env", default="",
+                    help="experiments: peer: one more tfjob configuration, its defaults with NAME=VALUE ... in its "
+                         "environment, taking turns with the others")
     ap.add_argument("--operator-flags", default="",
                     help="experiments: flags for the operator in place of the defaults (the tables name them)")
     ap.add_argument("--operator-env", default="", help="experiments: NAME=VALUE ... for the operator's process alone")
@@ -1115,7 +1525,7 @@ def main():
     LIMIT_AFTER = a.limit_after
     PROFILE_DIR = a.apiserver_profile
     scenarios = a.scenarios.split(",")
-    unknown = set(scenarios) - {"defaults", "fairness", "scaling", "burst", "big", "idle", "memory"}
+    unknown = set(scenarios) - {"defaults", "fairness", "scaling", "peer", "burst", "big", "idle", "memory"}
     if unknown:
         sys.exit(f"operator_bench: unknown scenarios {','.join(sorted(unknown))}")
     for tool in (TFJOB, LIMIT):
@@ -1135,14 +1545,21 @@ def main():
         def defaults():
             # The defaults' burst is followed to Running and Succeeded, so the scaling table can share it.
             burst = runs.get("burst", a.burst_jobs, DEFAULTS, follow=True, rounds=a.rounds)
-            big = runs.get("big", a.big_workers, DEFAULTS, rounds=a.rounds)
+            big = runs.get("big", a.big_workers, DEFAULTS, follow=True, rounds=a.rounds)
             if "defaults" in scenarios:
                 print_defaults(out, burst, big)
             print_fairness(out, burst, big)
         part("defaults", defaults)
     if "scaling" in scenarios:
-        part("scaling", lambda: print_scaling(out, [runs.get("big", n, DEFAULTS) for n in ints(a.big_sizes)] +
-                                              [runs.get("burst", n, DEFAULTS) for n in ints(a.burst_sizes)]))
+        part("scaling", lambda: print_scaling(out, [runs.get("big", n, DEFAULTS, follow=True) for n in ints(a.big_sizes)] +
+                                              [runs.get("burst", n, DEFAULTS, follow=True) for n in ints(a.burst_sizes)]))
+    if "peer" in scenarios:
+        configs = [{"tuned": PEER_TUNED, "defaults": PEER_DEFAULTS}[c] for c in a.peer_configs.split(",") if c]
+        if a.peer_compare_env:
+            configs.append(DEFAULTS + tuple(ENV_FLAG + kv for kv in shlex.split(a.peer_compare_env)))
+        work = [(w.split(":")[0], int(w.split(":")[1])) for w in a.peer_work.split(",") if w]
+        peer_dir()  # built (or found in the cache) before the first cluster
+        part("peer", lambda: print_peer(out, peer_rounds(work, a.peer_rounds, configs)))
     grid = [tuning(workers=w, qps=q, burst=int(q * 1.5)) for q in ints(a.qps) for w in ints(a.workers)]
     if "burst" in scenarios:
         part("burst", lambda: print_tuning_burst(out, [runs.get("burst", a.burst_jobs, f, follow=True) for f in grid]))
