@@ -20,9 +20,6 @@ def pytest_configure(config):
     # The subset of the suite that make test-e2e runs on every claimed Kubernetes version beside the
     # default (tests/e2e/run --kubernetes V -m every_version; README, "Kubernetes versions").
     config.addinivalue_line("markers", "every_version: runs on every claimed Kubernetes version, not only the default")
-    # The real node's module (tests/e2e/test_real_node.py): brings up its own cluster with
-    # `scripts/test-cluster up DIR --real-node` and runs real containers (docs/images.md).
-    config.addinivalue_line("markers", "real_node: runs real pods on the test bed's real node (its own cluster)")
 
 
 class Kube:

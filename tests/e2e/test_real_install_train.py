@@ -1,5 +1,6 @@
-"""Real pods on the test bed's real node (`scripts/test-cluster up DIR --real-node`: containerd,
-the kubelet, CNI, CoreDNS, kube-proxy; docs/images.md for the images it loads).
+"""Real pods on the test bed's real node (tests/e2e/run --real-node, which brings up the cluster
+with `scripts/test-cluster up DIR --real-node` and loads the images of scripts/build-images;
+docs/images.md):
 
 - The install of docs/install.md, step by step as written, with the operator image that
   scripts/build-images made: the overlay, `kubectl apply -k`, the certificate step, the checks
@@ -12,15 +13,13 @@ the kubelet, CNI, CoreDNS, kube-proxy; docs/images.md for the images it loads).
   (137: restarted; 1: failed). Every replica resolves the others from its TF_CONFIG through the
   job's headless Services and cluster DNS, and trains over the pod network.
 
-The module brings up its own cluster (the real node beside no KWOK node) once and takes it down
-after; it is the `real_node` part of make test-e2e."""
+The operator installed here stays installed for the rest of the real-node session."""
 import json
 import os
 import re
 import shutil
 import subprocess
 import tempfile
-import time
 import uuid
 
 import pytest
@@ -34,13 +33,12 @@ TF_IMAGE_IN_EXAMPLES = "localhost/tfjob/tensorflow:2.20.0"
 
 
 class RealCluster:
-    def __init__(self, cluster_dir):
-        self.dir = cluster_dir
-        # DIR/env as a shell sees it (it extends PATH with the cluster's programs).
-        out = subprocess.run(["bash", "-c", f'source "{cluster_dir}/env" && env -0'], stdout=subprocess.PIPE,
-                             check=True).stdout.decode()
-        self.env = dict(kv.split("=", 1) for kv in out.split("\0") if "=" in kv)
-        self.kube = Kube(cluster_dir, self.env["KUBECONFIG"])
+    """The session's cluster (tests/e2e/run sourced its DIR/env) and helpers to run as a user would."""
+
+    def __init__(self, kube):
+        self.dir = kube.dir
+        self.env = dict(os.environ)
+        self.kube = kube
         self.node = self.env["TFJOB_REAL_NODE"]
 
     def sh(self, script, cwd=None, timeout=300, check=True):
@@ -59,22 +57,16 @@ class RealCluster:
 
 
 @pytest.fixture(scope="module")
-def real():
-    cluster_dir = tempfile.mkdtemp(prefix="tfjob-real-node.")
-    old_path = os.environ["PATH"]
-    try:
-        up = subprocess.run([TEST_CLUSTER, "up", cluster_dir, "--real-node"], stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, timeout=3600)
-        print(up.stdout[-3000:])
-        assert up.returncode == 0, up.stdout[-6000:]
-        cluster = RealCluster(cluster_dir)
-        os.environ["PATH"] = cluster.env["PATH"]  # the cluster's kubectl for Kube
-        yield cluster
-    finally:
-        os.environ["PATH"] = old_path
-        subprocess.run([TEST_CLUSTER, "down", cluster_dir], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                       timeout=600)
-        shutil.rmtree(cluster_dir, ignore_errors=True)
+def real(kube):
+    return RealCluster(kube)
+
+
+def create_namespace(kube, name):
+    """As a user would (`kubectl create namespace`), then wait for its default ServiceAccount:
+    pods of a namespace are admitted only once it exists."""
+    kube.run("create", "namespace", name, check=False)
+    wait_for(lambda: kube.get("serviceaccount", "default", name, check=False), timeout=60,
+             what=f"the default ServiceAccount of {name}")
 
 
 def doc_blocks(path, heading):
@@ -166,7 +158,7 @@ def test_install_as_written_two_replicas_on_the_real_node_one_leads(real, instal
 def test_webhook_refuses_an_invalid_job_through_the_api_server(real, installed):
     blocks = doc_blocks("docs/install.md", "## 5.")
     refuse = next(b for b in blocks if "examples/invalid/no-containers.yaml" in b)
-    real.kube.run("create", "namespace", "kubeflow", check=False)
+    create_namespace(real.kube, "kubeflow")
     r = real.sh(refuse, cwd=installed["project"], check=False)
     assert r.returncode != 0
     assert 'admission webhook "validator.tfjob.training-operator.kubeflow.org" denied the request' in r.stderr, r.stderr
@@ -195,25 +187,17 @@ def write_job(real, obj):
     return path
 
 
-@pytest.fixture
-def ns(real):
-    name = "real-" + uuid.uuid4().hex[:6]
-    real.kube("create", "namespace", name)
-    yield name
-    real.kube("delete", "namespace", name, "--wait=false")
-
-
-def test_leader_pod_deleted_while_a_job_runs_the_other_takes_over(real, installed, ns):
+def test_leader_pod_deleted_while_a_job_runs_the_other_takes_over(real, installed, namespace):
     kube = real.kube
     job = tf_job("failover", {"Worker": 2}, ["python3", "/opt/tfjob/mwms_keras.py", "--step-sleep", "2"])
-    kube.apply(job, ns)
-    wait_for(lambda: job_state(kube, "failover", ns) == "Running", timeout=300, what="the job Running")
+    kube.apply(job, namespace)
+    wait_for(lambda: job_state(kube, "failover", namespace) == "Running", timeout=300, what="the job Running")
     leader = lease_holder(kube)
     standby = next(p["metadata"]["name"] for p in operator_pods(kube) if p["metadata"]["name"] != leader)
     kube("-n", "tfjob-system", "delete", "pod", leader, "--wait=false")
     wait_for(lambda: lease_holder(kube) == standby, timeout=180, what=f"{standby} to take the lease from {leader}")
-    wait_for(lambda: job_state(kube, "failover", ns) in ("Succeeded", "Failed"), timeout=600, what="the job's end")
-    assert job_state(kube, "failover", ns) == "Succeeded"
+    wait_for(lambda: job_state(kube, "failover", namespace) in ("Succeeded", "Failed"), timeout=600, what="the job's end")
+    assert job_state(kube, "failover", namespace) == "Succeeded"
     # The Deployment replaced the deleted pod; both replicas are ready again.
     wait_for(lambda: sum(ready(p) for p in operator_pods(kube)
                          if not p["metadata"].get("deletionTimestamp")) == 2, timeout=180, what="two ready replicas")
@@ -226,7 +210,7 @@ def test_readme_quick_start_trains_over_the_pod_network(real, installed):
     assert real.env["TFJOB_TF_IMAGE"] == TF_IMAGE_IN_EXAMPLES
     (block,) = [b for b in doc_blocks("README.md", "## Quick start on a cluster") if "tfjob submit" in b][:1]
     assert "tfjob submit examples/ps-worker.yaml --wait --follow" in block
-    real.kube.run("create", "namespace", "kubeflow", check=False)
+    create_namespace(real.kube, "kubeflow")
     r = real.tfjob("submit", os.path.join(ROOT, "examples", "ps-worker.yaml"), "--wait", "--follow", timeout=900)
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
@@ -244,16 +228,16 @@ def test_readme_quick_start_trains_over_the_pod_network(real, installed):
     assert any(re.match(r"\[worker-0\] worker-0: trained with 2 ps shard\(s\) and 3 worker\(s\)", x) for x in lines)
 
 
-def test_multi_worker_mirrored_strategy(real, installed, ns):
+def test_multi_worker_mirrored_strategy(real, installed, namespace):
     kube = real.kube
     job = tf_job("mwms", {"Worker": 2}, ["python3", "/opt/tfjob/mwms_keras.py"])
-    r = real.tfjob("submit", write_job(real, job), "-n", ns, "--wait", "--follow", timeout=900)
+    r = real.tfjob("submit", write_job(real, job), "-n", namespace, "--wait", "--follow", timeout=900)
     assert r.returncode == 0, r.stderr
     for w in ("worker-0", "worker-1"):
         assert f"[{w}] {w}: epoch 3 step 20/20" in r.stdout
         assert re.search(rf"^\[{w}\] {w}: trained with 2 replicas in sync; loss \d", r.stdout, re.M)
-    assert all(p["spec"]["nodeName"] == real.node for p in pods_of(kube, "mwms", ns))
-    assert r.stdout.splitlines()[-1].startswith(f"TFJob {ns}/mwms Succeeded")
+    assert all(p["spec"]["nodeName"] == real.node for p in pods_of(kube, "mwms", namespace))
+    assert r.stdout.splitlines()[-1].startswith(f"TFJob {namespace}/mwms Succeeded")
 
 
 def kill_container(real, pod):
@@ -264,20 +248,20 @@ def kill_container(real, pod):
                     "SIGKILL", cid], check=True, timeout=30)
 
 
-def test_parameter_server_strategy_recovers_from_a_killed_worker(real, installed, ns):
+def test_parameter_server_strategy_recovers_from_a_killed_worker(real, installed, namespace):
     kube = real.kube
     job = tf_job("pss", {"Chief": 1, "PS": 1, "Worker": 2},
                  ["python3", "/opt/tfjob/ps_strategy.py", "--epochs", "4", "--step-sleep", "2"])
-    log = os.path.join(real.dir, f"pss-{ns}.log")
+    log = os.path.join(real.dir, f"pss-{namespace}.log")
     with open(log, "w") as fh:
-        submit = subprocess.Popen([TFJOB, "submit", write_job(real, job), "-n", ns, "--wait", "--follow"],
+        submit = subprocess.Popen([TFJOB, "submit", write_job(real, job), "-n", namespace, "--wait", "--follow"],
                                   env=real.env, stdout=fh, stderr=subprocess.STDOUT, text=True)
     try:
         wait_for(lambda: "[chief-0] chief-0: epoch 1 step 5/20" in open(log).read(), timeout=600,
                  what="the chief's first steps")
-        (victim,) = [p for p in pods_of(kube, "pss", ns) if p["metadata"]["name"] == "pss-worker-1"]
+        (victim,) = [p for p in pods_of(kube, "pss", namespace) if p["metadata"]["name"] == "pss-worker-1"]
         kill_container(real, victim)
-        wait_for(lambda: kube.get("pod", "pss-worker-1", ns)["status"]["containerStatuses"][0]["restartCount"] >= 1,
+        wait_for(lambda: kube.get("pod", "pss-worker-1", namespace)["status"]["containerStatuses"][0]["restartCount"] >= 1,
                  timeout=120, what="pss-worker-1's container restarted in place")
         assert submit.wait(timeout=900) == 0
     finally:
@@ -287,10 +271,10 @@ def test_parameter_server_strategy_recovers_from_a_killed_worker(real, installed
     print(out[-6000:])
     assert "[chief-0] chief-0: epoch 4/4 done" in out
     assert re.search(r"^\[chief-0\] chief-0: trained with 1 ps shard\(s\) and 2 worker\(s\)", out, re.M)
-    assert out.rstrip().splitlines()[-1].startswith(f"TFJob {ns}/pss Succeeded")
+    assert out.rstrip().splitlines()[-1].startswith(f"TFJob {namespace}/pss Succeeded")
 
 
-def test_exit_code_137_is_restarted_and_1_fails(real, installed, ns):
+def test_exit_code_137_is_restarted_and_1_fails(real, installed, namespace):
     kube = real.kube
     marks = tempfile.mkdtemp(prefix="tfjob-real-node-marks.")  # on the real node: this machine
     try:
@@ -300,17 +284,17 @@ def test_exit_code_137_is_restarted_and_1_fails(real, installed, ns):
                        volumes=[{"name": "marks", "hostPath": {"path": marks, "type": "Directory"}}],
                        mounts=[{"name": "marks", "mountPath": "/marks"}])
         fail = tf_job("fail", {"Worker": 1}, ["sh", "-c", "echo giving up; exit 1"], restart_policy="ExitCode")
-        kube.apply(retry, ns)
-        kube.apply(fail, ns)
-        wait_for(lambda: job_state(kube, "retry", ns) in ("Succeeded", "Failed"), timeout=300, what="retry's end")
-        wait_for(lambda: job_state(kube, "fail", ns) in ("Succeeded", "Failed"), timeout=300, what="fail's end")
-        assert job_state(kube, "retry", ns) == "Succeeded"
-        assert job_state(kube, "fail", ns) == "Failed"
-        events = kube.get("events", None, ns)["items"]
+        kube.apply(retry, namespace)
+        kube.apply(fail, namespace)
+        wait_for(lambda: job_state(kube, "retry", namespace) in ("Succeeded", "Failed"), timeout=300, what="retry's end")
+        wait_for(lambda: job_state(kube, "fail", namespace) in ("Succeeded", "Failed"), timeout=300, what="fail's end")
+        assert job_state(kube, "retry", namespace) == "Succeeded"
+        assert job_state(kube, "fail", namespace) == "Failed"
+        events = kube.get("events", None, namespace)["items"]
         restarting = [e for e in events if e["involvedObject"]["name"] == "retry" and e["reason"] == "TFJobRestarting"]
         assert restarting and restarting[0]["type"] == "Warning"
         assert not [e for e in events if e["involvedObject"]["name"] == "fail" and e["reason"] == "TFJobRestarting"]
-        failed = kube.get("tfjob", "fail", ns)["status"]["conditions"][-1]
+        failed = kube.get("tfjob", "fail", namespace)["status"]["conditions"][-1]
         assert failed["reason"] == "TFJobFailed" and 'because "Worker" replica(s) failed' in failed["message"]
     finally:
         shutil.rmtree(marks, ignore_errors=True)
