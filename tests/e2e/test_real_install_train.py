@@ -115,7 +115,7 @@ def installed(real, tmp_path_factory):
     for d in ("config", "examples"):
         os.symlink(os.path.join(ROOT, d), project / d)
     out = {}
-    overlay = doc_blocks("docs/install.md", "## 1.")[1]
+    overlay = next(b for b in doc_blocks("docs/install.md", "## 1.") if "my-install/kustomization.yaml" in b)
     assert "registry.example.com/ml/tfjob-operator" in overlay and "newTag: 0.1.0" in overlay
     overlay = overlay.replace("registry.example.com/ml/tfjob-operator", name).replace("newTag: 0.1.0",
                                                                                        f"newTag: {tag}")
