@@ -47,7 +47,7 @@ def dataset_fn(_):
 
 history = model.fit(tf.keras.utils.experimental.DatasetCreator(dataset_fn), epochs=args.epochs,
                     steps_per_epoch=args.steps_per_epoch, verbose=0,
-                    callbacks=[train_args.step_printer(tf, me, args, with_loss=False)])
+                    callbacks=[train_args.step_printer(tf, me, args)])
 print(f"{me}: trained with {len(resolver.cluster_spec().as_dict().get('ps', []))} ps shard(s) and "
       f"{len(resolver.cluster_spec().as_dict().get('worker', []))} worker(s); loss {history.history['loss'][-1]:.4f}",
       flush=True)

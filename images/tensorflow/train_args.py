@@ -13,15 +13,16 @@ def parse(description):
     return p.parse_args()
 
 
-def step_printer(tf, me, args, with_loss=True):
-    """A callback printing `<me>: epoch E step S/N[ loss L]` every --log-every steps and at each
-    epoch's end. With ParameterServerStrategy the step logs are remote values: with_loss=False
-    leaves them unread (the loss is printed at the epoch's end)."""
+def step_printer(tf, me, args):
+    """A callback printing `<me>: epoch E step S/N` every --log-every steps and `<me>: epoch E/N
+    done loss L` at each epoch's end. The step logs are left unread: with ParameterServerStrategy
+    they are remote values, and with MultiWorkerMirroredStrategy their loss is not yet averaged
+    over the replicas."""
 
     class StepPrinter(tf.keras.callbacks.Callback):
         def __init__(self):
             super().__init__()
-            self._supports_tf_logs = not with_loss
+            self._supports_tf_logs = True  # the step logs as they are: no copy, no wait for remote values
             self.epoch = 0
 
         def on_epoch_begin(self, epoch, logs=None):
@@ -31,8 +32,7 @@ def step_printer(tf, me, args, with_loss=True):
             step = batch + 1
             if step % args.log_every and step != args.steps_per_epoch:
                 return
-            loss = f" loss {float(logs['loss']):.4f}" if with_loss and logs and "loss" in logs else ""
-            print(f"{me}: epoch {self.epoch} step {step}/{args.steps_per_epoch}{loss}", flush=True)
+            print(f"{me}: epoch {self.epoch} step {step}/{args.steps_per_epoch}", flush=True)
             if args.step_sleep:
                 time.sleep(args.step_sleep)
 
