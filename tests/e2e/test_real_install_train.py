@@ -43,8 +43,9 @@ class RealCluster:
         self.node = self.env["TFJOB_REAL_NODE"]
 
     def sh(self, script, cwd=None, timeout=300, check=True):
-        """Runs a shell snippet (a block of the docs) with the cluster's environment."""
-        r = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=cwd or ROOT, env=self.env,
+        """Runs a shell snippet (a block of the docs) with the cluster's environment, as `bash -e`
+        (no pipefail: `... | head` is how the docs read)."""
+        r = subprocess.run(["bash", "-e", "-c", script], cwd=cwd or ROOT, env=self.env,
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=timeout)
         if check:
             assert r.returncode == 0, f"{script}\nexit {r.returncode}\nstdout:\n{r.stdout}\nstderr:\n{r.stderr}"
@@ -227,7 +228,7 @@ def test_readme_quick_start_trains_over_the_pod_network(real, installed):
     r = real.tfjob("submit", os.path.join(ROOT, "examples", "ps-worker.yaml"), "--wait", "--follow", timeout=900)
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
-    assert lines[0] == "TFJob kubeflow/dist-mnist created"
+    assert "TFJob kubeflow/dist-mnist created" in lines
     assert lines[-1].startswith("TFJob kubeflow/dist-mnist Succeeded")
     # Every replica resolved the same cluster, by the headless Services' DNS names.
     resolved = {m.group(1): json.loads(m.group(2)) for m in
