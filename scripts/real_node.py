@@ -196,7 +196,7 @@ class RealNode:
         bin_ = self.st["bin"]
         pause = self.st["images"]["pause"]["ref"]
         cni = self.path("cni")
-        return f"""version = 3
+        return f"""version = 4
 root = "{self.path('containerd', 'root')}"
 state = "{self.path('containerd', 'state')}"
 disabled_plugins = ["io.containerd.nri.v1.nri", "io.containerd.tracing.processor.v1.otlp",
