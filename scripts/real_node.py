@@ -324,7 +324,23 @@ disabled_plugins = ["io.containerd.nri.v1.nri", "io.containerd.tracing.processor
             "nodeStatusReportFrequency": "10s", "syncFrequency": "10s", "fileCheckFrequency": "10s",
         }
 
+    def make_cgroup_root(self):
+        """The kubelet's cgroupRoot in every cgroup v1 hierarchy (it refuses a root that does not
+        exist); a new cpuset cgroup starts with no CPUs and no memory nodes, so it gets its parent's."""
+        for hierarchy in sorted(glob.glob("/sys/fs/cgroup/*")):
+            if os.path.basename(hierarchy) == "unified" or not os.path.isfile(os.path.join(hierarchy, "cgroup.procs")):
+                continue
+            top = hierarchy + CGROUP_ROOT
+            os.makedirs(top, exist_ok=True)
+            for f in ("cpuset.cpus", "cpuset.mems"):
+                if os.path.exists(os.path.join(top, f)):
+                    with open(os.path.join(hierarchy, f)) as src, open(os.path.join(top, f), "w") as dst:
+                        dst.write(src.read().strip())
+        self.st["cgroups"] = True
+        self.c.save()
+
     def start_kubelet(self):
+        self.make_cgroup_root()
         with open(self.path("kubelet.yaml"), "w") as f:
             json.dump(self.kubelet_config(), f, indent=2)
         env = dict(os.environ, PATH=f"{self.st['bin']}:{os.environ.get('PATH', '')}")
@@ -445,9 +461,33 @@ disabled_plugins = ["io.containerd.nri.v1.nri", "io.containerd.tracing.processor
                 step()
             except Exception as e:  # noqa: BLE001 - go on tearing down, report at the end
                 problems.append(f"{name}: {e}")
+        problems += self.leftovers()
         for p in problems:
             log(f"real node tear-down: {p}")
         return problems
+
+    def leftovers(self):
+        """What of the node is still there after down: nothing, or the reasons down fails."""
+        left = []
+        for name in COMPONENTS:
+            if self.c.alive(self.c.pid(name)):
+                left.append(f"{name} still runs (pid {self.c.pid(name)})")
+        if self.shims():
+            left.append(f"runc shims still run: {self.shims()}")
+        if self.mounts():
+            left.append(f"still mounted: {', '.join(self.mounts())}")
+        if os.path.exists(f"/sys/class/net/{BRIDGE}"):
+            left.append(f"the bridge {BRIDGE} is still there")
+        if self.st.get("nft"):
+            for family, table in NFT_TABLES:
+                if sh(["nft", "list", "table", family, table], check=False).returncode == 0:
+                    left.append(f"the nftables table {family} {table} is still there")
+        if self.st.get("blackhole") and sh(["ip", "route", "show", "type", "blackhole", RANGE]).stdout.strip():
+            left.append(f"the blackhole route {RANGE} is still there")
+        cgroups = [h + CGROUP_ROOT for h in glob.glob("/sys/fs/cgroup/*") if os.path.isdir(h + CGROUP_ROOT)]
+        if cgroups:
+            left.append(f"cgroups still there: {', '.join(cgroups)}")
+        return left
 
     def remove_pods(self):
         """Every pod sandbox through the CRI, so the CNI plugins release their veths and addresses."""
