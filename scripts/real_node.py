@@ -40,6 +40,10 @@ NODE_LABEL = "tfjob.test/real-node"
 NFT_TABLE = "tfjob_real_node"
 CGROUP_ROOT = "/tfjob-real-node"
 SHIM_SOCKETS = "/run/containerd/s"
+# containerd's CNI library keeps each attachment's result here (a fixed path): one file per pod
+# and network, named after the network (CNI_NETWORK) or cni-loopback, and the container's ID.
+CNI_CACHE = "/var/lib/cni/results"
+CNI_NETWORK = "tfjob-pods"
 # The netfilter tables down deletes: ours, kube-proxy's (nftables mode) and the portmap plugin's.
 NFT_TABLES = [("inet", NFT_TABLE), ("ip", "kube-proxy"), ("ip6", "kube-proxy"), ("ip", "cni_hostport"),
               ("ip6", "cni_hostport")]
@@ -153,6 +157,7 @@ class RealNode:
         st = self.st
         st["bridge_nf_before"] = open(BRIDGE_NF).read().strip()
         st["shim_dirs_before"] = [d for d in ("/run/containerd", SHIM_SOCKETS) if os.path.isdir(d)]
+        st["cni_cache_before"] = [d for d in (CNI_CACHE, os.path.dirname(CNI_CACHE)) if os.path.isdir(d)]
         self.c.save()
         sh(["ip", "link", "add", BRIDGE, "type", "bridge"])
         st["bridge"] = True
@@ -202,17 +207,11 @@ state = "{self.path('containerd', 'state')}"
 disabled_plugins = ["io.containerd.nri.v1.nri", "io.containerd.tracing.processor.v1.otlp",
                     "io.containerd.internal.v1.tracing"]
 
-[grpc]
+[plugins."io.containerd.server.v1.grpc"]
   address = "{self.socket}"
 
-[ttrpc]
-  address = "{self.path('containerd', 'containerd.sock.ttrpc')}"
-
-[debug]
-  address = ""
-
-[metrics]
-  address = ""
+[plugins."io.containerd.server.v1.ttrpc"]
+  address = "{self.socket}.ttrpc"
 
 [plugins."io.containerd.internal.v1.opt"]
   path = "{self.path('containerd', 'opt')}"
@@ -223,8 +222,9 @@ disabled_plugins = ["io.containerd.nri.v1.nri", "io.containerd.tracing.processor
     sandbox = "{pause}"
 
 [plugins."io.containerd.cri.v1.runtime"]
-  enable_cdi = false
   netns_mounts_under_state_dir = true
+  # This sandbox gives root no CAP_SYS_RESOURCE: no oom_score_adj below containerd's own.
+  restrict_oom_score_adj = true
   [plugins."io.containerd.cri.v1.runtime".containerd]
     default_runtime_name = "runc"
     [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc]
@@ -245,7 +245,7 @@ disabled_plugins = ["io.containerd.nri.v1.nri", "io.containerd.tracing.processor
 
     def cni_config(self):
         os.makedirs(self.path("cni", "net.d"), exist_ok=True)
-        conf = {"cniVersion": "1.0.0", "name": "tfjob-pods", "plugins": [
+        conf = {"cniVersion": "1.0.0", "name": CNI_NETWORK, "plugins": [
             # isGateway false: the plugin would turn on forwarding for every interface
             # (net.ipv4.ip_forward); the bridge's address is ours, set in network_up.
             {"type": "bridge", "bridge": BRIDGE, "isGateway": False, "ipMasq": False, "hairpinMode": True,
@@ -453,6 +453,7 @@ disabled_plugins = ["io.containerd.nri.v1.nri", "io.containerd.tracing.processor
                  ("coredns", lambda: self.c.stop("coredns")),
                  ("containerd", lambda: self.c.stop("containerd", grace=20)),
                  ("shims", self.stop_shims),
+                 ("cni cache", self.clear_cni_cache),
                  ("mounts", self.unmount_all),
                  ("cgroups", self.remove_cgroups),
                  ("network", self.network_down)]
@@ -484,6 +485,8 @@ disabled_plugins = ["io.containerd.nri.v1.nri", "io.containerd.tracing.processor
                     left.append(f"the nftables table {family} {table} is still there")
         if self.st.get("blackhole") and sh(["ip", "route", "show", "type", "blackhole", RANGE]).stdout.strip():
             left.append(f"the blackhole route {RANGE} is still there")
+        if self.cni_cache_files():
+            left.append(f"CNI results still there: {', '.join(self.cni_cache_files())}")
         cgroups = [h + CGROUP_ROOT for h in glob.glob("/sys/fs/cgroup/*") if os.path.isdir(h + CGROUP_ROOT)]
         if cgroups:
             left.append(f"cgroups still there: {', '.join(cgroups)}")
@@ -495,6 +498,10 @@ disabled_plugins = ["io.containerd.nri.v1.nri", "io.containerd.tracing.processor
             return
         crictl = [os.path.join(self.st["bin"], "crictl"), "--runtime-endpoint", f"unix://{self.socket}",
                   "--image-endpoint", f"unix://{self.socket}", "--timeout", "30s"]
+        # Their IDs first: the loopback's CNI results are named after them (clear_cni_cache).
+        ids = sh(crictl + ["pods", "-q"], check=False).stdout.split()
+        self.st["sandboxes"] = sorted(set(self.st.get("sandboxes", []) + ids))
+        self.c.save()
         sh(crictl + ["rmp", "-f", "-a"], check=False)
 
     def shims(self):
@@ -524,6 +531,26 @@ disabled_plugins = ["io.containerd.nri.v1.nri", "io.containerd.tracing.processor
         # The shims' sockets live in a fixed folder; it goes if it was not there before.
         for d in (SHIM_SOCKETS, "/run/containerd"):
             if d not in self.st.get("shim_dirs_before", []) and os.path.isdir(d):
+                try:
+                    os.rmdir(d)
+                except OSError:
+                    pass
+
+    def cni_cache_files(self):
+        """The CNI results of our pods: our network's, and the loopback's of our sandboxes."""
+        ids = set(self.st.get("sandboxes", []))
+        try:
+            names = os.listdir(CNI_CACHE)
+        except OSError:
+            return []
+        return [os.path.join(CNI_CACHE, n) for n in names
+                if n.startswith(CNI_NETWORK + "-") or (n.startswith("cni-loopback-") and n.split("-")[2] in ids)]
+
+    def clear_cni_cache(self):
+        for f in self.cni_cache_files():
+            os.remove(f)
+        for d in (CNI_CACHE, os.path.dirname(CNI_CACHE)):
+            if d not in self.st.get("cni_cache_before", []) and os.path.isdir(d):
                 try:
                     os.rmdir(d)
                 except OSError:
