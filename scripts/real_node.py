@@ -306,6 +306,8 @@ disabled_plugins = ["io.containerd.nri.v1.nri", "io.containerd.tracing.processor
             "apiVersion": "kubelet.config.k8s.io/v1beta1", "kind": "KubeletConfiguration",
             # This machine runs cgroup v1, which the kubelet refuses unless told.
             "failCgroupV1": False, "cgroupDriver": "cgroupfs", "cgroupRoot": CGROUP_ROOT, "cgroupsPerQOS": True,
+            # No CAP_SYS_RESOURCE here: the kubelet cannot lower its own OOM score (-999 by default).
+            "oomScoreAdj": 0,
             "containerRuntimeEndpoint": f"unix://{self.socket}", "imageServiceEndpoint": f"unix://{self.socket}",
             "address": NODE_IP, "port": ports["kubelet"], "readOnlyPort": 0,
             "healthzBindAddress": "127.0.0.1", "healthzPort": ports["kubelet_healthz"],
@@ -360,7 +362,7 @@ disabled_plugins = ["io.containerd.nri.v1.nri", "io.containerd.tracing.processor
         ports = self.c.state["ports"]
         cfg = {"apiVersion": "kubeproxy.config.k8s.io/v1alpha1", "kind": "KubeProxyConfiguration",
                "mode": "nftables", "clientConnection": {"kubeconfig": self.path("kube-proxy.kubeconfig")},
-               "hostnameOverride": NODE_NAME, "clusterCIDR": POD_CIDR,
+               "hostnameOverride": NODE_NAME, "clusterCIDR": POD_CIDR, "oomScoreAdj": 0,
                # NodePorts on the bridge's address only, never on the machine's own interfaces.
                "nodePortAddresses": [f"{NODE_IP}/32"],
                "healthzBindAddress": f"127.0.0.1:{ports['kube_proxy_healthz']}",

@@ -38,7 +38,9 @@ def busybox(kube, node, tmp_path_factory):
     base = tmp_path_factory.mktemp("busybox")
     rootfs = base / "rootfs"
     (rootfs / "bin").mkdir(parents=True)
-    (rootfs / "tmp").mkdir(mode=0o1777)
+    (rootfs / "tmp").mkdir()
+    os.chmod(rootfs / "tmp", 0o1777)
+    os.chmod(rootfs, 0o755)
     (rootfs / "www").mkdir()
     (rootfs / "www" / "index.html").write_text("hello from the real node\n")
     shutil.copy2("/bin/busybox", rootfs / "bin" / "busybox")
