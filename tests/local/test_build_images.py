@@ -167,7 +167,20 @@ def test_pause_image_waits_for_sigterm_as_pid_1(tmp_path):
     assert p.poll() is None, "pause exited on its own"
     child = subprocess.run(["pgrep", "-P", str(p.pid)], stdout=subprocess.PIPE, text=True).stdout.split()
     assert len(child) == 1
-    os.kill(int(child[0]), signal.SIGTERM)
+    pause = int(child[0])
+    # An orphan of the namespace is re-parented to pause, which reaps it when it exits.
+    subprocess.run(["nsenter", "--target", str(pause), "--pid", "--", "sh", "-c", "sleep 0.3 & exit 0"], check=True)
+
+    def children():
+        out = subprocess.run(["ps", "-o", "stat=", "--ppid", str(pause)], stdout=subprocess.PIPE, text=True).stdout
+        return out.split()
+
+    assert children(), "the orphan was not re-parented to pause"
+    deadline = time.time() + 30
+    while children() and time.time() < deadline:
+        time.sleep(0.1)
+    assert children() == [], "pause left its exited child a zombie"
+    os.kill(pause, signal.SIGTERM)
     assert p.wait(timeout=10) == 0
 
 
