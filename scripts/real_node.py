@@ -44,6 +44,8 @@ SHIM_SOCKETS = "/run/containerd/s"
 # and network, named after the network (CNI_NETWORK) or cni-loopback, and the container's ID.
 CNI_CACHE = "/var/lib/cni/results"
 CNI_NETWORK = "tfjob-pods"
+# The kubelet links every container's log here (a fixed path in the kubelet), to podLogsDir.
+CONTAINER_LOG_LINKS = "/var/log/containers"
 # The netfilter tables down deletes: ours, kube-proxy's (nftables mode) and the portmap plugin's.
 NFT_TABLES = [("inet", NFT_TABLE), ("ip", "kube-proxy"), ("ip6", "kube-proxy"), ("ip", "cni_hostport"),
               ("ip6", "cni_hostport")]
@@ -158,6 +160,7 @@ class RealNode:
         st["bridge_nf_before"] = open(BRIDGE_NF).read().strip()
         st["shim_dirs_before"] = [d for d in ("/run/containerd", SHIM_SOCKETS) if os.path.isdir(d)]
         st["cni_cache_before"] = [d for d in (CNI_CACHE, os.path.dirname(CNI_CACHE)) if os.path.isdir(d)]
+        st["log_links_before"] = os.path.isdir(CONTAINER_LOG_LINKS)
         self.c.save()
         sh(["ip", "link", "add", BRIDGE, "type", "bridge"])
         st["bridge"] = True
@@ -347,7 +350,8 @@ disabled_plugins = ["io.containerd.nri.v1.nri", "io.containerd.tracing.processor
             json.dump(self.kubelet_config(), f, indent=2)
         env = dict(os.environ, PATH=f"{self.st['bin']}:{os.environ.get('PATH', '')}")
         self.c.start("kubelet", [f"--config={self.path('kubelet.yaml')}", f"--kubeconfig={self.path('kubelet.kubeconfig')}",
-                                 f"--root-dir={self.path('kubelet')}", f"--hostname-override={NODE_NAME}",
+                                 f"--root-dir={self.path('kubelet')}", f"--cert-dir={self.path('kubelet', 'pki')}",
+                                 f"--hostname-override={NODE_NAME}",
                                  f"--node-ip={NODE_IP}", f"--node-labels={NODE_LABEL}=true", "--v=1"],
                      binary=os.path.join(self.st["bin"], "kubelet"), env=env)
 
@@ -456,6 +460,7 @@ disabled_plugins = ["io.containerd.nri.v1.nri", "io.containerd.tracing.processor
                  ("containerd", lambda: self.c.stop("containerd", grace=20)),
                  ("shims", self.stop_shims),
                  ("cni cache", self.clear_cni_cache),
+                 ("log links", self.clear_log_links),
                  ("mounts", self.unmount_all),
                  ("cgroups", self.remove_cgroups),
                  ("network", self.network_down)]
@@ -487,6 +492,8 @@ disabled_plugins = ["io.containerd.nri.v1.nri", "io.containerd.tracing.processor
                     left.append(f"the nftables table {family} {table} is still there")
         if self.st.get("blackhole") and sh(["ip", "route", "show", "type", "blackhole", RANGE]).stdout.strip():
             left.append(f"the blackhole route {RANGE} is still there")
+        if self.log_links():
+            left.append(f"container log links still there: {', '.join(self.log_links())}")
         if self.cni_cache_files():
             left.append(f"CNI results still there: {', '.join(self.cni_cache_files())}")
         cgroups = [h + CGROUP_ROOT for h in glob.glob("/sys/fs/cgroup/*") if os.path.isdir(h + CGROUP_ROOT)]
@@ -557,6 +564,25 @@ disabled_plugins = ["io.containerd.nri.v1.nri", "io.containerd.tracing.processor
                     os.rmdir(d)
                 except OSError:
                     pass
+
+    def log_links(self):
+        """The kubelet's links in CONTAINER_LOG_LINKS to our pods' logs."""
+        try:
+            names = os.listdir(CONTAINER_LOG_LINKS)
+        except OSError:
+            return []
+        ours = self.path("pod-logs") + "/"
+        return [os.path.join(CONTAINER_LOG_LINKS, n) for n in names
+                if os.readlink(os.path.join(CONTAINER_LOG_LINKS, n)).startswith(ours)]
+
+    def clear_log_links(self):
+        for link in self.log_links():
+            os.remove(link)
+        if not self.st.get("log_links_before", True) and os.path.isdir(CONTAINER_LOG_LINKS):
+            try:
+                os.rmdir(CONTAINER_LOG_LINKS)
+            except OSError:
+                pass
 
     def mounts(self):
         """Mount points under DIR, deepest first (from /proc/self/mountinfo)."""
