@@ -572,8 +572,8 @@ disabled_plugins = ["io.containerd.nri.v1.nri", "io.containerd.tracing.processor
         except OSError:
             return []
         ours = self.path("pod-logs") + "/"
-        return [os.path.join(CONTAINER_LOG_LINKS, n) for n in names
-                if os.readlink(os.path.join(CONTAINER_LOG_LINKS, n)).startswith(ours)]
+        links = [os.path.join(CONTAINER_LOG_LINKS, n) for n in names]
+        return [link for link in links if os.path.islink(link) and os.readlink(link).startswith(ours)]
 
     def clear_log_links(self):
         for link in self.log_links():
