@@ -46,6 +46,8 @@ CNI_CACHE = "/var/lib/cni/results"
 CNI_NETWORK = "tfjob-pods"
 # The kubelet links every container's log here (a fixed path in the kubelet), to podLogsDir.
 CONTAINER_LOG_LINKS = "/var/log/containers"
+# The kubelet's device manager serves its socket at a fixed path whatever its root dir is.
+KUBELET_FIXED = "/var/lib/kubelet"
 # The netfilter tables down deletes: ours, kube-proxy's (nftables mode) and the portmap plugin's.
 NFT_TABLES = [("inet", NFT_TABLE), ("ip", "kube-proxy"), ("ip6", "kube-proxy"), ("ip", "cni_hostport"),
               ("ip6", "cni_hostport")]
@@ -72,6 +74,16 @@ table inet {NFT_TABLE} {{
   }}
 }}
 """
+
+
+def tree(top):
+    """top and every path under it, if it exists."""
+    if not os.path.lexists(top):
+        return []
+    paths = [top]
+    for d, dirs, files in os.walk(top):
+        paths += [os.path.join(d, n) for n in dirs + files]
+    return paths
 
 
 class NodeFailure(Exception):
@@ -161,6 +173,7 @@ class RealNode:
         st["shim_dirs_before"] = [d for d in ("/run/containerd", SHIM_SOCKETS) if os.path.isdir(d)]
         st["cni_cache_before"] = [d for d in (CNI_CACHE, os.path.dirname(CNI_CACHE)) if os.path.isdir(d)]
         st["log_links_before"] = os.path.isdir(CONTAINER_LOG_LINKS)
+        st["kubelet_fixed_before"] = sorted(tree(KUBELET_FIXED))
         self.c.save()
         sh(["ip", "link", "add", BRIDGE, "type", "bridge"])
         st["bridge"] = True
@@ -461,6 +474,7 @@ disabled_plugins = ["io.containerd.nri.v1.nri", "io.containerd.tracing.processor
                  ("shims", self.stop_shims),
                  ("cni cache", self.clear_cni_cache),
                  ("log links", self.clear_log_links),
+                 (KUBELET_FIXED, self.clear_kubelet_fixed),
                  ("mounts", self.unmount_all),
                  ("cgroups", self.remove_cgroups),
                  ("network", self.network_down)]
@@ -492,6 +506,8 @@ disabled_plugins = ["io.containerd.nri.v1.nri", "io.containerd.tracing.processor
                     left.append(f"the nftables table {family} {table} is still there")
         if self.st.get("blackhole") and sh(["ip", "route", "show", "type", "blackhole", RANGE]).stdout.strip():
             left.append(f"the blackhole route {RANGE} is still there")
+        if self.kubelet_fixed_new():
+            left.append(f"still there: {', '.join(self.kubelet_fixed_new())}")
         if self.log_links():
             left.append(f"container log links still there: {', '.join(self.log_links())}")
         if self.cni_cache_files():
@@ -564,6 +580,18 @@ disabled_plugins = ["io.containerd.nri.v1.nri", "io.containerd.tracing.processor
                     os.rmdir(d)
                 except OSError:
                     pass
+
+    def kubelet_fixed_new(self):
+        """What under KUBELET_FIXED was not there before up (deepest first)."""
+        before = set(self.st.get("kubelet_fixed_before", []))
+        return sorted((p for p in tree(KUBELET_FIXED) if p not in before), key=lambda p: (-p.count("/"), p))
+
+    def clear_kubelet_fixed(self):
+        for p in self.kubelet_fixed_new():
+            if os.path.isdir(p) and not os.path.islink(p):
+                os.rmdir(p)
+            else:
+                os.remove(p)
 
     def log_links(self):
         """The kubelet's links in CONTAINER_LOG_LINKS to our pods' logs."""
