@@ -24,6 +24,7 @@ import glob
 import ipaddress
 import json
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -292,6 +293,17 @@ disabled_plugins = ["io.containerd.nri.v1.nri", "io.containerd.tracing.processor
         subprocess.run(["rm", "-rf", probe])
         self.c.save()
 
+    def node_env(self):
+        """The node's programs see no iptables: the kubelet would add its KUBE-FIREWALL chains to the
+        machine's iptables tables, and nothing of the node uses iptables (kube-proxy and portmap
+        run on nftables). Their PATH: the node's programs, nft (linked alone) and /usr/bin, /bin."""
+        links = self.path("path")
+        os.makedirs(links, exist_ok=True)
+        nft = shutil.which("nft") or "/usr/sbin/nft"
+        if not os.path.lexists(os.path.join(links, "nft")):
+            os.symlink(nft, os.path.join(links, "nft"))
+        return dict(os.environ, PATH=f"{self.st['bin']}:{links}:/usr/local/bin:/usr/bin:/bin")
+
     def ctr(self, *args, check=True):
         return sh([os.path.join(self.st["bin"], "ctr"), "--address", self.socket, "-n", "k8s.io"] + list(args),
                   check=check)
@@ -302,7 +314,7 @@ disabled_plugins = ["io.containerd.nri.v1.nri", "io.containerd.tracing.processor
         self.cni_config()
         with open(self.path("containerd", "config.toml"), "w") as f:
             f.write(self.containerd_config())
-        env = dict(os.environ, PATH=f"{self.st['bin']}:{os.environ.get('PATH', '')}")
+        env = self.node_env()
         self.c.start("containerd", ["--config", self.path("containerd", "config.toml"), "--log-level", "warn"],
                      binary=os.path.join(self.st["bin"], "containerd"), env=env)
         self.c.wait("containerd", lambda: self.ctr("version", check=False).returncode == 0, 60)
@@ -361,7 +373,7 @@ disabled_plugins = ["io.containerd.nri.v1.nri", "io.containerd.tracing.processor
         self.make_cgroup_root()
         with open(self.path("kubelet.yaml"), "w") as f:
             json.dump(self.kubelet_config(), f, indent=2)
-        env = dict(os.environ, PATH=f"{self.st['bin']}:{os.environ.get('PATH', '')}")
+        env = self.node_env()
         self.c.start("kubelet", [f"--config={self.path('kubelet.yaml')}", f"--kubeconfig={self.path('kubelet.kubeconfig')}",
                                  f"--root-dir={self.path('kubelet')}", f"--cert-dir={self.path('kubelet', 'pki')}",
                                  f"--hostname-override={NODE_NAME}",
@@ -389,7 +401,7 @@ disabled_plugins = ["io.containerd.nri.v1.nri", "io.containerd.tracing.processor
         with open(self.path("kube-proxy.yaml"), "w") as f:
             json.dump(cfg, f, indent=2)
         self.c.start("kube-proxy", [f"--config={self.path('kube-proxy.yaml')}", "--v=1"],
-                     binary=os.path.join(self.st["bin"], "kube-proxy"))
+                     binary=os.path.join(self.st["bin"], "kube-proxy"), env=self.node_env())
 
         def healthy():
             import urllib.request
@@ -445,9 +457,11 @@ disabled_plugins = ["io.containerd.nri.v1.nri", "io.containerd.tracing.processor
         self.c.save()
         self.make_pki()
         self.start_containerd()
+        # kube-proxy waits for its Node (it reads the node's addresses); CoreDNS comes last, behind
+        # the kube-dns Service that kube-proxy translates.
+        self.start_kubelet()
         self.start_kube_proxy()
         self.start_coredns()
-        self.start_kubelet()
 
     def env_lines(self):
         images = self.st.get("images", {})
