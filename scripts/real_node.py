@@ -24,6 +24,7 @@ import glob
 import ipaddress
 import json
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -44,6 +45,10 @@ SHIM_SOCKETS = "/run/containerd/s"
 # and network, named after the network (CNI_NETWORK) or cni-loopback, and the container's ID.
 CNI_CACHE = "/var/lib/cni/results"
 CNI_NETWORK = "tfjob-pods"
+# The kubelet links every container's log here (a fixed path in the kubelet), to podLogsDir.
+CONTAINER_LOG_LINKS = "/var/log/containers"
+# The kubelet's device manager serves its socket at a fixed path whatever its root dir is.
+KUBELET_FIXED = "/var/lib/kubelet"
 # The netfilter tables down deletes: ours, kube-proxy's (nftables mode) and the portmap plugin's.
 NFT_TABLES = [("inet", NFT_TABLE), ("ip", "kube-proxy"), ("ip6", "kube-proxy"), ("ip", "cni_hostport"),
               ("ip6", "cni_hostport")]
@@ -70,6 +75,16 @@ table inet {NFT_TABLE} {{
   }}
 }}
 """
+
+
+def tree(top):
+    """top and every path under it, if it exists."""
+    if not os.path.lexists(top):
+        return []
+    paths = [top]
+    for d, dirs, files in os.walk(top):
+        paths += [os.path.join(d, n) for n in dirs + files]
+    return paths
 
 
 class NodeFailure(Exception):
@@ -158,6 +173,8 @@ class RealNode:
         st["bridge_nf_before"] = open(BRIDGE_NF).read().strip()
         st["shim_dirs_before"] = [d for d in ("/run/containerd", SHIM_SOCKETS) if os.path.isdir(d)]
         st["cni_cache_before"] = [d for d in (CNI_CACHE, os.path.dirname(CNI_CACHE)) if os.path.isdir(d)]
+        st["log_links_before"] = os.path.isdir(CONTAINER_LOG_LINKS)
+        st["kubelet_fixed_before"] = sorted(tree(KUBELET_FIXED))
         self.c.save()
         sh(["ip", "link", "add", BRIDGE, "type", "bridge"])
         st["bridge"] = True
@@ -276,6 +293,17 @@ disabled_plugins = ["io.containerd.nri.v1.nri", "io.containerd.tracing.processor
         subprocess.run(["rm", "-rf", probe])
         self.c.save()
 
+    def node_env(self):
+        """The node's programs see no iptables: the kubelet would add its KUBE-FIREWALL chains to the
+        machine's iptables tables, and nothing of the node uses iptables (kube-proxy and portmap
+        run on nftables). Their PATH: the node's programs, nft (linked alone) and /usr/bin, /bin."""
+        links = self.path("path")
+        os.makedirs(links, exist_ok=True)
+        nft = shutil.which("nft") or "/usr/sbin/nft"
+        if not os.path.lexists(os.path.join(links, "nft")):
+            os.symlink(nft, os.path.join(links, "nft"))
+        return dict(os.environ, PATH=f"{self.st['bin']}:{links}:/usr/local/bin:/usr/bin:/bin")
+
     def ctr(self, *args, check=True):
         return sh([os.path.join(self.st["bin"], "ctr"), "--address", self.socket, "-n", "k8s.io"] + list(args),
                   check=check)
@@ -286,7 +314,7 @@ disabled_plugins = ["io.containerd.nri.v1.nri", "io.containerd.tracing.processor
         self.cni_config()
         with open(self.path("containerd", "config.toml"), "w") as f:
             f.write(self.containerd_config())
-        env = dict(os.environ, PATH=f"{self.st['bin']}:{os.environ.get('PATH', '')}")
+        env = self.node_env()
         self.c.start("containerd", ["--config", self.path("containerd", "config.toml"), "--log-level", "warn"],
                      binary=os.path.join(self.st["bin"], "containerd"), env=env)
         self.c.wait("containerd", lambda: self.ctr("version", check=False).returncode == 0, 60)
@@ -345,9 +373,10 @@ disabled_plugins = ["io.containerd.nri.v1.nri", "io.containerd.tracing.processor
         self.make_cgroup_root()
         with open(self.path("kubelet.yaml"), "w") as f:
             json.dump(self.kubelet_config(), f, indent=2)
-        env = dict(os.environ, PATH=f"{self.st['bin']}:{os.environ.get('PATH', '')}")
+        env = self.node_env()
         self.c.start("kubelet", [f"--config={self.path('kubelet.yaml')}", f"--kubeconfig={self.path('kubelet.kubeconfig')}",
-                                 f"--root-dir={self.path('kubelet')}", f"--hostname-override={NODE_NAME}",
+                                 f"--root-dir={self.path('kubelet')}", f"--cert-dir={self.path('kubelet', 'pki')}",
+                                 f"--hostname-override={NODE_NAME}",
                                  f"--node-ip={NODE_IP}", f"--node-labels={NODE_LABEL}=true", "--v=1"],
                      binary=os.path.join(self.st["bin"], "kubelet"), env=env)
 
@@ -372,7 +401,7 @@ disabled_plugins = ["io.containerd.nri.v1.nri", "io.containerd.tracing.processor
         with open(self.path("kube-proxy.yaml"), "w") as f:
             json.dump(cfg, f, indent=2)
         self.c.start("kube-proxy", [f"--config={self.path('kube-proxy.yaml')}", "--v=1"],
-                     binary=os.path.join(self.st["bin"], "kube-proxy"))
+                     binary=os.path.join(self.st["bin"], "kube-proxy"), env=self.node_env())
 
         def healthy():
             import urllib.request
@@ -428,9 +457,11 @@ disabled_plugins = ["io.containerd.nri.v1.nri", "io.containerd.tracing.processor
         self.c.save()
         self.make_pki()
         self.start_containerd()
+        # kube-proxy waits for its Node (it reads the node's addresses); CoreDNS comes last, behind
+        # the kube-dns Service that kube-proxy translates.
+        self.start_kubelet()
         self.start_kube_proxy()
         self.start_coredns()
-        self.start_kubelet()
 
     def env_lines(self):
         images = self.st.get("images", {})
@@ -456,6 +487,8 @@ disabled_plugins = ["io.containerd.nri.v1.nri", "io.containerd.tracing.processor
                  ("containerd", lambda: self.c.stop("containerd", grace=20)),
                  ("shims", self.stop_shims),
                  ("cni cache", self.clear_cni_cache),
+                 ("log links", self.clear_log_links),
+                 (KUBELET_FIXED, self.clear_kubelet_fixed),
                  ("mounts", self.unmount_all),
                  ("cgroups", self.remove_cgroups),
                  ("network", self.network_down)]
@@ -487,6 +520,10 @@ disabled_plugins = ["io.containerd.nri.v1.nri", "io.containerd.tracing.processor
                     left.append(f"the nftables table {family} {table} is still there")
         if self.st.get("blackhole") and sh(["ip", "route", "show", "type", "blackhole", RANGE]).stdout.strip():
             left.append(f"the blackhole route {RANGE} is still there")
+        if self.kubelet_fixed_new():
+            left.append(f"still there: {', '.join(self.kubelet_fixed_new())}")
+        if self.log_links():
+            left.append(f"container log links still there: {', '.join(self.log_links())}")
         if self.cni_cache_files():
             left.append(f"CNI results still there: {', '.join(self.cni_cache_files())}")
         cgroups = [h + CGROUP_ROOT for h in glob.glob("/sys/fs/cgroup/*") if os.path.isdir(h + CGROUP_ROOT)]
@@ -557,6 +594,37 @@ disabled_plugins = ["io.containerd.nri.v1.nri", "io.containerd.tracing.processor
                     os.rmdir(d)
                 except OSError:
                     pass
+
+    def kubelet_fixed_new(self):
+        """What under KUBELET_FIXED was not there before up (deepest first)."""
+        before = set(self.st.get("kubelet_fixed_before", []))
+        return sorted((p for p in tree(KUBELET_FIXED) if p not in before), key=lambda p: (-p.count("/"), p))
+
+    def clear_kubelet_fixed(self):
+        for p in self.kubelet_fixed_new():
+            if os.path.isdir(p) and not os.path.islink(p):
+                os.rmdir(p)
+            else:
+                os.remove(p)
+
+    def log_links(self):
+        """The kubelet's links in CONTAINER_LOG_LINKS to our pods' logs."""
+        try:
+            names = os.listdir(CONTAINER_LOG_LINKS)
+        except OSError:
+            return []
+        ours = self.path("pod-logs") + "/"
+        links = [os.path.join(CONTAINER_LOG_LINKS, n) for n in names]
+        return [link for link in links if os.path.islink(link) and os.readlink(link).startswith(ours)]
+
+    def clear_log_links(self):
+        for link in self.log_links():
+            os.remove(link)
+        if not self.st.get("log_links_before", True) and os.path.isdir(CONTAINER_LOG_LINKS):
+            try:
+                os.rmdir(CONTAINER_LOG_LINKS)
+            except OSError:
+                pass
 
     def mounts(self):
         """Mount points under DIR, deepest first (from /proc/self/mountinfo)."""

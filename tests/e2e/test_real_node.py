@@ -140,15 +140,20 @@ def test_pods_resolve_cluster_names_and_reach_each_other(kube, namespace, node, 
     wait_for(endpoints_ready, timeout=60, what="the headless Service's endpoints")
 
     fq = f"{namespace}.svc.cluster.local"
+    # busybox's own resolver (nslookup) asks CoreDNS; nc speaks HTTP to the address it found (the
+    # static busybox's wget crashes in glibc's NSS without its modules in the image).
+    get = "printf 'GET /index.html HTTP/1.0\\r\\n\\r\\n' | nc -w 10"
     script = "\n".join([
         "set -e",
+        "addr() { nslookup \"$1\" | awk '/^Address: /{print $2}' | tail -n 1; }",
         "nslookup kubernetes.default.svc.cluster.local",
         f"nslookup web.{fq}",
         f"nslookup web-1.web.{fq}",
-        # Short names through the search path the kubelet wrote.
-        "wget -q -O - -T 10 http://web-0.web:8080/",
-        f"wget -q -O - -T 10 http://{ips[1]}:8080/",
-        "wget -q -O - -T 10 http://web-vip/",
+        # A pod by its hostname under the headless Service, as TF_CONFIG names replicas.
+        f"{get} $(addr web-0.web.{fq}) 8080",
+        f"{get} {ips[1]} 8080",
+        # The ClusterIP Service: kube-proxy's translation to one of the pods.
+        f"{get} $(addr web-vip.{fq}) 80",
         "cat /etc/resolv.conf",
     ])
     out = run_to_end(kube, namespace, "client", busybox, script, node)
@@ -166,24 +171,35 @@ def test_pods_resolve_cluster_names_and_reach_each_other(kube, namespace, node, 
     assert "nameserver 198.18.1.10" in out and f"search {fq} svc.cluster.local cluster.local" in out, out
 
 
-def test_a_pod_reaches_the_api_server_with_its_in_cluster_credentials(kube, namespace, node, busybox):
-    # The `kubernetes` Service's endpoint is the API server on the bridge's address; the
-    # ServiceAccount token and the variables are what in-cluster clients read.
-    sa = "/var/run/secrets/kubernetes.io/serviceaccount"
-    body = '{"apiVersion":"authentication.k8s.io/v1","kind":"SelfSubjectReview"}'
-    script = "\n".join([
-        "set -e",
-        "echo host=$KUBERNETES_SERVICE_HOST port=$KUBERNETES_SERVICE_PORT",
-        f"test -s {sa}/token && test -s {sa}/ca.crt && cat {sa}/namespace && echo",
-        f"wget -q -O - -T 10 --no-check-certificate --header \"Authorization: Bearer $(cat {sa}/token)\" "
-        f"--header 'Content-Type: application/json' --post-data '{body}' "
-        "https://kubernetes.default.svc/apis/authentication.k8s.io/v1/selfsubjectreviews",
-    ])
-    out = run_to_end(kube, namespace, "incluster", busybox, script, node)
-    lines = out.splitlines()
-    assert lines[0] == "host=198.18.1.1 port=443", out
+IN_CLUSTER = """
+import json, os, socket, ssl, urllib.request
+sa = "/var/run/secrets/kubernetes.io/serviceaccount"
+print("host=%s port=%s" % (os.environ["KUBERNETES_SERVICE_HOST"], os.environ["KUBERNETES_SERVICE_PORT"]))
+print(open(sa + "/namespace").read())
+print(socket.gethostbyname("kubernetes.default.svc"))
+ctx = ssl.create_default_context(cafile=sa + "/ca.crt")
+body = json.dumps({"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}).encode()
+req = urllib.request.Request("https://kubernetes.default.svc/apis/authentication.k8s.io/v1/selfsubjectreviews",
+                             data=body, headers={"Authorization": "Bearer " + open(sa + "/token").read(),
+                                                 "Content-Type": "application/json"})
+print(urllib.request.urlopen(req, context=ctx, timeout=20).read().decode())
+"""
+
+
+def test_a_pod_reaches_the_api_server_with_its_in_cluster_credentials(kube, namespace, node):
+    # What an in-cluster client does (the operator in its pod): the `kubernetes` Service's
+    # variables, the name through glibc's resolver and CoreDNS, TLS checked against the
+    # ServiceAccount's CA, its token. Python of the TensorFlow image (docs/images.md).
+    image = os.environ.get("TFJOB_TF_IMAGE")
+    if not image:
+        pytest.skip("the cluster has no TensorFlow image (TFJOB_REAL_NODE_IMAGES without tensorflow)")
+    kube.apply(pod("incluster", image, ["python3", "-c", IN_CLUSTER], node), namespace)
+    wait_phase(kube, namespace, "incluster", "Succeeded", timeout=300)
+    lines = kube("logs", "incluster", "-n", namespace).splitlines()
+    assert lines[0] == "host=198.18.1.1 port=443", lines
     assert lines[1] == namespace
-    review = json.loads("\n".join(lines[2:]))
+    assert lines[2] == "198.18.1.1"
+    review = json.loads(lines[3])
     assert review["status"]["userInfo"]["username"] == f"system:serviceaccount:{namespace}:default"
 
 
