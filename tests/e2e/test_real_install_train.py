@@ -134,7 +134,12 @@ def installed(real, tmp_path_factory):
     assert cert.strip() == "config/webhook/generate-cert --apply"
     out["cert"] = real.sh(cert, cwd=project)
     verify, logs, port_forward = doc_blocks("docs/install.md", "## 4.")
-    out["verify"] = real.sh(verify, cwd=project, timeout=300).stdout
+    r = real.sh(verify, cwd=project, timeout=300, check=False)
+    if r.returncode != 0:  # say why the pods are not ready
+        diag = real.sh("kubectl -n tfjob-system describe pods; kubectl -n tfjob-system logs -l "
+                       "app.kubernetes.io/name=tfjob-operator --tail=30 --prefix", check=False)
+        pytest.fail(f"step 4 failed:\n{r.stdout}\n{r.stderr}\n{diag.stdout[-8000:]}\n{diag.stderr[-2000:]}")
+    out["verify"] = r.stdout
     out["logs"] = real.sh(logs, cwd=project).stdout
     # The machine is shared: free local ports instead of 8080 and 8081 (the pods' ports stay).
     metrics, health = free_port(), free_port()
