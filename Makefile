@@ -117,17 +117,25 @@ control-plane-default: deps
 # When the other versions' programs are not cached yet (a cold run), they build at nice 10 beside
 # the whole suite, which waits on the API server more than it computes (README, "How long");
 # their log is build/k8s-subset-build.log. A failed suite stops that build.
+# Last, the tests marked real_node in a cluster with the real node (tests/e2e/run --real-node,
+# docs/test-bed.md); its programs and images build at nice 10 beside the suite too
+# (build/real-node-build.log).
 test-e2e: build control-plane-default kueue sdk-venv
 	@mkdir -p build; \
 	setsid bash -c 'for v in $(K8S_SUBSET_VERSIONS); do nice -n 10 scripts/build-k8s $$v >/dev/null || exit 1; done' \
 	  >build/k8s-subset-build.log 2>&1 & sub=$$!; \
-	echo "tests/e2e/run   (building $(K8S_SUBSET_VERSIONS) beside it, pid $$sub)"; \
-	tests/e2e/run || { rc=$$?; kill -- -$$sub 2>/dev/null; exit $$rc; }; \
-	wait $$sub || { cat build/k8s-subset-build.log; echo "make test-e2e: building $(K8S_SUBSET_VERSIONS) failed" >&2; exit 1; }; \
+	setsid bash -c 'nice -n 10 scripts/build-node && nice -n 10 scripts/build-images' \
+	  >build/real-node-build.log 2>&1 & node=$$!; \
+	echo "tests/e2e/run   (building $(K8S_SUBSET_VERSIONS), pid $$sub, and the real node, pid $$node, beside it)"; \
+	tests/e2e/run || { rc=$$?; kill -- -$$sub -$$node 2>/dev/null; exit $$rc; }; \
+	wait $$sub || { cat build/k8s-subset-build.log; kill -- -$$node 2>/dev/null; echo "make test-e2e: building $(K8S_SUBSET_VERSIONS) failed" >&2; exit 1; }; \
 	for v in $(K8S_SUBSET_VERSIONS); do \
 	  echo "tests/e2e/run --kubernetes $$v -m every_version"; \
-	  tests/e2e/run --kubernetes $$v -m every_version || exit 1; \
-	done
+	  tests/e2e/run --kubernetes $$v -m every_version || { kill -- -$$node 2>/dev/null; exit 1; }; \
+	done; \
+	wait $$node || { cat build/real-node-build.log; echo "make test-e2e: building the real node failed" >&2; exit 1; }; \
+	echo "tests/e2e/run --real-node"; \
+	tests/e2e/run --real-node
 
 # The operator SIGKILLed at random points, with more trials than make test's 30
 # (tests/e2e/test_operator_chaos.py). A failure prints its seed: TFJOB_CHAOS_SEED=<seed> make chaos.

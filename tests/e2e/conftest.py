@@ -20,6 +20,20 @@ def pytest_configure(config):
     # The subset of the suite that make test-e2e runs on every claimed Kubernetes version beside the
     # default (tests/e2e/run --kubernetes V -m every_version; README, "Kubernetes versions").
     config.addinivalue_line("markers", "every_version: runs on every claimed Kubernetes version, not only the default")
+    # Tests that need the real node (tests/e2e/run --real-node; docs/test-bed.md, "The real node").
+    config.addinivalue_line("markers", "real_node: needs real pods: runs only in a cluster with the real node")
+
+
+def pytest_collection_modifyitems(config, items):
+    """A cluster with the real node (DIR/env sets TFJOB_REAL_NODE) runs the real_node tests only;
+    any other (the KWOK suite) runs all but them."""
+    real = bool(os.environ.get("TFJOB_REAL_NODE"))
+    keep, drop = [], []
+    for item in items:
+        (keep if (item.get_closest_marker("real_node") is not None) == real else drop).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
 
 
 class Kube:
@@ -143,6 +157,11 @@ def kube():
 def namespace(kube):
     name = "e2e-" + uuid.uuid4().hex[:8]
     kube("create", "namespace", name)
+    if os.environ.get("TFJOB_REAL_NODE"):
+        # With the real node the API server admits a pod only once its ServiceAccount exists
+        # (scripts/test-cluster: real pods get their token).
+        wait_for(lambda: kube.get("serviceaccount", "default", name, check=False), timeout=60,
+                 what=f"the default ServiceAccount of {name}")
     yield name
     kube("delete", "namespace", name, "--wait=false")
 
