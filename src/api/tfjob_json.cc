@@ -172,6 +172,26 @@ json EncodeOwnerReference(const OwnerReference& ref) {
               {"blockOwnerDeletion", ref.block_owner_deletion}};
 }
 
+json EncodeObjectMeta(const ObjectMeta& m) {
+  json j = json::object();
+  if (!m.name.empty()) j["name"] = m.name;
+  if (!m.generate_name.empty()) j["generateName"] = m.generate_name;
+  if (!m.ns.empty()) j["namespace"] = m.ns;
+  if (!m.uid.empty()) j["uid"] = m.uid;
+  if (!m.resource_version.empty()) j["resourceVersion"] = m.resource_version;
+  if (m.generation != 0) j["generation"] = m.generation;
+  if (!m.labels.empty()) j["labels"] = m.labels;
+  if (!m.annotations.empty()) j["annotations"] = m.annotations;
+  if (!m.owner_references.empty()) {
+    json refs = json::array();
+    for (const auto& r : m.owner_references) refs.push_back(EncodeOwnerReference(r));
+    j["ownerReferences"] = std::move(refs);
+  }
+  if (m.creation_timestamp) j["creationTimestamp"] = FormatTime(*m.creation_timestamp);
+  if (m.deletion_timestamp) j["deletionTimestamp"] = FormatTime(*m.deletion_timestamp);
+  return j;
+}
+
 json EncodeStatus(const JobStatus& st) {
   json j = json::object();
   json conds = json::array();

@@ -19,6 +19,7 @@ TfJob DecodeTfJob(const nlohmann::json& j, FieldErrors* errors);
 StatusOr<TfJob> DecodeTfJobStrict(const nlohmann::json& j);
 
 nlohmann::json EncodeStatus(const JobStatus& status);
+nlohmann::json EncodeObjectMeta(const ObjectMeta& meta);
 nlohmann::json EncodeOwnerReference(const OwnerReference& ref);
 // Decoders shared with the other object codecs (pods, services).
 ObjectMeta DecodeObjectMeta(const nlohmann::json& j, const std::string& path, FieldErrors* errors);
