@@ -75,7 +75,7 @@ PlanApplier::PlanApplier(ObjectWriter& writer, controller::WritePool& pool, cont
                            {"kind", "action", "result"});
 }
 
-// One pass's creates: pods then services, under a slow-start window (D17): one create first, and
+// One pass's creates: services then pods, under a slow-start window (D17): one create first, and
 // each that succeeds lets two more go (so the window doubles with every round trip, as TCP's
 // slow start), with no wait for a whole batch; the first failure stops new sends (a systematic
 // one such as a quota costs one request, not N) and the creates in flight finish. They run on
@@ -403,10 +403,8 @@ std::shared_ptr<PlanApplier::CreateRun> PlanApplier::NewCreateRun(const api::TfJ
   run->log = log;
   run->done = std::move(done);
   run->renderer = std::make_unique<const core::PodRenderer>(job, render);
-  // Pods first (D17): they are what the scheduler and the kubelet work on; a service only
-  // names one (bench/README.md, "Time to all Running").
-  for (auto& c : plan.create_pods) run->items.push_back({true, std::move(c)});
   for (auto& c : plan.create_services) run->items.push_back({false, std::move(c)});
+  for (auto& c : plan.create_pods) run->items.push_back({true, std::move(c)});
   return run;
 }
 

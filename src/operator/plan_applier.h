@@ -2,7 +2,7 @@
 // PlanApplier: the write side of the TFJob controller. It carries out one core::Plan against the
 // API, in the order docs/semantics.md fixes: the D29 counters annotation first (if that write
 // fails nothing else happens), deletes with a uid precondition (a recreated namesake is never
-// deleted), the Workload and PodGroup (D27); then the creates of pods and services (pods first) are queued
+// deleted), the Workload and PodGroup (D27); then the creates of services and pods are queued
 // under a slow-start window (one first, two more for each success, no new one after a failure,
 // D17) on the shared WritePool in the job's lane, while the plan's events, the status as a merge
 // patch on /status (D14), the job counters and the TTL delete of the job are written. Start

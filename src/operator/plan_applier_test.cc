@@ -78,11 +78,11 @@ struct Fixture {
   }
 };
 
-// The children of a first pass in the applier's order: pods, then services (D17).
+// The children of a first pass in the applier's order: services, then pods.
 std::vector<std::pair<std::string, std::string>> Items(const core::Plan& plan) {
   std::vector<std::pair<std::string, std::string>> out;
-  for (const auto& p : plan.create_pods) out.emplace_back("pods", p.name);
   for (const auto& s : plan.create_services) out.emplace_back("services", s.name);
+  for (const auto& p : plan.create_pods) out.emplace_back("pods", p.name);
   return out;
 }
 
@@ -136,7 +136,7 @@ TEST(PlanApplier, SystematicRejectionCostsOneRequest) {
   EXPECT_THAT(s.message(), ::testing::HasSubstr("exceeded quota"));
   EXPECT_EQ(f.Creates(), 1);
   EXPECT_TRUE(f.expectations.Satisfied("default/quota")) << "nothing was created: nothing to wait for";
-  EXPECT_EQ(f.EventsWithReason("FailedCreatePod"), 1);
+  EXPECT_EQ(f.EventsWithReason("FailedCreateService"), 1);
 }
 
 // Some creates fail: the error is returned, and only the successful creates stay expected (their
@@ -155,8 +155,8 @@ TEST(PlanApplier, PartialFailureLowersExpectationsOnlyForWhatFailed) {
     f.expectations.CreationObserved(key);  // the informer sees one of the 4 created
   }
   EXPECT_TRUE(f.expectations.Satisfied(key)) << "expectations kept for a create that failed or was never sent";
-  EXPECT_EQ(f.EventsWithReason("SuccessfulCreatePod"), 4);
-  EXPECT_EQ(f.EventsWithReason("FailedCreatePod"), 1);
+  EXPECT_EQ(f.EventsWithReason("SuccessfulCreateService"), 4);
+  EXPECT_EQ(f.EventsWithReason("FailedCreateService"), 1);
 }
 
 // A child that exists already (deterministic names) is ours: no error, no failure event, and no

@@ -348,7 +348,7 @@ TEST(TfJobControllerFakeApi, AnActiveCountChangeAloneWaitsForTheInterval) {
 // time) and is retried then, and the retry succeeds once the API accepts again.
 TEST(TfJobControllerFakeApi, FailedPassIsRetriedAfterItsBackoff) {
   Cluster k;
-  k.server.AddFault({.verb = "create", .resource = "pods", .code = 500, .times = -1});
+  k.server.AddFault({.verb = "create", .resource = "services", .code = 500, .times = -1});
   k.c().StartWorkers();
   k.CreateJob("retry", 1);
   const std::string key = "default/retry";
@@ -357,11 +357,11 @@ TEST(TfJobControllerFakeApi, FailedPassIsRetriedAfterItsBackoff) {
   // with backoff. (The first pass's status write wakes one more pass at once, as it would in a
   // cluster.) Then the key waits in the delayed set: the fake clock does not move.
   ASSERT_TRUE(WaitUntil([&] {
-    int sent = k.server.CountRequests("create", "pods");
+    int sent = k.server.CountRequests("create", "services");
     return sent >= 1 && q.NumRequeues(key) == sent && q.DelayedLenForTesting() == 1 && q.Len() == 0;
   }));
   EXPECT_LE(q.NumRequeues(key), 2);
-  EXPECT_EQ(k.server.CountRequests("create", "services"), 0);  // pods first (D17): none was sent
+  EXPECT_EQ(k.server.CountRequests("create", "pods"), 0);
   k.server.ClearFaults();
   k.clock.Advance(std::chrono::seconds(1));  // past the first backoff (5 ms)
   q.ProcessDue(k.clock.SteadyNow());
