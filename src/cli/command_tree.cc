@@ -80,9 +80,9 @@ CommandTree::CommandTree(const std::string& program) : impl_(std::make_unique<Im
   // Handled by PreParse (the `version` command); declared so that --help lists it.
   const std::string version_help = "Print the version (as `tfjob version`)";
   app.add_flag("--version", version_help);
-  for (auto define : {DefineValidate, DefineRender, DefineOperator, DefineRun, DefineSubmit, DefineGet, DefineDescribe,
-                      DefineLogs, DefineSuspend, DefineResume, DefineDelete, DefineDashboard, DefineCrd,
-                      DefineVersion}) {
+  for (auto define :
+       {DefineValidate, DefineRender, DefineOperator, DefineRun, DefineSubmit, DefineGet, DefineDescribe, DefineLogs,
+        DefineSuspend, DefineResume, DefineDelete, DefineDashboard, DefineCrd, DefineVersion}) {
     std::unique_ptr<Command> command = define(app);
     Command* c = command.get();
     c->app().callback([this, c] { impl_->selected = c; });

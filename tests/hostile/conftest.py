@@ -127,3 +127,20 @@ def pytest_sessionstart(session):
 
 def pytest_report_header(config):
     return f"tfjob under test: {TFJOB}"
+
+
+# A kubeconfig of a server that never answers (its port formatted in with %): the servers' and the
+# dashboard's cases need one to start.
+KUBECONFIG = """apiVersion: v1
+kind: Config
+clusters:
+- name: unreachable
+  cluster: {server: "https://127.0.0.1:%d", insecure-skip-tls-verify: true}
+users:
+- name: u
+  user: {token: t}
+contexts:
+- name: c
+  context: {cluster: unreachable, user: u}
+current-context: c
+"""

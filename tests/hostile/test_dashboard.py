@@ -13,22 +13,7 @@ import time
 
 import pytest
 
-from conftest import MiB, TFJOB, process_peak_rss, record
-
-KUBECONFIG = """apiVersion: v1
-kind: Config
-clusters:
-- name: unreachable
-  cluster: {server: "https://127.0.0.1:%d", insecure-skip-tls-verify: true}
-users:
-- name: u
-  user: {token: t}
-contexts:
-- name: c
-  context: {cluster: unreachable, user: u}
-current-context: c
-"""
-
+from conftest import KUBECONFIG, MiB, TFJOB, process_peak_rss, record
 
 def _free_port():
     s = socket.socket()

@@ -21,26 +21,11 @@ import time
 
 import pytest
 
-from conftest import MiB, TFJOB, process_peak_rss, record
+from conftest import KUBECONFIG, MiB, TFJOB, process_peak_rss, record
 
 BINARY = TFJOB  # TFJOB_BIN overrides it (conftest.py)
 VALIDATE = "/validate-kubeflow-org-v1-tfjob"
 RSS_SLACK_MIB = 64  # what a case may add to the operator's peak RSS over its baseline
-
-KUBECONFIG = """apiVersion: v1
-kind: Config
-clusters:
-- name: unreachable
-  cluster: {server: "https://127.0.0.1:%d", insecure-skip-tls-verify: true}
-users:
-- name: u
-  user: {token: t}
-contexts:
-- name: c
-  context: {cluster: unreachable, user: u}
-current-context: c
-"""
-
 
 def _free_port():
     return _free_ports(1)[0]
