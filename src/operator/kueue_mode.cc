@@ -105,7 +105,7 @@ bool KueueMode::HasSynced() const {
          priority_classes_->HasSynced();
 }
 
-core::KueueObserved KueueMode::Observe(const api::TfJob& job, api::Time now, int64_t live_pods) const {
+core::KueueObserved KueueMode::ObserveKueue(const api::TfJob& job, api::Time now, int64_t live_pods) const {
   core::KueueObserved o{.job = &job, .live_pods = live_pods, .now = now};
   for (const auto& w : workloads_->store().ByIndex("job", api::JobKey(job))) o.workloads.push_back(*w);
   if (auto prebuilt = core::KueuePrebuiltWorkloadName(job))
@@ -126,7 +126,7 @@ core::KueueObserved KueueMode::Observe(const api::TfJob& job, api::Time now, int
 
 StatusOr<KueueGate> KueueMode::Sync(const api::TfJob& job, api::Time now, int64_t live_pods) {
   if (core::KueueQueueName(job).empty()) return KueueGate{};
-  core::KueueObserved observed = Observe(job, now, live_pods);
+  core::KueueObserved observed = ObserveKueue(job, now, live_pods);
   // D32: a job for MultiKueue is queued here whether it is the manager's (the core skips it) or
   // MultiKueue's proven copy (the core runs it); any other controller's job is not ours to queue.
   const core::MultiKueueRole role = core::MultiKueueRoleOf(job, observed.prebuilt);

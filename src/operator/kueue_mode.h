@@ -78,7 +78,7 @@ class KueueMode final : public ReconcileIntegration {
   // deletes them).
 
  private:
-  core::KueueObserved Observe(const api::TfJob& job, api::Time now, int64_t live_pods) const;
+  core::KueueObserved ObserveKueue(const api::TfJob& job, api::Time now, int64_t live_pods) const;
   // The plan's writes in its order (job, finalizers, deletes, create, update, status), then events.
   Status Apply(const api::TfJob& job, const core::KueuePlan& plan);
   Status ApplyToWorkloads(const api::TfJob& job, const core::KueuePlan& plan);
