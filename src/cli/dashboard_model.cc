@@ -303,12 +303,13 @@ std::optional<json> Model::Page(const std::string& ns, const std::string& name) 
         in.pod_group = DecodePodGroupView(api::StringField(pg, "kind") + " " + api::StringField(pg, "apiVersion"), pg);
         break;
       }
-    auto add_events = [&](const std::string& object) {
+    // The job's events, then each pod's (a plain loop: the thread-safety analysis does not see
+    // the lock held inside a lambda).
+    std::vector<std::string> objects = {ns + "/TFJob/" + name};
+    for (const auto& p : pods) objects.push_back(ns + "/Pod/" + api::StringField(api::ObjectField(p, "metadata"), "name"));
+    for (const auto& object : objects)
       if (auto e = events_.find(object); e != events_.end())
         for (const auto& [k, ev] : e->second) in.events.push_back(DecodeEventView(ev));
-    };
-    add_events(ns + "/TFJob/" + name);
-    for (const auto& p : pods) add_events(ns + "/Pod/" + api::StringField(api::ObjectField(p, "metadata"), "name"));
     version = job_versions_.contains(key) ? job_versions_.at(key) : version_;
   }
   for (const auto& p : pods) in.pods.push_back(DecodePodView(p));
