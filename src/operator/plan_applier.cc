@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <atomic>
 #include <future>
+#include <map>
+#include <set>
 
 #include "api/json_fields.h"
 #include "api/object_key.h"
@@ -75,16 +77,50 @@ PlanApplier::PlanApplier(ObjectWriter& writer, controller::WritePool& pool, cont
                            {"kind", "action", "result"});
 }
 
-// One pass's creates: services then pods, under a slow-start window (D17): one create first, and
-// each that succeeds lets two more go (so the window doubles with every round trip, as TCP's
-// slow start), with no wait for a whole batch; the first failure stops new sends (a systematic
-// one such as a quota costs one request, not N) and the creates in flight finish. They run on
-// the shared write pool, in the job's lane.
+namespace {
+
+// One replica's creates: either may be absent (its pod or its service exists already).
+struct ReplicaCreates {
+  std::optional<core::ChildCreation> service;
+  std::optional<core::ChildCreation> pod;  // rendered when sent
+  int Creates() const { return (service ? 1 : 0) + (pod ? 1 : 0); }
+};
+
+// A pass's creates as replicas (D17): first the services whose pods exist already, then each pod
+// with its service if that is missing too, in the plan's order of pods.
+std::vector<ReplicaCreates> PairByReplica(std::vector<core::ChildCreation> services,
+                                          std::vector<core::ChildCreation> pods) {
+  using Replica = std::pair<api::ReplicaType, int32_t>;
+  std::set<Replica> with_pod;
+  for (const auto& p : pods) with_pod.insert({p.type, p.index});
+  std::map<Replica, core::ChildCreation> service_of;
+  std::vector<ReplicaCreates> items;
+  for (auto& s : services) {
+    if (with_pod.count({s.type, s.index}))
+      service_of.emplace(Replica{s.type, s.index}, std::move(s));
+    else
+      items.push_back({std::move(s), std::nullopt});
+  }
+  for (auto& p : pods) {
+    ReplicaCreates item;
+    if (auto it = service_of.find({p.type, p.index}); it != service_of.end()) item.service = std::move(it->second);
+    item.pod = std::move(p);
+    items.push_back(std::move(item));
+  }
+  return items;
+}
+
+}  // namespace
+
+// One pass's creates, a replica at a time: its service, then its pod once the service exists
+// (D17: no pod of ours is ever without its service, and the pods go to the scheduler from the
+// first round trip, not after every service). Replicas go under a slow-start window (D17): one
+// first, and each that succeeds lets two more go (so the window doubles with every round trip,
+// as TCP's slow start), with no wait for a whole batch; the first failure stops new sends (a
+// systematic one such as a quota costs one request, not N) and the replicas in flight finish.
+// They run on the shared write pool, in the job's lane.
 struct PlanApplier::CreateRun {
-  struct Item {
-    bool pod;
-    core::ChildCreation child;  // rendered when sent
-  };
+  using Item = ReplicaCreates;
   std::string key;
   std::string ns;
   controller::ObjectReference job;
@@ -123,33 +159,41 @@ void PlanApplier::Send(const std::shared_ptr<CreateRun>& run, const std::vector<
 }
 
 // A create's outcome: its metric, its event, and its expectation when no watch event will come.
-void PlanApplier::RecordCreate(const CreateRun& run, size_t i, const Status& s) {
-  const CreateRun::Item& item = run.items[i];
-  const char* kind = item.pod ? "pod" : "service";
+void PlanApplier::RecordCreate(const CreateRun& run, bool pod, const core::ChildCreation& child, const Status& s) {
+  const char* kind = pod ? "pod" : "service";
   if (s.ok()) {
     children_->With({kind, "create", "ok"}).Inc();
-    events_.Record(run.job, "Normal", item.pod ? "SuccessfulCreatePod" : "SuccessfulCreateService",
-                   std::string(item.pod ? "Created pod: " : "Created service: ") + item.child.name);
+    events_.Record(run.job, "Normal", pod ? "SuccessfulCreatePod" : "SuccessfulCreateService",
+                   std::string(pod ? "Created pod: " : "Created service: ") + child.name);
     return;
   }
   expectations_.CreationObserved(run.key);  // no watch event will come for this one
   if (IsAlreadyExists(s)) return;           // a deterministic name: ours already
   children_->With({kind, "create", "error"}).Inc();
-  events_.Record(run.job, "Warning", item.pod ? "FailedCreatePod" : "FailedCreateService",
-                 "Error creating: " + s.message());
-  run.log.Warning("create failed", {{"name", item.child.name}, {"error", s.message()}});
+  events_.Record(run.job, "Warning", pod ? "FailedCreatePod" : "FailedCreateService", "Error creating: " + s.message());
+  run.log.Warning("create failed", {{"name", child.name}, {"error", s.message()}});
+}
+
+Status PlanApplier::CreateOne(const CreateRun& run, bool pod, const core::ChildCreation& child) {
+  Status s = OkStatus();
+  {
+    // Rendered here, on the pool thread, and released once sent (D17).
+    StatusOr<json> object = pod ? StatusOr<json>(run.renderer->Render(child.type, child.index))
+                                : run.renderer->RenderService(child.type, child.index);
+    s = object.ok() ? writer_.CreateChild(pod ? kube::kPods : kube::kServices, run.ns, *object) : object.status();
+  }
+  RecordCreate(run, pod, child, s);
+  return s;
 }
 
 void PlanApplier::SendOne(const std::shared_ptr<CreateRun>& run, size_t i) {
   const CreateRun::Item& item = run->items[i];
-  Status s = OkStatus();
-  {
-    // Rendered here, on the pool thread, and released once sent (D17).
-    StatusOr<json> object = item.pod ? StatusOr<json>(run->renderer->Render(item.child.type, item.child.index))
-                                     : run->renderer->RenderService(item.child.type, item.child.index);
-    s = object.ok() ? writer_.CreateChild(item.pod ? kube::kPods : kube::kServices, run->ns, *object) : object.status();
-  }
-  RecordCreate(*run, i, s);
+  Status s = item.service ? CreateOne(*run, false, *item.service) : OkStatus();
+  const bool service_there = s.ok() || IsAlreadyExists(s);
+  if (item.pod && service_there)
+    s = CreateOne(*run, true, *item.pod);
+  else if (item.pod)
+    expectations_.CreationObserved(run->key);  // its service failed: the pod is never sent
   std::vector<size_t> sends;
   bool over = false;
   {
@@ -168,13 +212,13 @@ void PlanApplier::SendOne(const std::shared_ptr<CreateRun>& run, size_t i) {
 
 // Nothing is in flight and nothing more will be sent: the creates' part of the pass ends.
 void PlanApplier::FinishCreates(const std::shared_ptr<CreateRun>& run) {
-  size_t unsent = 0;
+  int unsent = 0;
   {
     MutexLock lock(run->mu);
-    unsent = run->items.size() - run->next;
+    for (size_t k = run->next; k < run->items.size(); ++k) unsent += run->items[k].Creates();
     run->next = run->items.size();
   }
-  for (size_t k = 0; k < unsent; ++k) expectations_.CreationObserved(run->key);  // never sent
+  for (int k = 0; k < unsent; ++k) expectations_.CreationObserved(run->key);  // never sent
   EndPart(run);
 }
 
@@ -403,8 +447,7 @@ std::shared_ptr<PlanApplier::CreateRun> PlanApplier::NewCreateRun(const api::TfJ
   run->log = log;
   run->done = std::move(done);
   run->renderer = std::make_unique<const core::PodRenderer>(job, render);
-  for (auto& c : plan.create_services) run->items.push_back({false, std::move(c)});
-  for (auto& c : plan.create_pods) run->items.push_back({true, std::move(c)});
+  run->items = PairByReplica(std::move(plan.create_services), std::move(plan.create_pods));
   return run;
 }
 

@@ -2,9 +2,9 @@
 // PlanApplier: the write side of the TFJob controller. It carries out one core::Plan against the
 // API, in the order docs/semantics.md fixes: the D29 counters annotation first (if that write
 // fails nothing else happens), deletes with a uid precondition (a recreated namesake is never
-// deleted), the Workload and PodGroup (D27); then the creates of services and pods are queued
-// under a slow-start window (one first, two more for each success, no new one after a failure,
-// D17) on the shared WritePool in the job's lane, while the plan's events, the status as a merge
+// deleted), the Workload and PodGroup (D27); then the creates are queued a replica at a time
+// (its service, then its pod) under a slow-start window (one first, two more for each success,
+// no new one after a failure, D17) on the shared WritePool in the job's lane, while the plan's events, the status as a merge
 // patch on /status (D14), the job counters and the TTL delete of the job are written. Start
 // returns once those are done: the reconcile worker is free for the next job while the creates
 // run, and the job is not reconciled again until they are observed (expectations, D1); `done`
@@ -143,7 +143,9 @@ class PlanApplier {
                                           const tfjob::core::RenderOptions& render, const Logger& log,
                                           CreatesDone done);
   void SendOne(const std::shared_ptr<CreateRun>& run, size_t i);
-  void RecordCreate(const CreateRun& run, size_t i, const Status& s);
+  // One child of a replica: rendered, created, recorded (RecordCreate). Its outcome.
+  Status CreateOne(const CreateRun& run, bool pod, const tfjob::core::ChildCreation& child);
+  void RecordCreate(const CreateRun& run, bool pod, const tfjob::core::ChildCreation& child, const Status& s);
   void FinishCreates(const std::shared_ptr<CreateRun>& run);
   void EndPart(const std::shared_ptr<CreateRun>& run);
   Status DeleteChildren(const api::TfJob& job, const tfjob::core::Plan& plan);

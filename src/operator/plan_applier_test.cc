@@ -78,11 +78,11 @@ struct Fixture {
   }
 };
 
-// The children of a first pass in the applier's order: services, then pods.
+// The services of a first pass's replicas in the applier's order (each replica's pod goes once
+// its service exists, D17).
 std::vector<std::pair<std::string, std::string>> Items(const core::Plan& plan) {
   std::vector<std::pair<std::string, std::string>> out;
-  for (const auto& s : plan.create_services) out.emplace_back("services", s.name);
-  for (const auto& p : plan.create_pods) out.emplace_back("pods", p.name);
+  for (const auto& p : plan.create_pods) out.emplace_back("services", p.name);
   return out;
 }
 
@@ -97,18 +97,19 @@ testing::Fault FailCreateOf(const std::pair<std::string, std::string>& item, lon
       .times = -1};
 }
 
-// D17: slow start as a window: one create, then two more for each success, nothing new after a
-// failure (what was queued still goes). With one write thread the order is fixed: when item k
-// fails, k have succeeded and 2k+1 have been handed to the pool, so 2k+1 requests reach the server.
+// D17: slow start as a window of replicas (a service, then its pod): one replica, then two more
+// for each that succeeds, nothing new after a failure (what was queued still goes). With one
+// write thread the order is fixed: when replica k's service fails, k replicas have succeeded and
+// min(2k+1, 8) have been handed to the pool, each two creates but the failed one's (its pod is
+// never sent).
 TEST(PlanApplier, SlowStartWindowDoublesAndStopsAtTheFirstFailure) {
-  const std::vector<std::pair<size_t, int>> fail_then_sent = {{0, 1},  {1, 3},  {2, 5},  {3, 7},
-                                                              {6, 13}, {7, 15}, {14, 16}};
+  const std::vector<std::pair<size_t, int>> fail_then_sent = {{0, 1}, {1, 5}, {2, 9}, {3, 13}, {6, 15}, {7, 15}};
   for (auto [fail, sent] : fail_then_sent) {
     Fixture f(1);
     api::TfJob job = f.CreateJob("big", 8);
     core::Plan plan = f.FirstPlan(job);
     auto items = Items(plan);
-    ASSERT_EQ(items.size(), 16u);
+    ASSERT_EQ(items.size(), 8u);
     f.server.AddFault(FailCreateOf(items[fail], 500));
     Status s = f.applier.Apply(job, plan, Logger());
     EXPECT_EQ(s.code(), StatusCode::kUnavailable) << "item " << fail;
@@ -140,23 +141,73 @@ TEST(PlanApplier, SystematicRejectionCostsOneRequest) {
 }
 
 // Some creates fail: the error is returned, and only the successful creates stay expected (their
-// watch events will come); the failed and the unsent ones are lowered. One write thread: items 0
-// and 1 succeed, 2 fails while 3 and 4 are queued (they go, and succeed), 5-15 are never sent.
+// watch events will come); the failed and the unsent ones are lowered. One write thread: replicas
+// 0 and 1 succeed, 2's service fails (its pod is never sent) while 3 and 4 are queued (they go,
+// and succeed), 5-7 are never sent.
 TEST(PlanApplier, PartialFailureLowersExpectationsOnlyForWhatFailed) {
   Fixture f(1);
   api::TfJob job = f.CreateJob("partial", 8);
   core::Plan plan = f.FirstPlan(job);
   f.server.AddFault(FailCreateOf(Items(plan)[2], 500));
   EXPECT_FALSE(f.applier.Apply(job, plan, Logger()).ok());
-  EXPECT_EQ(f.Creates(), 5);
+  EXPECT_EQ(f.Creates(), 9);
   const std::string key = "default/partial";
-  for (int seen = 0; seen < 4; ++seen) {
+  for (int seen = 0; seen < 8; ++seen) {
     EXPECT_FALSE(f.expectations.Satisfied(key)) << seen;
     f.expectations.CreationObserved(key);  // the informer sees one of the 4 created
   }
   EXPECT_TRUE(f.expectations.Satisfied(key)) << "expectations kept for a create that failed or was never sent";
   EXPECT_EQ(f.EventsWithReason("SuccessfulCreateService"), 4);
+  EXPECT_EQ(f.EventsWithReason("SuccessfulCreatePod"), 4);
   EXPECT_EQ(f.EventsWithReason("FailedCreateService"), 1);
+  EXPECT_EQ(f.server.Get(kube::kPods, "default", Items(plan)[2].second), std::nullopt) << "a pod without its service";
+}
+
+// D17: a replica's pod is created only once its service exists, and the pods do not wait for
+// the other replicas' services: with 16 write threads, every pod's create comes after its own
+// service's, and the first pod before the last service.
+TEST(PlanApplier, APodFollowsItsOwnServiceNotEveryService) {
+  Fixture f;
+  api::TfJob job = f.CreateJob("order", 40);
+  core::Plan plan = f.FirstPlan(job);
+  ASSERT_TRUE(f.applier.Apply(job, plan, Logger()).ok());
+  std::map<std::string, size_t> service_at, pod_at;
+  size_t n = 0;
+  for (const auto& r : f.server.requests()) {
+    if (r.verb != "create" || (r.resource != "pods" && r.resource != "services")) continue;
+    const std::string name = json::parse(r.body)["metadata"].value("name", "");
+    (r.resource == "pods" ? pod_at : service_at)[name] = n++;
+  }
+  ASSERT_EQ(pod_at.size(), 40u);
+  ASSERT_EQ(service_at.size(), 40u);
+  size_t first_pod = n, last_service = 0;
+  for (const auto& [name, at] : pod_at) {
+    ASSERT_TRUE(service_at.count(name)) << name;
+    EXPECT_LT(service_at[name], at) << name << ": its pod came before its service";
+    first_pod = std::min(first_pod, at);
+  }
+  for (const auto& [name, at] : service_at) last_service = std::max(last_service, at);
+  EXPECT_LT(first_pod, last_service) << "the pods waited for every service";
+}
+
+// A pass whose pods exist but some services do not (a leader replaced mid-pass, or a service
+// deleted by someone): those services are created alone, and a pod whose service exists already
+// is created alone.
+TEST(PlanApplier, AMissingServiceOrPodIsCreatedAlone) {
+  Fixture f;
+  api::TfJob job = f.CreateJob("half", 2);
+  core::Plan plan = f.FirstPlan(job);
+  ASSERT_EQ(plan.create_pods.size(), 2u);
+  ASSERT_EQ(plan.create_services.size(), 2u);
+  plan.create_pods.erase(plan.create_pods.begin());           // replica 0: its pod exists
+  plan.create_services.erase(plan.create_services.begin() + 1);  // replica 1: its service exists
+  ASSERT_TRUE(f.applier.Apply(job, plan, Logger()).ok());
+  EXPECT_EQ(f.server.CountRequests("create", "services"), 1);
+  EXPECT_EQ(f.server.CountRequests("create", "pods"), 1);
+  EXPECT_TRUE(f.server.Get(kube::kServices, "default", "half-worker-0"));
+  EXPECT_TRUE(f.server.Get(kube::kPods, "default", "half-worker-1"));
+  for (int seen = 0; seen < 2; ++seen) f.expectations.CreationObserved("default/half");
+  EXPECT_TRUE(f.expectations.Satisfied("default/half"));
 }
 
 // A child that exists already (deterministic names) is ours: no error, no failure event, and no
@@ -401,16 +452,16 @@ TEST(PlanApplier, PodsAndServicesAreRenderedWhenSentAsRenderJobRendersThem) {
 
 // Issue 15 item 3: a small job's creates started after a big job's are not queued behind all of
 // them. 4 write threads, each create held 2 ms by the server (so the big job's keep the threads
-// busy, as real round trips do), and 128 or more of the big job's creates waiting: the small
-// job's 10 children are created while fewer than 64 of the big job's are (the big job keeps at
-// most half the threads while another job has work; in one FIFO queue, or oldest-first without
-// that share, the 128 waiting would all go first).
+// busy, as real round trips do), and 128 or more of the big job's replicas (a service and a pod
+// each) waiting: the small job's 10 children are created while fewer than 64 of the big job's are
+// (the big job keeps at most half the threads while another job has work; in one FIFO queue, or
+// oldest-first without that share, the 256 creates waiting would all go first).
 TEST(PlanApplier, ASmallJobIsNotQueuedBehindABigOne) {
   Fixture f(4);
   f.server.set_latency_hook([](const testing::FakeRequest& r) {
     if (r.verb == "create" && r.resource != "events") std::this_thread::sleep_for(std::chrono::milliseconds(2));
   });
-  api::TfJob big = f.CreateJob("big", 200);
+  api::TfJob big = f.CreateJob("big", 400);
   api::TfJob small = f.CreateJob("small", 5);
   std::promise<void> big_done, small_done;
   auto children = [&f] { return f.server.List(kube::kPods).size() + f.server.List(kube::kServices).size(); };
@@ -429,7 +480,7 @@ TEST(PlanApplier, ASmallJobIsNotQueuedBehindABigOne) {
   });
   small_done.get_future().wait();
   big_done.get_future().wait();
-  EXPECT_EQ(f.server.List(kube::kPods).size(), 205u);
+  EXPECT_EQ(f.server.List(kube::kPods).size(), 405u);
   ASSERT_GE(after, before + 10);
   EXPECT_LT(after - before - 10, 64u) << "the small job waited for the big one's queued creates";
 }
