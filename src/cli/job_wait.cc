@@ -149,6 +149,9 @@ class JobWait {
       // The last lines: the streams end, and those that waited for a slot (queue_excess) are
       // read in turn. 5 s for each round (another 5 s whenever a waiting container's stream
       // starts), at most 30 s in all: on a busy machine one round can take more than 5 s.
+      // A container still waiting for a slot (the chief's, when more replicas than
+      // --max-log-requests ran) is read now: the streams of those still running give way.
+      if (rc == kExitOk || rc == kExitFailed) logs_->YieldToWaiting();
       const auto start = std::chrono::steady_clock::now();
       auto until = start + Ms(5000);
       int started = logs_->StreamsStarted();

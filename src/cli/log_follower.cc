@@ -347,6 +347,22 @@ void LogFollower::WaitIdle(std::chrono::milliseconds limit) {
   });
 }
 
+void LogFollower::YieldToWaiting() {
+  std::vector<Follow*> ending;
+  {
+    MutexLock lock(mu_);
+    if (pending_ == 0) return;
+    for (auto& [key, f] : follows_)
+      if (f->thread_running && !f->terminated) {
+        f->done_restarts = std::max(f->done_restarts, f->restarts);  // not started again
+        ending.push_back(f.get());
+      }
+  }
+  for (Follow* f : ending) f->thread.request_stop();
+  MutexLock lock(mu_);
+  changed_.notify_all();
+}
+
 void LogFollower::StopAll() {
   for (auto& [key, f] : follows_) f->thread.request_stop();
   {

@@ -110,6 +110,10 @@ class LogFollower {
   // container ends. (Containers waiting for a slot start only on an Update.)
   void WaitIdle(std::chrono::milliseconds limit);
   void StopAll();
+  // At the job's end, when containers wait for a slot (queue_excess): the streams of containers
+  // still running end (the job is over; their pods are being cleaned up), so that the next
+  // Update reads the waiting ones. Those streams are not started again. Nothing when none waits.
+  void YieldToWaiting();
   // Containers whose streams Update started so far (a waiting caller's sign of progress).
   int StreamsStarted() const;
 

@@ -11,6 +11,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
+
 #include "api/time.h"
 #include "common/clock.h"
 #include "testing/fake_transport.h"
@@ -327,6 +329,47 @@ TEST(LogFollower, QueueExcessFollowsTheFirstThenTheRest) {
   EXPECT_THAT(std::vector<std::string>(printed.begin() + 1, printed.begin() + 3),
               ::testing::UnorderedElementsAre("[worker-0] hello", "[worker-1] hello"));
   EXPECT_EQ(printed[3], "[worker-2] hello");
+}
+
+// At the job's end a container still waiting for a slot is read: the streams of containers
+// still running give way (YieldToWaiting) and are not started again. Before: the chief, whose
+// end ends the job, could wait behind PS streams that never end and its lines were never shown
+// (the README's quick start, 6 replicas against --max-log-requests 5).
+TEST(LogFollower, AtTheEndTheWaitingAreReadInPlaceOfTheRunning) {
+  Fixture fx;
+  std::atomic<bool> yielded{false};
+  fx.transport.set_stream_handler([&](const kube::HttpRequest& r, const kube::ByteSink& sink) {
+    if (r.path.find("j-ps-0") != std::string::npos) {
+      sink(Served(r.path, {"2026-01-01T00:00:01Z serving"}));
+      // A live stream: it ends only when its reader stops it (as the real transport does).
+      for (int i = 0; i < 5000 && !yielded; ++i) std::this_thread::sleep_for(milliseconds(2));
+      return CancelledError("stopped");
+    }
+    sink(Served(r.path, {"2026-01-01T00:00:02Z trained"}));
+    return OkStatus();
+  });
+  LogFollowOptions o;
+  o.max_requests = 1;
+  o.queue_excess = true;
+  o.reconnect_delay = milliseconds(2);
+  LogFollower f(
+      fx.client, "ns", "j", [&](const std::string& l) { fx.printed.Add(l); }, o);
+  ASSERT_TRUE(f.Update({Pod("j-ps-0", "running")}).ok());
+  fx.WaitForStreams(1);
+  std::vector<PodView> pods = {Pod("j-ps-0", "running"), Pod("j-worker-0", "terminated")};
+  ASSERT_TRUE(f.Update(pods).ok());
+  EXPECT_FALSE(f.Idle());  // worker-0 waits behind the PS's stream
+  f.YieldToWaiting();
+  yielded = true;
+  f.WaitIdle(milliseconds(10000));
+  ASSERT_TRUE(f.Update(pods).ok());  // worker-0 starts; the PS's stream is not started again
+  f.WaitIdle(milliseconds(10000));
+  EXPECT_TRUE(f.Idle());
+  EXPECT_EQ(fx.Streams(), 2);
+  EXPECT_LE(f.PeakOpenStreamsForTesting(), 1);
+  f.StopAll();
+  EXPECT_THAT(fx.printed.Get(), ::testing::Contains("[worker-0] trained"));
+  EXPECT_THAT(fx.printed.Get(), ::testing::Contains("[ps-0] serving"));
 }
 
 // A finished container (its log read to the end) does not count: the limit is on streams open.
