@@ -102,7 +102,8 @@ TEST(DecodeKueueWorkload, MalformedNamesTheField) {
       {R"({"status": {"admissionChecks": [{"name": "c", "podSetUpdates": [{"tolerations": {}}]}]}})",
        "undecodable Workload /: status.admissionChecks[0].podSetUpdates[0].tolerations: Invalid value: {}: "
        "must be a list"},
-      {R"({"spec": {"active": "yes"}})", "undecodable Workload /: spec.active: Invalid value: \"yes\": must be a boolean"},
+      {R"({"spec": {"active": "yes"}})",
+       "undecodable Workload /: spec.active: Invalid value: \"yes\": must be a boolean"},
       {R"([])", "undecodable Workload: not a JSON object"},
   };
   for (const Case& c : cases) {
