@@ -14,8 +14,8 @@ void DecodeMeta(const FieldReader& top, ObjectMeta* meta, FieldErrors* errors) {
 }
 
 Status Undecodable(const char* kind, const ObjectMeta& meta, const FieldErrors& errors) {
-  return DataLossError(std::string("undecodable ") + kind + " " + EscapeNonPrintable(meta.ns + "/" + meta.name) +
-                       ": " + errors.front().ToString());
+  return DataLossError(std::string("undecodable ") + kind + " " + EscapeNonPrintable(meta.ns + "/" + meta.name) + ": " +
+                       errors.front().ToString());
 }
 
 // spec.schedulingPolicy.gang.minCount, type-checked.

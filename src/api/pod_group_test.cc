@@ -22,8 +22,8 @@ TEST(DecodePodGroup, Volcano) {
 }
 
 TEST(DecodePodGroup, NativeGangAndBasicPolicies) {
-  StatusOr<PodGroup> gang = DecodePodGroup(json::parse(
-      R"({"metadata": {"name": "mnist"}, "spec": {"schedulingPolicy": {"gang": {"minCount": 4}}}})"));
+  StatusOr<PodGroup> gang = DecodePodGroup(
+      json::parse(R"({"metadata": {"name": "mnist"}, "spec": {"schedulingPolicy": {"gang": {"minCount": 4}}}})"));
   ASSERT_TRUE(gang.ok()) << gang.status().message();
   EXPECT_EQ(gang->gang_min_count, 4);
   EXPECT_EQ(gang->phase, "");
@@ -46,7 +46,8 @@ TEST(DecodePodGroup, MalformedNamesTheField) {
        "undecodable PodGroup /a: spec.queue: Invalid value: 1: must be a string"},
       {R"({"metadata": {"name": "a"}, "status": {"phase": ["Running"]}})",
        "undecodable PodGroup /a: status.phase: Invalid value: [\"Running\"]: must be a string"},
-      {R"({"metadata": {"name": "a"}, "spec": []})", "undecodable PodGroup /a: spec: Invalid value: []: must be an object"},
+      {R"({"metadata": {"name": "a"}, "spec": []})",
+       "undecodable PodGroup /a: spec: Invalid value: []: must be an object"},
       {R"("x")", "undecodable PodGroup: not a JSON object"},
   };
   for (const Case& c : cases) {
@@ -72,8 +73,8 @@ TEST(DecodeSchedulingWorkload, CompositeWhenItHasCompositeTemplates) {
     ASSERT_TRUE(w.ok()) << w.status().message();
     EXPECT_EQ(w->composite, c.composite) << c.object;
   }
-  StatusOr<SchedulingWorkload> bad =
-      DecodeSchedulingWorkload(json::parse(R"({"metadata": {"name": "a"}, "spec": {"compositePodGroupTemplates": 1}})"));
+  StatusOr<SchedulingWorkload> bad = DecodeSchedulingWorkload(
+      json::parse(R"({"metadata": {"name": "a"}, "spec": {"compositePodGroupTemplates": 1}})"));
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().code(), StatusCode::kDataLoss);
   EXPECT_EQ(bad.status().message(),
