@@ -12,6 +12,7 @@
 #include "operator/tfjob_controller.h"
 #include "testing/fake_api_server.h"
 #include "testing/fake_clock.h"
+#include "testing/fixtures.h"
 #include "tfjob/core/composite_gang.h"
 
 namespace tfjob::operator_ {
@@ -161,7 +162,7 @@ TEST(CompositeGangController, CreatesTheHierarchyInOrderAndDeletesItOnSuspend) {
   ASSERT_TRUE(WaitUntil([&] { return k.server.List(kube::kPods, "default").size() == 4; }));
   auto w = k.Get(kBetaWorkloads, "mix");
   ASSERT_TRUE(w);
-  EXPECT_TRUE(core::IsCompositeWorkload(*w));
+  EXPECT_TRUE(::tfjob::testing::DecodedSchedulingWorkload(*w).composite);
   auto cpg = k.Get(NativeCompositePodGroups(), "mix");
   ASSERT_TRUE(cpg);
   EXPECT_EQ((*cpg)["spec"]["schedulingPolicy"], json::parse(R"({"gang":{"minGroupCount":2}})"));
@@ -214,7 +215,7 @@ TEST(CompositeGangController, FlatWhereTheHierarchyDoesNotApply) {
     ASSERT_TRUE(WaitUntil([&] { return k.server.List(kube::kPods, "default").size() == pods; }));
     EXPECT_TRUE(k.Get(kBetaPodGroups, "flat"));
     EXPECT_FALSE(k.Get(NativeCompositePodGroups(), "flat"));
-    EXPECT_FALSE(core::IsCompositeWorkload(*k.Get(kBetaWorkloads, "flat")));
+    EXPECT_FALSE(::tfjob::testing::DecodedSchedulingWorkload(*k.Get(kBetaWorkloads, "flat")).composite);
     for (const auto& p : k.server.List(kube::kPods, "default"))
       EXPECT_EQ(p["spec"]["schedulingGroup"], json::parse(R"({"podGroupName":"flat"})"));
   }

@@ -1,15 +1,13 @@
 // A gang scheduler whose PodGroup is a custom resource (Volcano, scheduler-plugins; any policy
 // with a crd_api): one PodGroup per job, named as the job, in the version its CRD serves, found
 // again when a call answers 404/406 (docs/semantics.md 2.8, D34).
-#include "api/json_fields.h"
+#include "api/pod_group.h"
 #include "operator/gang_integration.h"
 #include "operator/native_gang_api.h"
 #include "operator/versioned_apis.h"
 
 namespace tfjob::operator_ {
 namespace {
-
-using nlohmann::json;
 
 class CrdGang final : public GangIntegration {
  public:
@@ -19,20 +17,17 @@ class CrdGang final : public GangIntegration {
         api_(client, PodGroupVersionedApi(policy), policy.crd_api().version, std::move(log)) {}
 
   void Watch(controller::InformerFactory& informers, std::function<void(const std::string&)> enqueue) override {
-    pod_groups_ = &informers.For<json>(controller::TrackedListWatch(api_, "podgroups", ns_), controller::KeepJson,
-                                       controller::NamespacedKey);
-    pod_groups_->AddHandlers(EnqueueOwningJob(std::move(enqueue)));
+    pod_groups_ = &informers.For<api::PodGroup>(controller::TrackedListWatch(api_, "podgroups", ns_),
+                                                api::DecodePodGroup, controller::NamespacedKey);
+    pod_groups_->AddHandlers(EnqueueOwningJob<api::PodGroup>(std::move(enqueue)));
     WatchPriorityClasses(informers);
   }
   bool HasSynced() const override { return pod_groups_->HasSynced() && PriorityClassesSynced(); }
 
   // The PodGroup (its phase, queue and spec) and the PriorityClasses the templates name.
   void Observe(const std::string& key, const api::TfJob& job, core::ObservedState& observed) const override {
-    if (auto pg = pod_groups_->store().Get(key)) {
-      observed.pod_group =
-          core::PodGroupState{api::StringField(api::ObjectField(*pg, "status"), "phase"),
-                              api::StringField(api::ObjectField(*pg, "spec"), "queue"), api::ObjectField(*pg, "spec")};
-    }
+    if (auto pg = pod_groups_->store().Get(key))
+      observed.pod_group = core::PodGroupState{pg->phase, pg->queue, pg->spec, pg->gang_min_count};
     ObservePriorityClasses(job, observed);
   }
 
@@ -49,7 +44,7 @@ class CrdGang final : public GangIntegration {
   const std::string ns_;
   // The PodGroup API's version in use, rediscovered on 404/406 (D34).
   controller::ApiVersionTracker api_;
-  controller::Informer<json>* pod_groups_ = nullptr;
+  controller::Informer<api::PodGroup>* pod_groups_ = nullptr;
 };
 
 }  // namespace

@@ -39,17 +39,8 @@ void GangIntegration::ObservePriorityClasses(const api::TfJob& job, core::Observ
   }
 }
 
-controller::InformerHandlers<nlohmann::json> EnqueueOwningJob(std::function<void(const std::string&)> enqueue) {
-  auto on_event = [enqueue](const std::shared_ptr<const nlohmann::json>& object) {
-    const nlohmann::json& m = api::ObjectField(*object, "metadata");
-    enqueue(api::ObjectKey{api::StringField(m, "namespace"), core::JobNameOfGangObject(api::StringField(m, "name"))}
-                .String());
-  };
-  return {on_event, [on_event](const auto&, const auto& n) { on_event(n); }, on_event};
-}
-
-bool Terminating(const nlohmann::json& object) {
-  return api::ObjectField(object, "metadata").contains("deletionTimestamp");
+std::string OwningJobKey(const api::ObjectMeta& meta) {
+  return api::ObjectKey{meta.ns, core::JobNameOfGangObject(meta.name)}.String();
 }
 
 }  // namespace tfjob::operator_

@@ -15,6 +15,7 @@
 #include <stop_token>
 #include <string>
 
+#include "api/tfjob.h"
 #include "common/logging.h"
 #include "common/status.h"
 #include "kube/resource_path.h"
@@ -72,11 +73,19 @@ std::unique_ptr<GangIntegration> MakeNativeGang(const core::GangSchedulerPolicy&
 std::optional<int> CheckNativeGangApi(kube::RestClient& client, OperatorOptions* options, std::stop_token stop,
                                       const Logger& log);
 
-// Shared by both kinds: the enqueue handlers of a gang object's informer (the job of the same
-// name; D33's member PodGroups "<job>.<member>").
-controller::InformerHandlers<nlohmann::json> EnqueueOwningJob(std::function<void(const std::string&)> enqueue);
+// Shared by both kinds: the key of the job a gang object belongs to (the job of the same name;
+// D33's member PodGroups "<job>.<member>"), and the enqueue handlers of a gang object's informer
+// (T: a decoded gang object, api/pod_group.h).
+std::string OwningJobKey(const api::ObjectMeta& meta);
+template <typename T>
+controller::InformerHandlers<T> EnqueueOwningJob(std::function<void(const std::string&)> enqueue) {
+  auto on_event = [enqueue](const std::shared_ptr<const T>& object) { enqueue(OwningJobKey(object->metadata)); };
+  return {on_event, [on_event](const auto&, const auto& n) { on_event(n); }, on_event};
+}
 // A native PodGroup or CompositePodGroup being deleted waits for its pods (the PodGroupProtection
 // finalizer of kube-controller-manager): it counts as gone (D27).
-bool Terminating(const nlohmann::json& object);
+inline bool Terminating(const api::ObjectMeta& meta) {
+  return meta.deletion_timestamp.has_value();
+}
 
 }  // namespace tfjob::operator_

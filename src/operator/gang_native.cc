@@ -2,8 +2,8 @@
 // D31, D33): the job's Workload and PodGroup of scheduling.k8s.io in the version discovery finds
 // (v1beta1, else v1alpha2; found again on a 404/406), and with v1beta1 and CompositePodGroups
 // served at start-up, the hierarchical gang's CompositePodGroup and member PodGroups.
-#include "api/json_fields.h"
 #include "api/object_key.h"
+#include "api/pod_group.h"
 #include "operator/gang_integration.h"
 #include "operator/native_gang_api.h"
 #include "tfjob/core/composite_gang.h"
@@ -11,8 +11,6 @@
 
 namespace tfjob::operator_ {
 namespace {
-
-using nlohmann::json;
 
 class NativeGang final : public GangIntegration {
  public:
@@ -25,19 +23,20 @@ class NativeGang final : public GangIntegration {
 
   void Watch(controller::InformerFactory& informers, std::function<void(const std::string&)> enqueue) override {
     controller::ApiVersionTracker& api = tracker_.tracker();
-    const auto handlers = EnqueueOwningJob(std::move(enqueue));
-    pod_groups_ = &informers.For<json>(controller::TrackedListWatch(api, "podgroups", ns_), controller::KeepJson,
-                                       controller::NamespacedKey);
+    // Decoded once here: the core reads the typed objects (api/pod_group.h).
+    const auto handlers = EnqueueOwningJob<api::PodGroup>(enqueue);
+    pod_groups_ = &informers.For<api::PodGroup>(controller::TrackedListWatch(api, "podgroups", ns_),
+                                                api::DecodePodGroup, controller::NamespacedKey);
     pod_groups_->AddHandlers(handlers);
     WatchPriorityClasses(informers);
-    workloads_ = &informers.For<json>(controller::TrackedListWatch(api, "workloads", ns_), controller::KeepJson,
-                                      controller::NamespacedKey);
-    workloads_->AddHandlers(handlers);
+    workloads_ = &informers.For<api::SchedulingWorkload>(controller::TrackedListWatch(api, "workloads", ns_),
+                                                         api::DecodeSchedulingWorkload, controller::NamespacedKey);
+    workloads_->AddHandlers(EnqueueOwningJob<api::SchedulingWorkload>(std::move(enqueue)));
     // D33: only when served at start-up; a cluster that turns them on later needs a restart.
     if (composite_served_) {
       controller::ListWatchSpec spec{NativeCompositePodGroups(), ns_};
       spec.on_failure = [this](const kube::GroupVersionResource& gvr, const Status& s) { tracker_.CallFailed(gvr, s); };
-      composite_pod_groups_ = &informers.For<json>(spec, controller::KeepJson, controller::NamespacedKey);
+      composite_pod_groups_ = &informers.For<api::PodGroup>(spec, api::DecodePodGroup, controller::NamespacedKey);
       composite_pod_groups_->AddHandlers(handlers);
     }
   }
@@ -50,21 +49,19 @@ class NativeGang final : public GangIntegration {
   // exists, and D33's objects whatever this pass renders (a suspend deletes what exists).
   void Observe(const std::string& key, const api::TfJob& job, core::ObservedState& observed) const override {
     auto pg = pod_groups_->store().Get(key);
-    if (pg && !Terminating(*pg))
-      observed.pod_group =
-          core::PodGroupState{api::StringField(api::ObjectField(*pg, "status"), "phase"),
-                              api::StringField(api::ObjectField(*pg, "spec"), "queue"), api::ObjectField(*pg, "spec")};
+    if (pg && !Terminating(pg->metadata))
+      observed.pod_group = core::PodGroupState{pg->phase, pg->queue, pg->spec, pg->gang_min_count};
     ObservePriorityClasses(job, observed);
     observed.workload_exists = workloads_->store().Get(key) != nullptr;
     if (composite_pod_groups_) {
       auto cpg = composite_pod_groups_->store().Get(key);
-      observed.composite_pod_group_exists = cpg && !Terminating(*cpg);
+      observed.composite_pod_group_exists = cpg && !Terminating(cpg->metadata);
     }
     for (core::CompositeMember m : core::kCompositeMembers) {
       const std::string name = core::CompositeMemberPodGroupName(job.metadata.name, m);
       auto member = pod_groups_->store().Get(api::ObjectKey{job.metadata.ns, name}.String());
-      if (member && !Terminating(*member))
-        observed.member_pod_groups[name] = core::PodGroupState{"", "", api::ObjectField(*member, "spec")};
+      if (member && !Terminating(member->metadata))
+        observed.member_pod_groups[name] = core::PodGroupState{"", "", member->spec, member->gang_min_count};
     }
   }
 
@@ -73,7 +70,7 @@ class NativeGang final : public GangIntegration {
   void AdjustOptions(const std::string& key, core::ReconcileOptions& options) const override {
     options.render.native_gang_api = tracker_.current();
     std::optional<bool> existing;
-    if (auto w = workloads_->store().Get(key)) existing = core::IsCompositeWorkload(*w);
+    if (auto w = workloads_->store().Get(key)) existing = w->composite;
     options.render.composite_pod_groups =
         core::CompositeForJob(composite_pod_groups_ != nullptr && tracker_.composite_pod_groups(), existing);
   }
@@ -93,9 +90,9 @@ class NativeGang final : public GangIntegration {
   const std::string ns_;
   const bool composite_served_;
   NativeGangApiTracker tracker_;  // the version in use (D31), whether CompositePodGroups are served (D33)
-  controller::Informer<json>* pod_groups_ = nullptr;
-  controller::Informer<json>* workloads_ = nullptr;
-  controller::Informer<json>* composite_pod_groups_ = nullptr;  // D33
+  controller::Informer<api::PodGroup>* pod_groups_ = nullptr;
+  controller::Informer<api::SchedulingWorkload>* workloads_ = nullptr;
+  controller::Informer<api::PodGroup>* composite_pod_groups_ = nullptr;  // D33
 };
 
 }  // namespace

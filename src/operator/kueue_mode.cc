@@ -7,6 +7,7 @@
 #include "operator/plan_applier.h"
 #include "operator/resources.h"
 #include "operator/versioned_apis.h"
+#include "tfjob/core/conditions.h"
 #include "tfjob/core/kueue_multikueue.h"
 #include "tfjob/core/reconcile_phases.h"
 
@@ -20,14 +21,11 @@ constexpr std::chrono::seconds kRetryAfter{5};
 
 // The keys of the TFJobs a Workload's owner references name (Kueue lists a job's Workloads by
 // owner reference).
-std::vector<std::string> OwningJobs(const json& workload) {
-  const json& meta = api::ObjectField(workload, "metadata");
+std::vector<std::string> OwningJobs(const api::KueueWorkload& workload) {
   std::vector<std::string> out;
-  auto refs = meta.find("ownerReferences");
-  if (refs == meta.end() || !refs->is_array()) return out;
-  for (const json& ref : *refs)
-    if (api::StringField(ref, "kind") == api::kKind && api::StringField(ref, "apiVersion").starts_with(api::kGroup))
-      out.push_back(api::ObjectKey{api::StringField(meta, "namespace"), api::StringField(ref, "name")}.String());
+  for (const api::OwnerReference& ref : workload.metadata.owner_references)
+    if (ref.kind == api::kKind && ref.api_version.starts_with(api::kGroup))
+      out.push_back(api::ObjectKey{workload.metadata.ns, ref.name}.String());
   return out;
 }
 
@@ -40,10 +38,6 @@ StatusOr<core::KueueFlavor> DecodeFlavor(const json& object) {
   auto tolerations = spec.find("tolerations");
   if (tolerations != spec.end() && tolerations->is_array()) flavor.tolerations = *tolerations;
   return flavor;
-}
-
-bool Suspended(const api::TfJob& job) {
-  return job.spec.run_policy.suspend.value_or(false);
 }
 
 // Steps after which a running job may go on running: its Workload is admitted (or the job is done).
@@ -59,11 +53,6 @@ bool MayRun(core::KueueStep step) {
   }
 }
 
-// Names of the Workload JSON.
-std::string WorkloadNs(const json& w) {
-  return api::StringField(api::ObjectField(w, "metadata"), "namespace");
-}
-
 }  // namespace
 
 KueueMode::KueueMode(kube::RestClient& client, controller::EventRecorder& events, const OperatorOptions& options,
@@ -77,9 +66,10 @@ KueueMode::KueueMode(kube::RestClient& client, controller::EventRecorder& events
       api_(client, KueueVersionedApi(), KueueVersionedApi().versions.front().version, log_) {}
 
 void KueueMode::Watch(controller::InformerFactory& informers, std::function<void(const std::string&)> enqueue) {
-  workloads_ = &informers.For<json>(controller::TrackedListWatch(api_, kKueueWorkloads.resource, ns_),
-                                    controller::KeepJson, controller::NamespacedKey);
-  workloads_->AddIndex("job", [](const json& w) { return OwningJobs(w); });
+  // Decoded once here: the core reads the typed Workload (api/kueue_workload.h).
+  workloads_ = &informers.For<api::KueueWorkload>(controller::TrackedListWatch(api_, kKueueWorkloads.resource, ns_),
+                                                  api::DecodeKueueWorkload, controller::NamespacedKey);
+  workloads_->AddIndex("job", [](const api::KueueWorkload& w) { return OwningJobs(w); });
   auto on_event = [enqueue](const auto& w) {
     for (const std::string& key : OwningJobs(*w)) enqueue(key);
   };
@@ -143,7 +133,7 @@ StatusOr<KueueGate> KueueMode::Sync(const api::TfJob& job, api::Time now, int64_
   const core::KueuePlan plan = core::PlanKueueWorkload(observed, options_);
   TFJOB_RETURN_IF_ERROR(Apply(job, plan));
   KueueGate gate{.step = plan.step, .multikueue_copy = role == core::MultiKueueRole::kCopy};
-  gate.run_core = !plan.job_update && (Suspended(job) || MayRun(plan.step));
+  gate.run_core = !plan.job_update && (core::IsJobSuspended(job) || MayRun(plan.step));
   if (plan.retry || plan.step == core::KueueStep::kWaitPrebuilt || plan.step == core::KueueStep::kWaitPodsGone)
     gate.requeue_after = kRetryAfter;
   return gate;
@@ -210,17 +200,14 @@ Status KueueMode::ApplyToWorkloads(const api::TfJob& job, const core::KueuePlan&
 Status KueueMode::RemoveFinalizer(const std::string& ns, const std::string& name) {
   auto cached = workloads_->store().Get(api::ObjectKey{ns, name}.String());
   if (!cached) return OkStatus();
-  const json& meta = api::ObjectField(*cached, "metadata");
   json finalizers = json::array();
-  auto list = meta.find("finalizers");
-  if (list == meta.end() || !list->is_array()) return OkStatus();
-  for (const json& f : *list)
+  for (const std::string& f : cached->finalizers)
     if (f != core::kKueueResourceInUseFinalizer) finalizers.push_back(f);
-  if (finalizers.size() == list->size()) return OkStatus();
+  if (finalizers.size() == cached->finalizers.size()) return OkStatus();
   // At the version read, so that a finalizer someone added meanwhile is not dropped.
   json patch = {{"metadata",
                  {{"finalizers", finalizers.empty() ? json(nullptr) : finalizers},
-                  {"resourceVersion", api::StringField(meta, "resourceVersion")}}}};
+                  {"resourceVersion", cached->metadata.resource_version}}}};
   auto written = client_.Patch(Workloads(), ns, name, kube::PatchType::kMerge, patch);
   if (!written.ok() && !IsNotFound(written.status()))
     return written.status().WithContext("kueue: removing the finalizer of Workload " + name);
@@ -229,7 +216,7 @@ Status KueueMode::RemoveFinalizer(const std::string& ns, const std::string& name
 
 Status KueueMode::JobGone(const std::string& key) {
   for (const auto& w : workloads_->store().ByIndex("job", key))
-    TFJOB_RETURN_IF_ERROR(RemoveFinalizer(WorkloadNs(*w), controller::ClusterScopedKey(*w)));
+    TFJOB_RETURN_IF_ERROR(RemoveFinalizer(w->metadata.ns, w->metadata.name));
   return OkStatus();
 }
 

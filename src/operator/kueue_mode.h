@@ -22,6 +22,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "api/kueue_workload.h"
 #include "api/tfjob.h"
 #include "common/logging.h"
 #include "common/status.h"
@@ -95,7 +96,7 @@ class KueueMode final : public ReconcileIntegration {
   // Kueue's API version in use (docs/semantics.md D34), rediscovered when a call answers 404/406.
   controller::ApiVersionTracker api_;
   // The shared cache's informers.
-  controller::Informer<nlohmann::json>* workloads_ = nullptr;  // index "job": the owning job's key
+  controller::Informer<api::KueueWorkload>* workloads_ = nullptr;  // index "job": the owning job's key
   controller::Informer<core::KueueFlavor>* flavors_ = nullptr;
   controller::Informer<int32_t>* workload_priority_classes_ = nullptr;
   controller::Informer<api::PriorityClass>* priority_classes_ = nullptr;

@@ -18,6 +18,29 @@ api::TfJob JobFromYaml(std::string_view yaml) {
   return (*jobs)[0].job;
 }
 
+namespace {
+template <typename T>
+T DecodedOrAbort(StatusOr<T> decoded) {
+  if (!decoded.ok()) {
+    std::fprintf(stderr, "bad fixture: %s\n", decoded.status().ToString().c_str());
+    std::abort();
+  }
+  return *std::move(decoded);
+}
+}  // namespace
+
+api::KueueWorkload DecodedKueueWorkload(const nlohmann::json& object) {
+  return DecodedOrAbort(api::DecodeKueueWorkload(object));
+}
+
+api::PodGroup DecodedPodGroup(const nlohmann::json& object) {
+  return DecodedOrAbort(api::DecodePodGroup(object));
+}
+
+api::SchedulingWorkload DecodedSchedulingWorkload(const nlohmann::json& object) {
+  return DecodedOrAbort(api::DecodeSchedulingWorkload(object));
+}
+
 api::TfJob DefaultedJobFromYaml(std::string_view yaml) {
   api::TfJob job = JobFromYaml(yaml);
   api::SetDefaults(job);

@@ -5,7 +5,11 @@
 #include <string>
 #include <string_view>
 
+#include <nlohmann/json.hpp>
+
+#include "api/kueue_workload.h"
 #include "api/pod.h"
+#include "api/pod_group.h"
 #include "api/tfjob.h"
 
 namespace tfjob::testing {
@@ -14,6 +18,12 @@ namespace tfjob::testing {
 api::TfJob JobFromYaml(std::string_view yaml);
 // Same, then SetDefaults.
 api::TfJob DefaultedJobFromYaml(std::string_view yaml);
+
+// A Kueue Workload, a PodGroup or a scheduling.k8s.io Workload decoded as the operator's informers
+// decode them (api/kueue_workload.h, api/pod_group.h); abort the test binary on malformed fixtures.
+api::KueueWorkload DecodedKueueWorkload(const nlohmann::json& object);
+api::PodGroup DecodedPodGroup(const nlohmann::json& object);
+api::SchedulingWorkload DecodedSchedulingWorkload(const nlohmann::json& object);
 
 // "NewTFJob(w, p)" of section 4 of docs/semantics.md: job `test-tfjob` in `default`, uid "test-uid", each
 // replica one container `tensorflow` with image and port tfjob-port:2222. Types with 0 omitted.

@@ -92,11 +92,6 @@ bool CompositeForJob(bool served, std::optional<bool> existing_workload_composit
   return existing_workload_composite.value_or(served);
 }
 
-bool IsCompositeWorkload(const json& workload) {
-  const json& templates = api::ObjectField(workload, "spec").value("compositePodGroupTemplates", json());
-  return templates.is_array() && !templates.empty();
-}
-
 int32_t LeaderMinCount(const api::TfJob& job) {
   return Clamp32(LeaderPods(job));
 }

@@ -58,10 +58,9 @@ bool CompositeGangFits(const api::TfJob& job, const RenderOptions& options);
 // Whether this pass renders composite gangs (RenderOptions::composite_pod_groups): a job whose
 // Workload exists keeps that Workload's shape (its templates cannot change, and its pods already
 // name their groups); a job without one follows what the API server serves.
-// `existing_workload_composite`: nullopt when the job has no Workload.
+// `existing_workload_composite`: nullopt when the job has no Workload (else its
+// api::SchedulingWorkload::composite, api/pod_group.h).
 bool CompositeForJob(bool served, std::optional<bool> existing_workload_composite);
-// Whether a Workload object (as read) holds compositePodGroupTemplates.
-bool IsCompositeWorkload(const nlohmann::json& workload);
 
 // The gang minCounts: leaders = every Chief, Master and PS pod; workers = minAvailable minus the
 // leaders, at least 1 and at most the Worker pods; every Worker pod when minAvailable is unset.

@@ -34,6 +34,11 @@ api::TfJob MixJob(int chief, int master, int ps, int workers, int evaluators, in
   return testing::DefaultedJobFromYaml(yaml);
 }
 
+// Whether a Workload, decoded as the operator's informer decodes it, is D33's composite one.
+bool IsCompositeWorkload(const json& workload) {
+  return testing::DecodedSchedulingWorkload(workload).composite;
+}
+
 RenderOptions Composite(bool served = true, NativeGangApi api = NativeGangApi::kV1beta1) {
   RenderOptions o;
   o.gang_scheduler_name = "kubernetes";
@@ -266,7 +271,8 @@ TEST(CompositeGang, ReconcilePlansTheHierarchy) {
     ObservedState o{c.job, {}, {}, std::nullopt, api::Time{}};
     o.workload_exists = c.workload;
     o.composite_pod_group_exists = c.composite;
-    for (const auto& m : c.members) o.member_pod_groups[m] = PodGroupState{"", "", c.member_spec};
+    for (const auto& m : c.members)
+      o.member_pod_groups[m] = PodGroupState{"", "", c.member_spec, api::GangMinCountOf(c.member_spec)};  // as decoded
     Plan plan = Reconcile(o, options);
     EXPECT_EQ(plan.create_workload.has_value(), c.create_workload);
     if (plan.create_workload) {

@@ -15,8 +15,8 @@ using nlohmann::json;
 // turn into each other): a changed minAvailable or replica count updates the PodGroup at once.
 bool NativeMinCountChanged(const json& desired, const PodGroupState& group, const RenderOptions& options) {
   if (options.native_gang_api != NativeGangApi::kV1beta1) return false;
-  auto want = NativeGangMinCount(desired.at("spec"));
-  auto have = NativeGangMinCount(group.spec);
+  auto want = NativeGangMinCount(desired.at("spec"));  // rendered
+  const std::optional<int64_t>& have = group.gang_min_count;
   return want && have && *want != *have;
 }
 

@@ -108,9 +108,9 @@ json WriteInfo(json pod_template, const KueuePodSetInfo& info) {
   return pod_template;
 }
 
-bool TopologyUnspecified(const json& pod_set) {
-  const json& request = api::ObjectField(pod_set, "topologyRequest");
-  return !request.contains("preferred") && !request.contains("required") && !request.contains("unconstrained");
+bool TopologyUnspecified(const api::KueuePodSet& pod_set) {
+  const auto& request = pod_set.topology_request;
+  return !request || (!request->preferred && !request->required && !request->unconstrained);
 }
 
 // RFC 7386 difference: applying it to `from` gives `to`.
@@ -144,54 +144,49 @@ namespace {
 
 // One assignment's info before the admission checks' updates: count, topology gate, flavours,
 // the workload annotation, the podset and queue labels.
-StatusOr<KueuePodSetInfo> AssignmentInfo(const json& workload, const json& assignment, const json& pod_set,
+StatusOr<KueuePodSetInfo> AssignmentInfo(const api::KueueWorkload& workload,
+                                         const api::KueuePodSetAssignment& assignment, const api::KueuePodSet& pod_set,
                                          const std::map<std::string, KueueFlavor>& flavors,
                                          const KueueOptions& options) {
-  const json& admission = api::ObjectField(api::ObjectField(workload, "status"), "admission");
   KueuePodSetInfo info;
-  info.name = api::StringField(assignment, "name");
-  info.count = static_cast<int32_t>(api::IntField(assignment, "count", api::IntField(pod_set, "count")));
-  if (options.topology_aware_scheduling && assignment.contains("topologyAssignment") &&
-      !assignment["topologyAssignment"].is_null()) {
+  info.name = assignment.name;
+  info.count = assignment.count.value_or(pod_set.count.value_or(0));
+  if (options.topology_aware_scheduling && assignment.topology_assignment) {
     if (TopologyUnspecified(pod_set)) info.annotations[std::string(kKueueUnconstrainedTopology)] = "true";
     info.scheduling_gates.push_back({{"name", std::string(kKueueTopologyGate)}});
   }
   // Each flavour once; resources in key order (Kueue walks a Go map here, so its order of
   // tolerations from several flavours is not defined).
   std::set<std::string> seen;
-  const json& flavor_refs = api::ObjectField(assignment, "flavors");
-  for (auto ref = flavor_refs.begin(); ref != flavor_refs.end(); ++ref) {
-    if (!ref->is_string() || !seen.insert(ref->get<std::string>()).second) continue;
-    auto flavor = flavors.find(ref->get<std::string>());
-    if (flavor == flavors.end())
-      return Status(StatusCode::kNotFound, "ResourceFlavor \"" + ref->get<std::string>() + "\" not found");
+  for (const std::string& ref : assignment.flavors) {
+    if (!seen.insert(ref).second) continue;
+    auto flavor = flavors.find(ref);
+    if (flavor == flavors.end()) return Status(StatusCode::kNotFound, "ResourceFlavor \"" + ref + "\" not found");
     for (const auto& [k, v] : flavor->second.node_labels) info.node_selector[k] = v;
     for (const json& t : ToList(flavor->second.tolerations)) info.tolerations.push_back(t);
   }
   if (options.topology_aware_scheduling)
-    info.annotations[std::string(kKueueWorkloadAnnotation)] =
-        api::StringField(api::ObjectField(workload, "metadata"), "name");
+    info.annotations[std::string(kKueueWorkloadAnnotation)] = workload.metadata.name;
   info.labels[std::string(kKueuePodSetLabel)] = info.name;
   if (options.assign_queue_labels) {
-    info.labels[std::string(kKueueLocalQueueLabel)] = api::StringField(api::ObjectField(workload, "spec"), "queueName");
-    const std::string cq = api::StringField(admission, "clusterQueue");
+    info.labels[std::string(kKueueLocalQueueLabel)] = workload.spec.queue_name;
+    const std::string cq = workload.status.admission ? workload.status.admission->cluster_queue : "";
     if (IsDns1123Label(cq)) info.labels[std::string(kKueueClusterQueueLabel)] = cq;
   }
   return info;
 }
 
 // Each admission check's first podSetUpdate for the PodSet, merged in.
-Status ApplyPodSetUpdates(const json& workload, KueuePodSetInfo* info) {
-  for (const json& check : List(api::ObjectField(workload, "status"), "admissionChecks")) {
-    for (const json& update : List(check, "podSetUpdates")) {
-      if (api::StringField(update, "name") != info->name) continue;
+Status ApplyPodSetUpdates(const api::KueueWorkload& workload, KueuePodSetInfo* info) {
+  for (const api::KueueAdmissionCheck& check : workload.status.admission_checks) {
+    for (const api::KueuePodSetUpdate& update : check.pod_set_updates) {
+      if (update.name != info->name) continue;
       KueuePodSetInfo from;
-      from.annotations = ToStringMap(api::ObjectField(update, "annotations"));
-      from.labels = ToStringMap(api::ObjectField(update, "labels"));
-      from.node_selector = ToStringMap(api::ObjectField(update, "nodeSelector"));
-      from.tolerations = List(update, "tolerations");
-      if (Status s = MergeInfo(from, info); !s.ok())
-        return s.WithContext("admission check \"" + api::StringField(check, "name") + "\"");
+      from.annotations = update.annotations;
+      from.labels = update.labels;
+      from.node_selector = update.node_selector;
+      from.tolerations = update.tolerations;
+      if (Status s = MergeInfo(from, info); !s.ok()) return s.WithContext("admission check \"" + check.name + "\"");
       break;
     }
   }
@@ -200,12 +195,12 @@ Status ApplyPodSetUpdates(const json& workload, KueuePodSetInfo* info) {
 
 }  // namespace
 
-StatusOr<std::vector<KueuePodSetInfo>> KueueAdmittedPodSets(const json& workload,
+StatusOr<std::vector<KueuePodSetInfo>> KueueAdmittedPodSets(const api::KueueWorkload& workload,
                                                             const std::map<std::string, KueueFlavor>& flavors,
                                                             const KueueOptions& options) {
-  const json assignments =
-      List(api::ObjectField(api::ObjectField(workload, "status"), "admission"), "podSetAssignments");
-  const json pod_sets = List(api::ObjectField(workload, "spec"), "podSets");
+  static const std::vector<api::KueuePodSetAssignment> kNone;
+  const auto& assignments = workload.status.admission ? workload.status.admission->pod_set_assignments : kNone;
+  const std::vector<api::KueuePodSet>& pod_sets = workload.spec.pod_sets;
   std::vector<KueuePodSetInfo> out;
   for (size_t i = 0; i < assignments.size(); ++i) {
     if (i >= pod_sets.size())
@@ -218,12 +213,12 @@ StatusOr<std::vector<KueuePodSetInfo>> KueueAdmittedPodSets(const json& workload
   return out;
 }
 
-std::vector<KueuePodSetInfo> KueueOriginalPodSets(const json& workload) {
+std::vector<KueuePodSetInfo> KueueOriginalPodSets(const api::KueueWorkload& workload) {
   std::vector<KueuePodSetInfo> out;
-  for (const json& pod_set : List(api::ObjectField(workload, "spec"), "podSets")) {
-    KueuePodSetInfo info = TemplateInfo(api::ObjectField(pod_set, "template"));
-    info.name = api::StringField(pod_set, "name");
-    info.count = static_cast<int32_t>(api::IntField(pod_set, "count"));
+  for (const api::KueuePodSet& pod_set : workload.spec.pod_sets) {
+    KueuePodSetInfo info = TemplateInfo(pod_set.pod_template);
+    info.name = pod_set.name;
+    info.count = pod_set.count.value_or(0);
     out.push_back(std::move(info));
   }
   return out;

@@ -5,7 +5,7 @@
 // topology gate and workload annotation under topology-aware scheduling, and the admission
 // checks' podSetUpdates) is merged into the template of its replica type when the job starts;
 // stopping the job sets those fields back to the Workload's copy of the original templates.
-// Pure: JSON in, JSON out.
+// Pure: the Workload decoded (api/kueue_workload.h), the templates JSON in and out.
 
 #include <map>
 #include <optional>
@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "api/kueue_workload.h"
 #include "api/tfjob.h"
 #include "common/status.h"
 #include "tfjob/core/kueue_workload.h"
@@ -46,12 +47,12 @@ struct KueuePodSetInfo {
 // it. Empty when the Workload has no assignment.
 // kNotFound: a flavour is not in `flavors` (retry once it is known).
 // kInvalidArgument: a podSetUpdate conflicts with what is already set (permanent).
-StatusOr<std::vector<KueuePodSetInfo>> KueueAdmittedPodSets(const nlohmann::json& workload,
+StatusOr<std::vector<KueuePodSetInfo>> KueueAdmittedPodSets(const api::KueueWorkload& workload,
                                                             const std::map<std::string, KueueFlavor>& flavors,
                                                             const KueueOptions& options);
 
 // The infos to restore: each of spec.podSets' templates as the Workload keeps them.
-std::vector<KueuePodSetInfo> KueueOriginalPodSets(const nlohmann::json& workload);
+std::vector<KueuePodSetInfo> KueueOriginalPodSets(const api::KueueWorkload& workload);
 
 // `pod_template` with `info` merged in: labels, annotations and the node selector gain the info's
 // keys, tolerations and scheduling gates the entries they lack.

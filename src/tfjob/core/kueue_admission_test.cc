@@ -23,6 +23,11 @@ api::TfJob TwoTypeJob() {
 
 // The Workload of TwoTypeJob, admitted by cluster queue `cq`: PS on flavour on-demand (cpu) and
 // spot (memory), Worker on spot, worker count 2.
+// The Workload as the operator's informer decodes it.
+api::KueueWorkload Typed(const json& workload) {
+  return testing::DecodedKueueWorkload(workload);
+}
+
 json AdmittedWorkload(const std::string& cq = "cluster-queue") {
   auto wl = RenderKueueWorkload(TwoTypeJob(), {}, KueueOptions{});
   json w = *wl;
@@ -44,7 +49,7 @@ const std::map<std::string, KueueFlavor> kFlavors = {
 
 TEST(KueueAdmittedPodSets, FlavoursLabelsAndGates) {
   const KueueOptions no_tas{.topology_aware_scheduling = false};
-  auto infos = KueueAdmittedPodSets(AdmittedWorkload(), kFlavors, no_tas);
+  auto infos = KueueAdmittedPodSets(Typed(AdmittedWorkload()), kFlavors, no_tas);
   ASSERT_TRUE(infos.ok()) << infos.status().ToString();
   ASSERT_EQ(infos->size(), 2u);
   const KueuePodSetInfo& ps = (*infos)[0];
@@ -63,20 +68,21 @@ TEST(KueueAdmittedPodSets, FlavoursLabelsAndGates) {
   EXPECT_TRUE(worker.scheduling_gates.empty());
 
   // A cluster queue name that is no label value is not a label.
-  auto odd = KueueAdmittedPodSets(AdmittedWorkload("Cluster_Queue"), kFlavors, no_tas);
+  auto odd = KueueAdmittedPodSets(Typed(AdmittedWorkload("Cluster_Queue")), kFlavors, no_tas);
   ASSERT_TRUE(odd.ok());
   EXPECT_FALSE((*odd)[0].labels.contains("kueue.x-k8s.io/cluster-queue-name"));
   auto no_queue_labels =
-      KueueAdmittedPodSets(AdmittedWorkload(), kFlavors, {.topology_aware_scheduling = false, .assign_queue_labels = false});
+      KueueAdmittedPodSets(Typed(AdmittedWorkload()), kFlavors,
+                           {.topology_aware_scheduling = false, .assign_queue_labels = false});
   ASSERT_TRUE(no_queue_labels.ok());
   EXPECT_EQ((*no_queue_labels)[0].labels, (std::map<std::string, std::string>{{"kueue.x-k8s.io/podset", "ps"}}));
 
   // A flavour not known yet.
-  EXPECT_EQ(KueueAdmittedPodSets(AdmittedWorkload(), {}, no_tas).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(KueueAdmittedPodSets(Typed(AdmittedWorkload()), {}, no_tas).status().code(), StatusCode::kNotFound);
   // Not admitted: nothing.
   json pending = AdmittedWorkload();
   pending["status"].erase("admission");
-  auto none = KueueAdmittedPodSets(pending, kFlavors, no_tas);
+  auto none = KueueAdmittedPodSets(Typed(pending), kFlavors, no_tas);
   ASSERT_TRUE(none.ok());
   EXPECT_TRUE(none->empty());
 }
@@ -87,7 +93,7 @@ TEST(KueueAdmittedPodSets, TopologyAssignment) {
   // The PS PodSet asked for a block, the worker PodSet for nothing.
   w["spec"]["podSets"][0]["topologyRequest"] = {{"required", "block"}, {"podIndexLabel", "x"}};
   w["status"]["admission"]["podSetAssignments"][0]["topologyAssignment"] = {{"levels", {"block"}}};
-  auto infos = KueueAdmittedPodSets(w, kFlavors, KueueOptions{});
+  auto infos = KueueAdmittedPodSets(Typed(w), kFlavors, KueueOptions{});
   ASSERT_TRUE(infos.ok());
   const json gate = json::array({{{"name", "kueue.x-k8s.io/topology"}}});
   EXPECT_EQ((*infos)[0].scheduling_gates, gate);
@@ -126,7 +132,7 @@ TEST(KueueAdmittedPodSets, PodSetUpdatesOfAdmissionChecks) {
   for (const Case& c : cases) {
     json w = AdmittedWorkload();
     w["status"]["admissionChecks"] = json::parse(c.checks);
-    auto infos = KueueAdmittedPodSets(w, kFlavors, KueueOptions{.topology_aware_scheduling = false});
+    auto infos = KueueAdmittedPodSets(Typed(w), kFlavors, KueueOptions{.topology_aware_scheduling = false});
     EXPECT_EQ(infos.status().code(), c.code) << c.id;
     if (infos.ok()) {
       EXPECT_EQ((*infos)[1].node_selector, c.worker_selector) << c.id;
@@ -170,7 +176,7 @@ TEST(RestorePodSetInfo, SetsTheFiveFieldsBack) {
 TEST(KueueStartAndStopJob, RoundTrip) {
   const api::TfJob job = TwoTypeJob();
   const json w = AdmittedWorkload();
-  auto infos = KueueAdmittedPodSets(w, kFlavors, KueueOptions{.topology_aware_scheduling = false});
+  auto infos = KueueAdmittedPodSets(Typed(w), kFlavors, KueueOptions{.topology_aware_scheduling = false});
   ASSERT_TRUE(infos.ok());
   auto start = KueueStartJob(job, *infos);
   ASSERT_TRUE(start.ok()) << start.status().ToString();
@@ -192,7 +198,7 @@ TEST(KueueStartAndStopJob, RoundTrip) {
   // The job as admitted, then stopped: the templates come back from the Workload's copy.
   api::TfJob running = job;
   for (const auto& [key, tmpl] : start->templates) running.spec.replica_specs[key]->pod_template = tmpl;
-  KueueJobUpdate stop = KueueStopJob(running, KueueOriginalPodSets(w));
+  KueueJobUpdate stop = KueueStopJob(running, KueueOriginalPodSets(Typed(w)));
   EXPECT_TRUE(stop.suspend);
   ASSERT_EQ(stop.templates.size(), 2u);
   for (const auto& [key, tmpl] : stop.templates)
@@ -201,7 +207,7 @@ TEST(KueueStartAndStopJob, RoundTrip) {
   EXPECT_EQ(undo["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]["nodeSelector"],
             json({{"instance", nullptr}, {"pool", nullptr}}));
   // Stopping the job as it was changes no template; with no infos none either.
-  EXPECT_TRUE(KueueStopJob(job, KueueOriginalPodSets(w)).templates.empty());
+  EXPECT_TRUE(KueueStopJob(job, KueueOriginalPodSets(Typed(w))).templates.empty());
   EXPECT_TRUE(KueueStopJob(running, {}).templates.empty());
 
   // Infos that do not fit the job: permanent.

@@ -2,29 +2,19 @@
 
 #include <string>
 
-#include "api/json_fields.h"
 #include "tfjob/core/kueue_workload.h"
 
 namespace tfjob::core {
 namespace {
-
-using nlohmann::json;
 
 bool ForMultiKueue(const api::TfJob& job) {
   return job.spec.run_policy.managed_by == api::kManagedByMultiKueue;
 }
 
 // The Workload's controller owner reference names this job (by uid), or there is none.
-bool ControllerIsJobOrNone(const json& workload, const std::string& uid) {
-  const json& meta = api::ObjectField(workload, "metadata");
-  auto refs = meta.find("ownerReferences");
-  if (refs == meta.end() || !refs->is_array()) return true;
-  for (const json& ref : *refs) {
-    auto controller = ref.find("controller");
-    if (controller != ref.end() && controller->is_boolean() && controller->get<bool>())
-      return !uid.empty() && api::StringField(ref, "uid") == uid;
-  }
-  return true;
+bool ControllerIsJobOrNone(const api::KueueWorkload& workload, const std::string& uid) {
+  const api::OwnerReference* controller = workload.Controller();
+  return !controller || (!uid.empty() && controller->uid == uid);
 }
 
 }  // namespace
@@ -39,18 +29,17 @@ std::string_view MultiKueueRoleName(MultiKueueRole role) {
   return "?";
 }
 
-MultiKueueRole MultiKueueRoleOf(const api::TfJob& job, const std::optional<json>& prebuilt) {
+MultiKueueRole MultiKueueRoleOf(const api::TfJob& job, const std::optional<api::KueueWorkload>& prebuilt) {
   if (!ForMultiKueue(job)) return MultiKueueRole::kNone;
   const std::string* origin_label = JobLabel(job, kKueueMultiKueueOriginLabel);
   if (!origin_label) return MultiKueueRole::kManager;
   const std::string& origin = *origin_label;
   auto name = KueuePrebuiltWorkloadName(job);
   if (origin.empty() || job.spec.managed_by || !name || name->empty() || !prebuilt) return MultiKueueRole::kUnproven;
-  const json& meta = api::ObjectField(*prebuilt, "metadata");
-  if (api::StringField(meta, "name") != *name || api::StringField(meta, "namespace") != job.metadata.ns)
-    return MultiKueueRole::kUnproven;
-  const json& labels = api::ObjectField(meta, "labels");
-  if (api::StringField(labels, kKueueMultiKueueOriginLabel) != origin) return MultiKueueRole::kUnproven;
+  const api::ObjectMeta& meta = prebuilt->metadata;
+  if (meta.name != *name || meta.ns != job.metadata.ns) return MultiKueueRole::kUnproven;
+  auto label = meta.labels.find(std::string(kKueueMultiKueueOriginLabel));
+  if (label == meta.labels.end() || label->second != origin) return MultiKueueRole::kUnproven;
   if (!ControllerIsJobOrNone(*prebuilt, job.metadata.uid)) return MultiKueueRole::kUnproven;
   return MultiKueueRole::kCopy;
 }

@@ -14,8 +14,7 @@
 #include <optional>
 #include <string_view>
 
-#include <nlohmann/json.hpp>
-
+#include "api/kueue_workload.h"
 #include "api/tfjob.h"
 
 namespace tfjob::core {
@@ -39,7 +38,7 @@ std::string_view MultiKueueRoleName(MultiKueueRole role);
 //   - the job has a non-empty origin label and a prebuilt-workload-name label;
 //   - that Workload exists, carries the same origin label (MultiKueue made it in the same
 //     dispatch), and has no controller or has this job (uid) as its controller.
-MultiKueueRole MultiKueueRoleOf(const api::TfJob& job, const std::optional<nlohmann::json>& prebuilt);
+MultiKueueRole MultiKueueRoleOf(const api::TfJob& job, const std::optional<api::KueueWorkload>& prebuilt);
 
 // A manager's job (kManager) whose spec.managedBy does not repeat runPolicy.managedBy yet: without
 // it Kueue's adapter rejects the job ("The owner is not managed by Kueue").

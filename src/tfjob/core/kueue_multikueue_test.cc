@@ -35,6 +35,12 @@ api::TfJob Copy(const std::string& origin = "mk-1") {
              ", kueue.x-k8s.io/prebuilt-workload-name: tfjob-mnist-0a1b2, kueue.x-k8s.io/multikueue-origin: " + origin);
 }
 // ... and, before it, the Workload (the manager's spec, its labels plus the origin, no owner).
+// The Workload as the operator's informer decodes it.
+std::optional<api::KueueWorkload> Typed(const std::optional<json>& workload) {
+  if (!workload) return std::nullopt;
+  return testing::DecodedKueueWorkload(*workload);
+}
+
 json RemoteWorkload(const api::TfJob& job, const std::string& origin = "mk-1") {
   json w = *RenderKueueWorkload(job, {}, KueueOptions{});
   w["metadata"]["name"] = "tfjob-mnist-0a1b2";
@@ -81,12 +87,14 @@ TEST(MultiKueueRoleOf, Table) {
        RemoteWorkload(copy), MultiKueueRole::kUnproven},
   };
   for (const Case& c : cases)
-    EXPECT_EQ(MultiKueueRoleName(MultiKueueRoleOf(c.job, c.prebuilt)), MultiKueueRoleName(c.want)) << c.id;
+    EXPECT_EQ(MultiKueueRoleName(MultiKueueRoleOf(c.job, Typed(c.prebuilt))), MultiKueueRoleName(c.want)) << c.id;
 }
 
-KueuePlan PlanFor(const api::TfJob& job, std::optional<json> prebuilt = std::nullopt,
-                  std::vector<json> workloads = {}) {
-  KueueObserved o{.job = &job, .workloads = std::move(workloads), .prebuilt = std::move(prebuilt), .now = kNow};
+KueuePlan PlanFor(const api::TfJob& job, const std::optional<json>& prebuilt = std::nullopt,
+                  const std::vector<json>& workloads = {}) {
+  std::vector<api::KueueWorkload> typed;
+  for (const json& w : workloads) typed.push_back(testing::DecodedKueueWorkload(w));
+  KueueObserved o{.job = &job, .workloads = std::move(typed), .prebuilt = Typed(prebuilt), .now = kNow};
   return PlanKueueWorkload(o, KueueOptions{});
 }
 
@@ -121,7 +129,7 @@ TEST(PlanKueueWorkload, CopyAdoptsAndStarts) {
   ASSERT_EQ(KueueStepName(plan.step), "AdoptPrebuilt");
   ASSERT_TRUE(plan.update_workload.has_value());
   json adopted = *plan.update_workload;
-  EXPECT_EQ(MultiKueueRoleName(MultiKueueRoleOf(copy, adopted)), "Copy");
+  EXPECT_EQ(MultiKueueRoleName(MultiKueueRoleOf(copy, testing::DecodedKueueWorkload(adopted))), "Copy");
   adopted["status"]["conditions"] =
       json::array({{{"type", "QuotaReserved"}, {"status", "True"}, {"reason", "QuotaReserved"}, {"message", ""}},
                    {{"type", "Admitted"}, {"status", "True"}, {"reason", "Admitted"}, {"message", ""}}});

@@ -5,13 +5,17 @@
 #include <chrono>
 
 #include "api/json_fields.h"
+#include "api/object_key.h"
 #include "api/tfjob_json.h"
+#include "tfjob/core/conditions.h"
 #include "tfjob/core/kueue_multikueue.h"
 #include "tfjob/core/naming.h"
 
 namespace tfjob::core {
 namespace {
 
+using api::KueueCondition;
+using api::KueueWorkload;
 using nlohmann::json;
 
 // Kueue's messages and reasons (docs/kueue.md).
@@ -21,88 +25,46 @@ constexpr char kPodsReadyMessage[] = "All pods reached readiness and the workloa
 constexpr char kOutOfSync[] = "The prebuilt workload is out of sync with its user job";
 constexpr size_t kMaxConditionMessage = 32 * 1024;
 
-json List(const json& obj, const char* key) {
-  if (!obj.is_object()) return json::array();
-  auto it = obj.find(key);
-  return it != obj.end() && it->is_array() ? *it : json::array();
+std::string Name(const KueueWorkload& workload) {
+  return workload.metadata.name;
 }
 
-const json* FindCondition(const json& workload, std::string_view type) {
-  const json& status = api::ObjectField(workload, "status");
-  auto it = status.find("conditions");
-  if (it == status.end() || !it->is_array()) return nullptr;
-  for (const json& c : *it)
-    if (api::StringField(c, "type") == type) return &c;
-  return nullptr;
+std::string Key(const KueueWorkload& workload) {
+  return api::ObjectKey{workload.metadata.ns, workload.metadata.name}.String();
 }
 
-bool ConditionTrue(const json& workload, std::string_view type) {
-  const json* c = FindCondition(workload, type);
-  return c && api::StringField(*c, "status") == "True";
+bool HasFinalizer(const KueueWorkload& workload) {
+  return workload.HasFinalizer(kKueueResourceInUseFinalizer);
 }
 
-std::string Name(const json& workload) {
-  return api::StringField(api::ObjectField(workload, "metadata"), "name");
+bool Deleting(const KueueWorkload& workload) {
+  return workload.metadata.deletion_timestamp.has_value();
 }
 
-std::string Key(const json& workload) {
-  return api::StringField(api::ObjectField(workload, "metadata"), "namespace") + "/" + Name(workload);
-}
-
-bool HasFinalizer(const json& workload) {
-  for (const json& f : List(api::ObjectField(workload, "metadata"), "finalizers"))
-    if (f == kKueueResourceInUseFinalizer) return true;
-  return false;
-}
-
-bool Deleting(const json& workload) {
-  return api::ObjectField(workload, "metadata").contains("deletionTimestamp");
-}
-
-// The job as Kueue's TFJob integration reads it.
-bool Suspended(const api::TfJob& job) {
-  return job.spec.run_policy.suspend.value_or(false);
+// The job as Kueue's TFJob integration reads it: its Succeeded or Failed condition, when True.
+const api::JobCondition* Finished(const api::TfJob& job) {
+  if (!IsFinished(job.status)) return nullptr;
+  return FindCondition(job.status, IsFailed(job.status) ? kConditionFailed : kConditionSucceeded);
 }
 bool Active(const api::TfJob& job) {
   return std::any_of(job.status.replica_statuses.begin(), job.status.replica_statuses.end(),
                      [](const auto& kv) { return kv.second.active != 0; });
 }
-bool JobConditionTrue(const api::TfJob& job, std::string_view type) {
-  for (const auto& c : job.status.conditions)
-    if (c.type == type && c.status == "True") return true;
-  return false;
-}
-// The first Succeeded or Failed condition that is True.
-const api::JobCondition* Finished(const api::TfJob& job) {
-  for (const auto& c : job.status.conditions)
-    if ((c.type == "Succeeded" || c.type == "Failed") && c.status == "True") return &c;
-  return nullptr;
-}
-
-// The controller owner reference of the Workload, if any.
-const json* Controller(const json& workload) {
-  const json& meta = api::ObjectField(workload, "metadata");
-  auto refs = meta.find("ownerReferences");
-  if (refs == meta.end() || !refs->is_array()) return nullptr;
-  for (const json& ref : *refs)
-    if (ref.is_object() && ref.contains("controller") && ref["controller"] == true) return &ref;
-  return nullptr;
-}
 
 // The status patch of `workload` with its new conditions (and more), at its resourceVersion.
-json StatusPatch(const json& workload, json status) {
+json StatusPatch(const KueueWorkload& workload, json status) {
   json meta = json::object();
-  const std::string rv = api::StringField(api::ObjectField(workload, "metadata"), "resourceVersion");
-  if (!rv.empty()) meta["resourceVersion"] = rv;
+  if (!workload.metadata.resource_version.empty()) meta["resourceVersion"] = workload.metadata.resource_version;
   return {{"metadata", std::move(meta)}, {"status", std::move(status)}};
 }
 
-json Conditions(const json& workload) {
-  return List(api::ObjectField(workload, "status"), "conditions");
+// The Workload's conditions as a status write starts from them.
+json Conditions(const KueueWorkload& workload) {
+  return api::EncodeKueueConditions(workload.status.conditions);
 }
 
-int64_t Generation(const json& workload) {
-  return api::IntField(api::ObjectField(workload, "metadata"), "generation");
+int64_t Generation(const KueueWorkload& workload) {
+  return workload.metadata.generation;
 }
 
 RenderEvent Normal(std::string reason, std::string message) {
@@ -110,77 +72,81 @@ RenderEvent Normal(std::string reason, std::string message) {
 }
 
 // Stops the job (suspend and templates back from `workload`, if any) unless it is suspended.
-void StopJob(const api::TfJob& job, const json* workload, const std::string& message, KueuePlan* plan) {
-  if (Suspended(job)) return;
+void StopJob(const api::TfJob& job, const KueueWorkload* workload, const std::string& message, KueuePlan* plan) {
+  if (IsJobSuspended(job)) return;
   plan->job_update = KueueStopJob(job, workload ? KueueOriginalPodSets(*workload) : std::vector<KueuePodSetInfo>{});
   plan->events.push_back(Normal("Stopped", message));
 }
 
 // The Finished condition as a status patch; nullopt when the Workload is finished already.
-std::optional<json> FinishStatus(const json& workload, const std::string& reason, const std::string& message,
+std::optional<json> FinishStatus(const KueueWorkload& workload, const std::string& reason, const std::string& message,
                                  api::Time now) {
-  if (ConditionTrue(workload, "Finished")) return std::nullopt;
+  if (workload.ConditionTrue("Finished")) return std::nullopt;
   json conditions = Conditions(workload);
   SetKueueCondition(&conditions, "Finished", "True", reason, message, Generation(workload), now);
   return StatusPatch(workload, {{"conditions", std::move(conditions)}});
 }
 
 // The reclaimable pods of the job: per PodSet, the replicas that succeeded (at most the count).
-json ReclaimablePods(const api::TfJob& job) {
-  json out = json::array();
+std::vector<api::KueueReclaimablePod> ReclaimablePods(const api::TfJob& job) {
+  std::vector<api::KueueReclaimablePod> out;
   for (api::ReplicaType type : KueuePodSetOrder(job)) {
     auto status = job.status.replica_statuses.find(std::string(api::ReplicaTypeName(type)));
     if (status == job.status.replica_statuses.end() || status->second.succeeded <= 0) continue;
     const std::string* key = api::ReplicaSpecKey(job.spec, type);
     const int32_t count = api::ReplicasOrDefault(*job.spec.replica_specs.at(*key));
-    out.push_back({{"name", KueuePodSetName(type)}, {"count", std::min(status->second.succeeded, count)}});
+    out.push_back({KueuePodSetName(type), std::min(status->second.succeeded, count)});
   }
   return out;
 }
 
-bool SameReclaimable(const json& a, const json& b) {
-  auto as_map = [](const json& list) {
+// The same counts by name (the order of the lists does not matter).
+bool SameReclaimable(const std::vector<api::KueueReclaimablePod>& a, const std::vector<api::KueueReclaimablePod>& b) {
+  auto as_map = [](const std::vector<api::KueueReclaimablePod>& list) {
     std::map<std::string, int64_t> m;
-    for (const json& e : list) m[api::StringField(e, "name")] = api::IntField(e, "count");
+    for (const api::KueueReclaimablePod& e : list) m[e.name] = e.count;
     return m;
   };
   return a.size() == b.size() && as_map(a) == as_map(b);
 }
 
+json EncodeReclaimable(const std::vector<api::KueueReclaimablePod>& pods) {
+  json out = json::array();
+  for (const api::KueueReclaimablePod& e : pods) out.push_back({{"name", e.name}, {"count", e.count}});
+  return out;
+}
+
 // Kueue's PodsReady condition for the job: (status, reason, message).
-std::array<std::string, 3> PodsReadyCondition(const api::TfJob& job, const json& workload) {
-  if (!ConditionTrue(workload, "Admitted")) return {"False", "WaitForStart", kPodsNotReady};
-  const json* current = FindCondition(workload, "PodsReady");
-  const std::string reason = current ? api::StringField(*current, "reason") : "";
-  if (JobConditionTrue(job, "Running"))
+std::array<std::string, 3> PodsReadyCondition(const api::TfJob& job, const KueueWorkload& workload) {
+  if (!workload.ConditionTrue("Admitted")) return {"False", "WaitForStart", kPodsNotReady};
+  const KueueCondition* current = workload.Condition("PodsReady");
+  const std::string reason = current ? current->reason : "";
+  if (IsRunning(job.status))
     return {"True", reason == "WaitForRecovery" || reason == "Recovered" ? "Recovered" : "Started", kPodsReadyMessage};
   if (!current) return {"False", "WaitForStart", kPodsNotReady};
-  if (api::StringField(*current, "status") == "True" || reason == "WaitForRecovery")
-    return {"False", "WaitForRecovery", kPodsRecovering};
+  if (current->status == "True" || reason == "WaitForRecovery") return {"False", "WaitForRecovery", kPodsRecovering};
   return {"False", "WaitForStart", kPodsNotReady};
 }
 
 // Clearing the reservation of an evicted Workload whose job has no active pod: Requeued (True only
 // after a preemption or node failures), QuotaReserved False "Pending", no admission, Admitted
 // False, and the admitted time added to accumulatedPastExecutionTimeSeconds.
-json ClearReservation(const json& workload, const json& evicted, api::Time now) {
-  const std::string reason = api::StringField(evicted, "reason");
-  const std::string message = api::StringField(evicted, "message");
+json ClearReservation(const KueueWorkload& workload, const KueueCondition& evicted, api::Time now) {
+  const std::string& reason = evicted.reason;
+  const std::string& message = evicted.message;
   const int64_t gen = Generation(workload);
   json conditions = Conditions(workload);
   const bool requeued = reason == "Preempted" || reason == "NodeFailures";
   SetKueueCondition(&conditions, "Requeued", requeued ? "True" : "False", reason, message, gen, now);
   SetKueueCondition(&conditions, "QuotaReserved", "False", "Pending", message, gen, now);
   json status = {{"admission", nullptr}};
-  if (const json* admitted = FindCondition(workload, "Admitted");
-      admitted && api::StringField(*admitted, "status") == "True") {
+  if (const KueueCondition* admitted = workload.Condition("Admitted"); admitted && admitted->status == "True") {
     bool checks_ready = true;
-    for (const json& check : List(api::ObjectField(workload, "status"), "admissionChecks"))
-      checks_ready = checks_ready && api::StringField(check, "state") == "Ready";
-    if (auto since = api::ParseTime(api::StringField(*admitted, "lastTransitionTime"))) {
+    for (const api::KueueAdmissionCheck& check : workload.status.admission_checks)
+      checks_ready = checks_ready && check.state == "Ready";
+    if (auto since = api::ParseTime(admitted->last_transition_time)) {
       const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(now - *since).count();
-      status["accumulatedPastExecutionTimeSeconds"] =
-          api::IntField(api::ObjectField(workload, "status"), "accumulatedPastExecutionTimeSeconds") + seconds;
+      status["accumulatedPastExecutionTimeSeconds"] = workload.status.accumulated_past_execution_time_seconds + seconds;
     }
     SetKueueCondition(
         &conditions, "Admitted", "False", checks_ready ? "NoReservation" : "NoReservationUnsatisfiedChecks",
@@ -193,31 +159,32 @@ json ClearReservation(const json& workload, const json& evicted, api::Time now) 
 
 // Why a suspended job's Workload waits: the pending admission checks, else the QuotaReserved
 // condition's message (the scheduler's reason), else that it waits for a ClusterQueue.
-std::string PendingMessage(const json& workload) {
-  if (ConditionTrue(workload, "QuotaReserved")) {
+std::string PendingMessage(const KueueWorkload& workload) {
+  if (workload.ConditionTrue("QuotaReserved")) {
     std::string msg;
-    for (const json& check : List(api::ObjectField(workload, "status"), "admissionChecks")) {
-      if (api::StringField(check, "state") != "Pending" || api::StringField(check, "message").empty()) continue;
+    for (const api::KueueAdmissionCheck& check : workload.status.admission_checks) {
+      if (check.state != "Pending" || check.message.empty()) continue;
       if (!msg.empty()) msg += "; ";
-      msg += api::StringField(check, "name") + ": " + api::StringField(check, "message");
+      msg += check.name + ": " + check.message;
     }
     return msg.empty() ? "quota reserved, waiting for admission checks" : msg;
   }
-  if (const json* reserved = FindCondition(workload, "QuotaReserved"))
-    if (std::string msg = api::StringField(*reserved, "message"); !msg.empty()) return msg;
+  if (const KueueCondition* reserved = workload.Condition("QuotaReserved"))
+    if (!reserved->message.empty()) return reserved->message;
   return "waiting for a ClusterQueue to reserve quota";
 }
 
 // Adopting the prebuilt Workload: the job becomes its controller, and it gets the job-uid label.
-json Adopt(const api::TfJob& job, json workload) {
-  json& meta = workload["metadata"];
+json Adopt(const api::TfJob& job, const KueueWorkload& workload) {
+  json object = workload.object;
+  json& meta = object["metadata"];
   json refs = json::array();
-  for (const json& ref : List(meta, "ownerReferences"))
-    if (api::StringField(ref, "uid") != job.metadata.uid) refs.push_back(ref);
+  for (const api::OwnerReference& ref : workload.metadata.owner_references)
+    if (ref.uid != job.metadata.uid) refs.push_back(api::EncodeOwnerReference(ref));
   refs.push_back(api::EncodeOwnerReference(GenOwnerReference(job)));
   meta["ownerReferences"] = std::move(refs);
   if (!job.metadata.uid.empty()) meta["labels"][std::string(kKueueJobUidLabel)] = job.metadata.uid;
-  return workload;
+  return object;
 }
 
 void WaitForPriorityClass(const Status& status, KueuePlan* plan) {
@@ -227,11 +194,11 @@ void WaitForPriorityClass(const Status& status, KueuePlan* plan) {
 }
 
 // The prebuilt Workload, when the job names one: adopted, checked, or treated as missing.
-const json* EnsurePrebuilt(const KueueObserved& o, const json& pod_sets, KueuePlan* plan) {
+const KueueWorkload* EnsurePrebuilt(const KueueObserved& o, const json& pod_sets, KueuePlan* plan) {
   const api::TfJob& job = *o.job;
   if (!o.prebuilt) return nullptr;
-  const json* controller = Controller(*o.prebuilt);
-  if (controller && api::StringField(*controller, "uid") != job.metadata.uid) return nullptr;
+  const api::OwnerReference* controller = o.prebuilt->Controller();
+  if (controller && controller->uid != job.metadata.uid) return nullptr;
   plan->workload_name = Name(*o.prebuilt);
   if (!controller) {
     plan->step = KueueStep::kAdoptPrebuilt;
@@ -249,15 +216,15 @@ const json* EnsurePrebuilt(const KueueObserved& o, const json& pod_sets, KueuePl
 
 // A suspended job's non-matching Workload that holds no quota is made to match the job (its
 // spec rewritten, spec.active kept).
-void RewriteWorkload(const KueueObserved& o, const KueueOptions& options, const json& workload, KueuePlan* plan) {
+void RewriteWorkload(const KueueObserved& o, const KueueOptions& options, const KueueWorkload& workload,
+                     KueuePlan* plan) {
   auto priority = KueueWorkloadPriority(*o.job, o.priority_classes);
   auto rendered = priority.ok() ? RenderKueueWorkload(*o.job, *priority, options) : priority.status();
   plan->workload_name = Name(workload);
   if (!rendered.ok()) return WaitForPriorityClass(rendered.status(), plan);
-  json updated = workload;
-  json active = api::ObjectField(updated, "spec").contains("active") ? updated["spec"]["active"] : json();
+  json updated = workload.object;
   updated["spec"] = (*rendered)["spec"];
-  if (!active.is_null()) updated["spec"]["active"] = active;
+  if (workload.spec.active) updated["spec"]["active"] = *workload.spec.active;
   plan->step = KueueStep::kUpdateWorkload;
   plan->update_workload = std::move(updated);
   plan->events.push_back(
@@ -266,20 +233,20 @@ void RewriteWorkload(const KueueObserved& o, const KueueOptions& options, const 
 
 // The priority follows the priority-class label while the Workload has no class or a
 // WorkloadPriorityClass. Returns whether the pass ends here.
-bool FollowPriority(const KueueObserved& o, const json& match, KueuePlan* plan) {
+bool FollowPriority(const KueueObserved& o, const KueueWorkload& match, KueuePlan* plan) {
   const api::TfJob& job = *o.job;
-  const json& ref = api::ObjectField(api::ObjectField(match, "spec"), "priorityClassRef");
-  const bool follows = ref.empty() || api::StringField(ref, "kind") == "WorkloadPriorityClass";
+  const std::optional<api::KueuePriorityClassRef>& ref = match.spec.priority_class_ref;
+  const bool follows = !ref || ref->kind == "WorkloadPriorityClass";
   const std::string* label = JobLabel(job, kKueuePriorityClassLabel);
   const std::string wanted = label ? *label : "";
-  if (!follows || wanted == api::StringField(ref, "name")) return false;
+  if (!follows || wanted == (ref ? ref->name : "")) return false;
   plan->workload_name = Name(match);
   auto priority = KueueWorkloadPriority(job, o.priority_classes);
   if (!priority.ok()) {
     WaitForPriorityClass(priority.status(), plan);
     return true;
   }
-  json updated = match;
+  json updated = match.object;
   json class_ref = KueuePriorityClassRef(*priority);
   if (class_ref.is_null())
     updated["spec"].erase("priorityClassRef");
@@ -294,17 +261,17 @@ bool FollowPriority(const KueueObserved& o, const json& match, KueuePlan* plan) 
 
 // A running job without a matching Workload is stopped, its templates restored from the one
 // other Workload when there is exactly one.
-void StopWithoutMatch(const api::TfJob& job, const std::vector<const json*>& others, KueuePlan* plan) {
-  if (Suspended(job) || Finished(job)) return;
+void StopWithoutMatch(const api::TfJob& job, const std::vector<const KueueWorkload*>& others, KueuePlan* plan) {
+  if (IsJobSuspended(job) || Finished(job)) return;
   if (others.size() == 1)
     StopJob(job, others.front(), "No matching Workload; restoring pod templates according to existent Workload", plan);
   else
     StopJob(job, nullptr, "Missing Workload; unable to restore pod templates", plan);
 }
 
-void DeleteOthers(const std::vector<const json*>& others, bool matched, KueuePlan* plan) {
+void DeleteOthers(const std::vector<const KueueWorkload*>& others, bool matched, KueuePlan* plan) {
   plan->step = KueueStep::kDeleteExtra;
-  for (const json* w : others) {
+  for (const KueueWorkload* w : others) {
     plan->delete_workloads.push_back(Name(*w));
     if (HasFinalizer(*w)) plan->remove_finalizer.push_back(Name(*w));
     plan->events.push_back(Normal("DeletedWorkload", "Deleted not matching Workload: " + Key(*w)));
@@ -314,20 +281,20 @@ void DeleteOthers(const std::vector<const json*>& others, bool matched, KueuePla
 
 // Step 1 of a pass: the one Workload of the job. Returns it (nullptr when there is none), or
 // fills `plan` with a step that ends the pass.
-const json* EnsureOneWorkload(const KueueObserved& o, const KueueOptions& options, const json& pod_sets,
-                              KueuePlan* plan) {
+const KueueWorkload* EnsureOneWorkload(const KueueObserved& o, const KueueOptions& options, const json& pod_sets,
+                                       KueuePlan* plan) {
   const api::TfJob& job = *o.job;
   if (KueuePrebuiltWorkloadName(job)) return EnsurePrebuilt(o, pod_sets, plan);
-  const json* match = nullptr;
-  std::vector<const json*> others;
-  for (const json& w : o.workloads) {
+  const KueueWorkload* match = nullptr;
+  std::vector<const KueueWorkload*> others;
+  for (const KueueWorkload& w : o.workloads) {
     if (!match && KueueWorkloadMatchesJob(job, pod_sets, w))
       match = &w;
     else
       others.push_back(&w);
   }
-  const json* to_update = nullptr;
-  if (!match && !others.empty() && Suspended(job) && !ConditionTrue(*others.front(), "QuotaReserved")) {
+  const KueueWorkload* to_update = nullptr;
+  if (!match && !others.empty() && IsJobSuspended(job) && !others.front()->ConditionTrue("QuotaReserved")) {
     to_update = others.front();
     others.erase(others.begin());
   }
@@ -367,14 +334,15 @@ void NoWorkload(const KueueObserved& o, const KueueOptions& options, KueuePlan* 
     return;
   }
   plan->step = KueueStep::kCreateWorkload;
-  plan->workload_name = Name(*workload);
-  plan->events.push_back(Normal("CreatedWorkload", "Created Workload: " + Key(*workload)));
+  plan->workload_name = KueueWorkloadNameForJob(job, options.max_name_length);  // the rendered one's
+  plan->events.push_back(
+      Normal("CreatedWorkload", "Created Workload: " + api::ObjectKey{job.metadata.ns, plan->workload_name}.String()));
   plan->create_workload = *std::move(workload);
 }
 
 // The Workload is Finished or being deleted. Returns whether the pass ends here.
-bool WorkloadEnded(const api::TfJob& job, const json& wl, KueuePlan* plan) {
-  if (ConditionTrue(wl, "Finished")) {
+bool WorkloadEnded(const api::TfJob& job, const KueueWorkload& wl, KueuePlan* plan) {
+  if (wl.ConditionTrue("Finished")) {
     plan->step = KueueStep::kWorkloadFinished;
   } else if (Deleting(wl)) {
     plan->step = KueueStep::kWorkloadDeleted;
@@ -387,7 +355,7 @@ bool WorkloadEnded(const api::TfJob& job, const json& wl, KueuePlan* plan) {
 }
 
 // The job finished: its Workload gets Finished with the outcome. Returns whether it did.
-bool JobFinished(const KueueObserved& o, const json* wl, KueuePlan* plan) {
+bool JobFinished(const KueueObserved& o, const KueueWorkload* wl, KueuePlan* plan) {
   const api::JobCondition* finished = Finished(*o.job);
   if (!finished) return false;
   plan->step = KueueStep::kJobFinished;
@@ -401,18 +369,17 @@ bool JobFinished(const KueueObserved& o, const json* wl, KueuePlan* plan) {
 }
 
 // reclaimablePods, then PodsReady (waitForPodsReady). Returns whether one needs a write.
-bool StatusBookkeeping(const KueueObserved& o, const KueueOptions& options, const json& wl, KueuePlan* plan) {
-  const json reclaimable = ReclaimablePods(*o.job);
-  if (!SameReclaimable(reclaimable, List(api::ObjectField(wl, "status"), "reclaimablePods"))) {
+bool StatusBookkeeping(const KueueObserved& o, const KueueOptions& options, const KueueWorkload& wl, KueuePlan* plan) {
+  const std::vector<api::KueueReclaimablePod> reclaimable = ReclaimablePods(*o.job);
+  if (!SameReclaimable(reclaimable, wl.status.reclaimable_pods)) {
     plan->step = KueueStep::kReclaimablePods;
-    plan->workload_status = StatusPatch(wl, {{"reclaimablePods", reclaimable}});
+    plan->workload_status = StatusPatch(wl, {{"reclaimablePods", EncodeReclaimable(reclaimable)}});
     return true;
   }
   if (!options.wait_for_pods_ready) return false;
   const auto [status, reason, message] = PodsReadyCondition(*o.job, wl);
-  const json* current = FindCondition(wl, "PodsReady");
-  if (current && api::StringField(*current, "status") == status && api::StringField(*current, "reason") == reason)
-    return false;
+  const KueueCondition* current = wl.Condition("PodsReady");
+  if (current && current->status == status && current->reason == reason) return false;
   json conditions = Conditions(wl);
   SetKueueCondition(&conditions, "PodsReady", status, reason, message, Generation(wl), o.now);
   plan->step = KueueStep::kPodsReady;
@@ -422,21 +389,21 @@ bool StatusBookkeeping(const KueueObserved& o, const KueueOptions& options, cons
 
 // Evicted: stop the job; once none of its pods is left, clear the reservation. Returns whether
 // the Workload is evicted.
-bool Evicted(const KueueObserved& o, const json& wl, KueuePlan* plan) {
-  const json* evicted = FindCondition(wl, "Evicted");
-  if (!evicted || api::StringField(*evicted, "status") != "True") return false;
+bool Evicted(const KueueObserved& o, const KueueWorkload& wl, KueuePlan* plan) {
+  const KueueCondition* evicted = wl.Condition("Evicted");
+  if (!evicted || evicted->status != "True") return false;
   plan->step = KueueStep::kEvicted;
-  plan->message = api::StringField(*evicted, "message");
+  plan->message = evicted->message;
   StopJob(*o.job, &wl, plan->message, plan);
-  if (ConditionTrue(wl, "QuotaReserved") && !Active(*o.job) && o.live_pods == 0)
+  if (wl.ConditionTrue("QuotaReserved") && !Active(*o.job) && o.live_pods == 0)
     plan->workload_status = ClearReservation(wl, *evicted, o.now);
   return true;
 }
 
 // A suspended job: start it when admitted, else follow its queue or wait.
-void SuspendedJob(const KueueObserved& o, const KueueOptions& options, const json& wl, KueuePlan* plan) {
+void SuspendedJob(const KueueObserved& o, const KueueOptions& options, const KueueWorkload& wl, KueuePlan* plan) {
   const api::TfJob& job = *o.job;
-  if (ConditionTrue(wl, "Admitted")) {
+  if (wl.ConditionTrue("Admitted")) {
     auto infos = KueueAdmittedPodSets(wl, o.flavors, options);
     auto update = infos.ok() ? KueueStartJob(job, *infos) : infos.status();
     if (!update.ok() && update.status().code() == StatusCode::kNotFound) {
@@ -448,16 +415,15 @@ void SuspendedJob(const KueueObserved& o, const KueueOptions& options, const jso
       plan->message = update.status().message();
       plan->workload_status = FinishStatus(wl, "FailedToStart", plan->message, o.now);
     } else {
-      const json& admission = api::ObjectField(api::ObjectField(wl, "status"), "admission");
       plan->step = KueueStep::kStart;
-      plan->message = "Admitted by clusterQueue " + api::StringField(admission, "clusterQueue");
+      plan->message = "Admitted by clusterQueue " + (wl.status.admission ? wl.status.admission->cluster_queue : "");
       plan->job_update = *std::move(update);
       plan->events.push_back(Normal("Started", plan->message));
     }
     return;
   }
-  if (api::StringField(api::ObjectField(wl, "spec"), "queueName") != KueueQueueName(job)) {
-    json updated = wl;
+  if (wl.spec.queue_name != KueueQueueName(job)) {
+    json updated = wl.object;
     updated["spec"]["queueName"] = KueueQueueName(job);
     plan->step = KueueStep::kUpdateQueueName;
     plan->update_workload = std::move(updated);
@@ -470,7 +436,7 @@ void SuspendedJob(const KueueObserved& o, const KueueOptions& options, const jso
 // The job is being deleted: its Workloads lose Kueue's finalizer.
 void ReleaseFinalizers(const KueueObserved& o, KueuePlan* plan) {
   plan->step = KueueStep::kReleaseFinalizers;
-  for (const json& w : o.workloads)
+  for (const KueueWorkload& w : o.workloads)
     if (HasFinalizer(w)) plan->remove_finalizer.push_back(Name(w));
 }
 
@@ -548,7 +514,8 @@ KueuePlan PlanKueueWorkload(const KueueObserved& o, const KueueOptions& options)
   if (NeedsSpecManagedBy(job)) {  // before the Workload exists: MultiKueue reads it on admission
     plan.step = KueueStep::kMarkForMultiKueue;
     plan.message = "spec.managedBy set for Kueue's MultiKueue adapter";
-    plan.job_update = KueueJobUpdate{.suspend = Suspended(job), .spec_managed_by = *job.spec.run_policy.managed_by};
+    plan.job_update =
+        KueueJobUpdate{.suspend = IsJobSuspended(job), .spec_managed_by = *job.spec.run_policy.managed_by};
     return plan;
   }
   auto pod_sets = KueuePodSets(job, options);
@@ -561,7 +528,7 @@ KueuePlan PlanKueueWorkload(const KueueObserved& o, const KueueOptions& options)
   }
   // EnsureOneWorkload sets another step only when the pass ends there.
   plan.step = KueueStep::kRunning;
-  const json* wl = EnsureOneWorkload(o, options, *pod_sets, &plan);
+  const KueueWorkload* wl = EnsureOneWorkload(o, options, *pod_sets, &plan);
   if (plan.step != KueueStep::kRunning) return plan;
   if (wl) plan.workload_name = Name(*wl);
   if (wl && WorkloadEnded(job, *wl, &plan)) return plan;
@@ -571,9 +538,9 @@ KueuePlan PlanKueueWorkload(const KueueObserved& o, const KueueOptions& options)
     return plan;
   }
   if (StatusBookkeeping(o, options, *wl, &plan) || Evicted(o, *wl, &plan)) return plan;
-  if (Suspended(job)) {
+  if (IsJobSuspended(job)) {
     SuspendedJob(o, options, *wl, &plan);
-  } else if (!ConditionTrue(*wl, "Admitted")) {
+  } else if (!wl->ConditionTrue("Admitted")) {
     plan.step = KueueStep::kSuspendNotAdmitted;
     plan.message = "Not admitted by cluster queue";
     StopJob(job, wl, plan.message, &plan);

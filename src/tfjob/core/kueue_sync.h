@@ -18,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "api/kueue_workload.h"
 #include "api/tfjob.h"
 #include "tfjob/core/kueue_admission.h"
 #include "tfjob/core/kueue_workload.h"
@@ -28,9 +29,9 @@ namespace tfjob::core {
 struct KueueObserved {
   const api::TfJob* job = nullptr;  // as stored (not defaulted); never null
   // The Workloads whose owner references name the job (kind TFJob, its name), any order.
-  std::vector<nlohmann::json> workloads;
+  std::vector<api::KueueWorkload> workloads;
   // With the prebuilt-workload-name label: that Workload, when it exists.
-  std::optional<nlohmann::json> prebuilt;
+  std::optional<api::KueueWorkload> prebuilt;
   std::map<std::string, KueueFlavor> flavors;  // the ResourceFlavors by name
   KueuePriorityClasses priority_classes;
   // The job's pods that still exist, whatever their phase. Kueue's integration calls a job active

@@ -98,11 +98,18 @@ json MakeWorkload(W state, const api::TfJob& job) {
 
 const std::map<std::string, KueueFlavor> kFlavors = {{"default", {.node_labels = {{"pool", "a"}}}}};
 
-KueuePlan Plan(const api::TfJob& job, std::vector<json> workloads, KueueOptions options = {},
-               std::optional<json> prebuilt = std::nullopt) {
+// The Workload as the operator's informer decodes it.
+api::KueueWorkload Typed(const json& workload) {
+  return testing::DecodedKueueWorkload(workload);
+}
+
+KueuePlan Plan(const api::TfJob& job, const std::vector<json>& workloads, KueueOptions options = {},
+               const std::optional<json>& prebuilt = std::nullopt) {
+  std::vector<api::KueueWorkload> typed;
+  for (const json& w : workloads) typed.push_back(Typed(w));
   KueueObserved o{.job = &job,
-                  .workloads = std::move(workloads),
-                  .prebuilt = std::move(prebuilt),
+                  .workloads = std::move(typed),
+                  .prebuilt = prebuilt ? std::optional(Typed(*prebuilt)) : std::nullopt,
                   .flavors = kFlavors,
                   .now = kNow};
   return PlanKueueWorkload(o, options);
@@ -212,7 +219,7 @@ TEST(PlanKueueWorkload, StartInjectsTheAssignment) {
   EXPECT_EQ(plan.events[0].reason, "Started");
   // A flavour not known yet: retry; a conflicting podSetUpdate: Finished FailedToStart.
   const KueuePlan unknown = PlanKueueWorkload(
-      KueueObserved{.job = &job, .workloads = {MakeWorkload(W::kAdmitted, job)}, .now = kNow}, KueueOptions{});
+      KueueObserved{.job = &job, .workloads = {Typed(MakeWorkload(W::kAdmitted, job))}, .now = kNow}, KueueOptions{});
   EXPECT_EQ(unknown.step, KueueStep::kWaitFlavor);
   EXPECT_TRUE(unknown.retry);
   json conflicting = MakeWorkload(W::kAdmitted, job);
@@ -264,7 +271,7 @@ TEST(PlanKueueWorkload, EvictionClearsTheReservationWithRequeued) {
   // Suspended, no pod counted active (pending pods are not), but pods still exist: the quota
   // stays reserved until they are gone.
   const api::TfJob stopped = MakeJob(J::kFresh);
-  KueueObserved o{.job = &stopped, .workloads = {MakeWorkload(W::kPreempted, stopped)}, .live_pods = 2, .now = kNow};
+  KueueObserved o{.job = &stopped, .workloads = {Typed(MakeWorkload(W::kPreempted, stopped))}, .live_pods = 2, .now = kNow};
   const KueuePlan wait = PlanKueueWorkload(o, KueueOptions{});
   EXPECT_EQ(wait.step, KueueStep::kEvicted);
   EXPECT_FALSE(wait.workload_status);
@@ -361,7 +368,7 @@ TEST(PlanKueueWorkload, PriorityLabelFollowed) {
   const api::TfJob job = MakeJob(J::kFresh);
   api::TfJob labelled = job;
   labelled.metadata.labels["kueue.x-k8s.io/priority-class"] = "urgent";
-  KueueObserved o{.job = &labelled, .workloads = {MakeWorkload(W::kPending, job)}, .now = kNow};
+  KueueObserved o{.job = &labelled, .workloads = {Typed(MakeWorkload(W::kPending, job))}, .now = kNow};
   o.priority_classes.workload_priority_classes = {{"urgent", 9000}};
   const KueuePlan plan = PlanKueueWorkload(o, KueueOptions{});
   ASSERT_EQ(plan.step, KueueStep::kUpdatePriority);
@@ -370,7 +377,7 @@ TEST(PlanKueueWorkload, PriorityLabelFollowed) {
   // A Workload with a pod PriorityClass keeps it.
   json pc = MakeWorkload(W::kPending, job);
   pc["spec"]["priorityClassRef"] = {{"group", "scheduling.k8s.io"}, {"kind", "PriorityClass"}, {"name", "high"}};
-  o.workloads = {pc};
+  o.workloads = {Typed(pc)};
   EXPECT_EQ(PlanKueueWorkload(o, KueueOptions{}).step, KueueStep::kPending);
 }
 

@@ -135,13 +135,10 @@ json List(const json& obj, const char* key) {
   return it != obj.end() && it->is_array() ? *it : json::array();
 }
 
-const json& PodSpecOf(const json& pod_set) {
-  return api::ObjectField(api::ObjectField(pod_set, "template"), "spec");
-}
-
-bool HasTrueCondition(const json& workload, std::string_view type) {
-  for (const json& c : List(api::ObjectField(workload, "status"), "conditions"))
-    if (api::StringField(c, "type") == type && api::StringField(c, "status") == "True") return true;
+// A condition of `type` is True (any of them, should there be two).
+bool HasTrueCondition(const api::KueueWorkload& workload, std::string_view type) {
+  for (const api::KueueCondition& c : workload.status.conditions)
+    if (c.type == type && c.status == "True") return true;
   return false;
 }
 
@@ -284,27 +281,23 @@ StatusOr<json> RenderKueueWorkload(const api::TfJob& job, const KueuePriority& p
               {"spec", std::move(spec)}};
 }
 
-bool KueueWorkloadMatchesJob(const api::TfJob& job, const json& pod_sets, const json& workload) {
-  const json& meta = api::ObjectField(workload, "metadata");
+bool KueueWorkloadMatchesJob(const api::TfJob& job, const json& pod_sets, const api::KueueWorkload& workload) {
   std::string owner;
-  for (const json& ref : List(meta, "ownerReferences"))
-    if (ref.is_object() && ref.contains("controller") && ref["controller"] == true)
-      owner = api::StringField(ref, "name");
+  for (const api::OwnerReference& ref : workload.metadata.owner_references)
+    if (ref.controller) owner = ref.name;
   if (owner != job.metadata.name) return false;
-  const json& spec = api::ObjectField(workload, "spec");
-  const int64_t wl_max = api::IntField(spec, "maximumExecutionTimeSeconds", -1);
-  if (wl_max != KueueMaxExecutionTimeSeconds(job).value_or(-1)) return false;
-  const json wl_sets = List(spec, "podSets");
+  if (workload.spec.maximum_execution_time_seconds.value_or(-1) != KueueMaxExecutionTimeSeconds(job).value_or(-1))
+    return false;
+  const std::vector<api::KueuePodSet>& wl_sets = workload.spec.pod_sets;
   if (wl_sets.size() != pod_sets.size()) return false;
   const bool ignore_tolerations = HasTrueCondition(workload, "QuotaReserved");
   for (size_t i = 0; i < pod_sets.size(); ++i) {
+    // `pod_sets` is rendered here (KueuePodSets): every PodSet has its name, count and template.
     const json& a = pod_sets[i];
-    const json& b = wl_sets[i];
-    if (api::StringField(a, "name") != api::StringField(b, "name") ||
-        api::IntField(a, "count", -1) != api::IntField(b, "count", -1))
-      return false;
-    const json& sa = PodSpecOf(a);
-    const json& sb = PodSpecOf(b);
+    const api::KueuePodSet& b = wl_sets[i];
+    if (a.at("name") != b.name || a.at("count") != b.count.value_or(-1)) return false;
+    const json& sa = api::ObjectField(a.at("template"), "spec");
+    const json& sb = api::ObjectField(b.pod_template, "spec");
     for (const char* field : {"containers", "initContainers"})
       if (List(sa, field) != List(sb, field)) return false;
     if (!ignore_tolerations && List(sa, "tolerations") != List(sb, "tolerations")) return false;

@@ -19,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "api/kueue_workload.h"
 #include "api/labels.h"
 #include "api/tfjob.h"
 #include "common/status.h"
@@ -130,6 +131,6 @@ StatusOr<nlohmann::json> RenderKueueWorkload(const api::TfJob& job, const KueueP
 // name, the same maximumExecutionTimeSeconds, and PodSets of the same names and counts whose
 // containers and init containers are equal, and tolerations too unless the Workload is admitted
 // (admission adds some). `pod_sets` is KueuePodSets of the job.
-bool KueueWorkloadMatchesJob(const api::TfJob& job, const nlohmann::json& pod_sets, const nlohmann::json& workload);
+bool KueueWorkloadMatchesJob(const api::TfJob& job, const nlohmann::json& pod_sets, const api::KueueWorkload& workload);
 
 }  // namespace tfjob::core

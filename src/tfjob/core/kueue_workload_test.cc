@@ -277,7 +277,7 @@ TEST(KueueWorkloadMatchesJob, Equivalence) {
        true},
       {"another podset", edit([](json& w) { w["spec"]["podSets"][0]["name"] = "ps"; }), false},
   };
-  for (const Case& c : cases) EXPECT_EQ(KueueWorkloadMatchesJob(job, pod_sets, c.workload), c.want) << c.id;
+  for (const Case& c : cases) EXPECT_EQ(KueueWorkloadMatchesJob(job, pod_sets, testing::DecodedKueueWorkload(c.workload)), c.want) << c.id;
 }
 
 }  // namespace

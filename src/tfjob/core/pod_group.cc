@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "api/json_fields.h"
+#include "api/pod_group.h"
 #include "api/quantity.h"
 #include "api/tfjob_json.h"
 #include "tfjob/core/composite_gang.h"
@@ -183,10 +184,7 @@ json RenderNativePodGroup(const api::TfJob& job, NativeGangApi api) {
 }
 
 std::optional<int64_t> NativeGangMinCount(const json& spec) {
-  const json& gang = api::ObjectField(api::ObjectField(spec, "schedulingPolicy"), "gang");
-  auto it = gang.find("minCount");
-  if (it == gang.end() || !it->is_number_integer()) return std::nullopt;
-  return it->get<int64_t>();
+  return api::GangMinCountOf(spec);
 }
 
 void SetNativeSchedulingGroup(const api::TfJob& job, json* pod_spec) {

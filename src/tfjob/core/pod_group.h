@@ -63,7 +63,8 @@ std::optional<nlohmann::json> RenderWorkload(const api::TfJob& job, const Render
 nlohmann::json RenderNativeWorkload(const api::TfJob& job, NativeGangApi api);
 // The PodGroup of RenderWorkload's template (RenderPodGroup returns it for kube-scheduler's gang).
 nlohmann::json RenderNativePodGroup(const api::TfJob& job, NativeGangApi api);
-// The gang minCount of a native PodGroup's (or template's) spec; nullopt for the basic policy.
+// The gang minCount of a rendered native PodGroup's (or template's) spec; nullopt for the basic
+// policy (api::GangMinCountOf: an observed PodGroup has it decoded, PodGroupState::gang_min_count).
 std::optional<int64_t> NativeGangMinCount(const nlohmann::json& spec);
 // Points a pod spec at the job's PodGroup (spec.schedulingGroup.podGroupName), replacing any group
 // the template names. The field is the same in both versions.

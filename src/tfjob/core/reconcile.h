@@ -19,10 +19,14 @@
 
 namespace tfjob::core {
 
+// The job's PodGroup as observed (decoded by api::DecodePodGroup, api/pod_group.h).
 struct PodGroupState {
   std::string phase;  // status.phase ("" while the scheduler has not looked at it)
   std::string queue;  // spec.queue
   nlohmann::json spec;
+  // The whole spec above is compared whole with the rendered one, never walked; the gang's
+  // minCount (spec.schedulingPolicy.gang.minCount of scheduling.k8s.io) comes decoded.
+  std::optional<int64_t> gang_min_count;
 };
 
 // D33: the hierarchical gang's writes beyond the Workload (composite_gang.h). Applied after the

@@ -580,7 +580,8 @@ TEST(ReconcilePhases, PlanGang) {
     ObservedState observed{job, {}, {}, std::nullopt, kNow};
     if (c.group_phase) {
       auto desired = RenderPodGroup(job, options.render, "", {});
-      observed.pod_group = PodGroupState{*c.group_phase, "", desired ? (*desired)["spec"] : nlohmann::json()};
+      const nlohmann::json spec = desired ? (*desired)["spec"] : nlohmann::json();
+      observed.pod_group = PodGroupState{*c.group_phase, "", spec, api::GangMinCountOf(spec)};  // as decoded
     }
     observed.workload_exists = c.workload_exists;
     GangPlan g = PlanGang(job, options, observed);

@@ -1426,7 +1426,8 @@ TEST(Reconcile, NativeMinCountUpdatedOnlyOnV1beta1) {
     api::TfJob job = testing::NewTfJob(2, 0);  // two workers: minCount 2
     ObservedState o{job, {}, {}, std::nullopt, kNow};
     o.workload_exists = true;
-    o.pod_group = PodGroupState{"", "", nlohmann::json::parse(c.observed_spec)};
+    const nlohmann::json spec = nlohmann::json::parse(c.observed_spec);
+    o.pod_group = PodGroupState{"", "", spec, api::GangMinCountOf(spec)};  // as decoded (api/pod_group.h)
     Plan plan = Reconcile(o, options);
     EXPECT_FALSE(plan.create_pod_group);
     EXPECT_FALSE(plan.create_workload);
