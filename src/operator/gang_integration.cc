@@ -48,8 +48,4 @@ controller::InformerHandlers<nlohmann::json> EnqueueOwningJob(std::function<void
   return {on_event, [on_event](const auto&, const auto& n) { on_event(n); }, on_event};
 }
 
-bool Terminating(const nlohmann::json& object) {
-  return api::ObjectField(object, "metadata").contains("deletionTimestamp");
-}
-
 }  // namespace tfjob::operator_

@@ -75,8 +75,5 @@ std::optional<int> CheckNativeGangApi(kube::RestClient& client, OperatorOptions*
 // Shared by both kinds: the enqueue handlers of a gang object's informer (the job of the same
 // name; D33's member PodGroups "<job>.<member>").
 controller::InformerHandlers<nlohmann::json> EnqueueOwningJob(std::function<void(const std::string&)> enqueue);
-// A native PodGroup or CompositePodGroup being deleted waits for its pods (the PodGroupProtection
-// finalizer of kube-controller-manager): it counts as gone (D27).
-bool Terminating(const nlohmann::json& object);
 
 }  // namespace tfjob::operator_

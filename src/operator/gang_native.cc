@@ -46,11 +46,13 @@ class NativeGang final : public GangIntegration {
            (!composite_pod_groups_ || composite_pod_groups_->HasSynced());
   }
 
-  // The PodGroup (a terminating one counts as gone), the PriorityClasses, whether the Workload
-  // exists, and D33's objects whatever this pass renders (a suspend deletes what exists).
+  // The PodGroup, the PriorityClasses, whether the Workload exists, and D33's objects whatever
+  // this pass renders (a suspend deletes what exists). A PodGroup or CompositePodGroup being
+  // deleted waits for its pods (kube-controller-manager's PodGroupProtection finalizer): it
+  // counts as gone (D27).
   void Observe(const std::string& key, const api::TfJob& job, core::ObservedState& observed) const override {
     auto pg = pod_groups_->store().Get(key);
-    if (pg && !Terminating(*pg))
+    if (pg && !api::BeingDeleted(*pg))
       observed.pod_group =
           core::PodGroupState{api::StringField(api::ObjectField(*pg, "status"), "phase"),
                               api::StringField(api::ObjectField(*pg, "spec"), "queue"), api::ObjectField(*pg, "spec")};
@@ -58,12 +60,12 @@ class NativeGang final : public GangIntegration {
     observed.workload_exists = workloads_->store().Get(key) != nullptr;
     if (composite_pod_groups_) {
       auto cpg = composite_pod_groups_->store().Get(key);
-      observed.composite_pod_group_exists = cpg && !Terminating(*cpg);
+      observed.composite_pod_group_exists = cpg && !api::BeingDeleted(*cpg);
     }
     for (core::CompositeMember m : core::kCompositeMembers) {
       const std::string name = core::CompositeMemberPodGroupName(job.metadata.name, m);
       auto member = pod_groups_->store().Get(api::ObjectKey{job.metadata.ns, name}.String());
-      if (member && !Terminating(*member))
+      if (member && !api::BeingDeleted(*member))
         observed.member_pod_groups[name] = core::PodGroupState{"", "", api::ObjectField(*member, "spec")};
     }
   }

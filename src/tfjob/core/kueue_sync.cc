@@ -55,10 +55,6 @@ bool HasFinalizer(const json& workload) {
   return false;
 }
 
-bool Deleting(const json& workload) {
-  return api::ObjectField(workload, "metadata").contains("deletionTimestamp");
-}
-
 // The job as Kueue's TFJob integration reads it.
 bool Suspended(const api::TfJob& job) {
   return job.spec.run_policy.suspend.value_or(false);
@@ -376,7 +372,7 @@ void NoWorkload(const KueueObserved& o, const KueueOptions& options, KueuePlan* 
 bool WorkloadEnded(const api::TfJob& job, const json& wl, KueuePlan* plan) {
   if (ConditionTrue(wl, "Finished")) {
     plan->step = KueueStep::kWorkloadFinished;
-  } else if (Deleting(wl)) {
+  } else if (api::BeingDeleted(wl)) {
     plan->step = KueueStep::kWorkloadDeleted;
     StopJob(job, &wl, "Workload is deleted", plan);
   } else {
