@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "api/labels.h"
+#include "api/object_key.h"
 #include "common/logging.h"
 #include "controller/api_versions.h"
 #include "kube/resource_path.h"
@@ -134,7 +135,7 @@ StatusOr<std::string> ClusterSource::Act(const std::string& action, const std::s
 
 void ClusterSource::Want(const std::string& ns, const std::string& name) {
   MutexLock lock(mu_);
-  auto& f = followed_[ns + "/" + name];
+  auto& f = followed_[api::ObjectKey{ns, name}.String()];
   f.last_read = s_.clock.SteadyNow();
   if (f.follower) return;
   LogFollowOptions options;

@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "api/json_fields.h"
+#include "api/object_key.h"
 #include "api/tfjob_json.h"
 #include "tfjob/core/kueue_multikueue.h"
 #include "tfjob/core/naming.h"
@@ -46,7 +47,7 @@ std::string Name(const json& workload) {
 }
 
 std::string Key(const json& workload) {
-  return api::StringField(api::ObjectField(workload, "metadata"), "namespace") + "/" + Name(workload);
+  return api::ObjectKey::OfJson(workload).String();
 }
 
 bool HasFinalizer(const json& workload) {
