@@ -113,9 +113,7 @@ void ApiVersionTracker::CallFailed(const kube::GroupVersionResource& gvr, const 
   {
     MutexLock lock(mu_);
     if (gvr.version != current_) return;  // another call found the new version already
-    const Clock::SteadyTime now = client_.clock().SteadyNow();
-    if (last_prompted_ && now - *last_prompted_ < kMinInterval) return;
-    last_prompted_ = now;
+    if (!prompts_.Allow(client_.clock().SteadyNow())) return;
   }
   log_.Info("an API answered as if its version were not served; discovering again",
             {{"resource", gvr.group + "/" + gvr.version + "/" + gvr.resource}, {"error", status.message()}});
