@@ -52,11 +52,16 @@ std::optional<PodGroupView> FindNativePodGroup(kube::RestClient& client, const J
 
 }  // namespace
 
-std::optional<WorkloadView> FindWorkload(kube::RestClient& client, const JobView& job) {
+std::optional<kube::GroupVersionResource> ServedKueueWorkloads(kube::RestClient& client) {
   controller::ApiVersionTracker tracker(client, KueueReadApi(), KueueReadApi().versions.front().version, Logger());
-  auto version = tracker.Discover();
-  if (!version.ok()) return std::nullopt;  // no Kueue (404), or discovery refused: nothing to show
-  auto list = client.ListAll(tracker.Resource(kube::kKueueWorkloadsV1beta2.resource), job.ns, {}, nullptr);
+  if (!tracker.Discover().ok()) return std::nullopt;  // no Kueue (404), or discovery refused
+  return tracker.Resource(kube::kKueueWorkloadsV1beta2.resource);
+}
+
+std::optional<WorkloadView> FindWorkload(kube::RestClient& client, const JobView& job) {
+  auto workloads = ServedKueueWorkloads(client);
+  if (!workloads) return std::nullopt;  // nothing to show
+  auto list = client.ListAll(*workloads, job.ns, {}, nullptr);
   if (!list.ok()) return std::nullopt;
   for (const auto& w : *list) {
     const json& meta = api::ObjectField(w, "metadata");

@@ -1,15 +1,21 @@
 #pragma once
 // What `tfjob describe` (docs/cli.md) reads beside the job and its pods: the objects that admit
-// the job, Kueue's Workload and the gang scheduler's PodGroup. The versions are found as the
-// operator finds them (controller::ApiVersionTracker, docs/semantics.md D34; kube-scheduler's own
-// gang through operator::NativeGangApiTracker, D31 and D33).
+// the job, Kueue's Workload and the gang scheduler's PodGroup (the dashboard watches Kueue's
+// Workloads in the same version). The versions are found as the operator finds them
+// (controller::ApiVersionTracker, docs/semantics.md D34; kube-scheduler's own gang through
+// operator::NativeGangApiTracker, D31 and D33).
 
 #include <optional>
 
 #include "cli/job_view.h"
+#include "kube/resource_path.h"
 #include "kube/rest_client.h"
 
 namespace tfjob::cli {
+
+// Kueue's Workloads in the newest version served that the CLI reads (v1beta2, else v1beta1: what
+// it reads of one is the same in both); nullopt when Kueue serves neither or discovery fails.
+std::optional<kube::GroupVersionResource> ServedKueueWorkloads(kube::RestClient& client);
 
 // Kueue's Workload that `job` (its uid) owns, in the newest version served (v1beta2, else
 // v1beta1: what describe reads of it is the same in both); nullopt when Kueue is not served, the
