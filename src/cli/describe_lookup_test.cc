@@ -8,9 +8,9 @@
 
 #include "kube/tfjob_resources.h"
 #include "operator/native_gang_api.h"
-#include "tfjob/core/pod_group.h"
 #include "testing/fake_api_server.h"
 #include "testing/fake_clock.h"
+#include "tfjob/core/pod_group.h"
 
 namespace tfjob::cli {
 namespace {
@@ -37,6 +37,15 @@ json Object(const std::string& name, json status = json::object()) {
   return {{"metadata", {{"name", name}, {"namespace", "default"}}}, {"status", std::move(status)}};
 }
 
+// Creates `object`, then writes its status (a create ignores the status, as the API server's).
+bool Put(Server& s, const kube::GroupVersionResource& gvr, const json& object) {
+  json created = object;
+  created.erase("status");
+  if (!s.server.Create(gvr, "default", created).ok()) return false;
+  const std::string name = object["metadata"]["name"];
+  return s.server.MergePatch(gvr, "default", name, {{"status", object["status"]}}, "status").ok();
+}
+
 json Scheduled(const std::string& status, const std::string& reason, const std::string& message) {
   return {
       {"conditions", {{{"type", "PodGroupScheduled"}, {"status", status}, {"reason", reason}, {"message", message}}}}};
@@ -50,7 +59,7 @@ TEST(FindPodGroup, NoneWhenNoSchedulerServesOne) {
 
 TEST(FindPodGroup, VolcanosAsBefore) {
   Server s;
-  ASSERT_TRUE(s.server.Create(kube::kVolcanoPodGroups, "default", Object("dist", {{"phase", "Pending"}})).ok());
+  ASSERT_TRUE(Put(s, kube::kVolcanoPodGroups, Object("dist", {{"phase", "Pending"}})));
   auto pg = FindPodGroup(s.client, Job());
   ASSERT_TRUE(pg.has_value());
   EXPECT_EQ(pg->kind, "podgroups.scheduling.volcano.sh");
@@ -64,10 +73,8 @@ TEST(FindPodGroup, KubeSchedulersOwnInTheVersionServed) {
     const std::string version(core::NativeGangApiVersion(served));
     Server s;
     s.server.ServeVersions("scheduling.k8s.io", {"v1", version});
-    ASSERT_TRUE(s.server
-                    .Create(operator_::NativePodGroups(served), "default",
-                            Object("dist", Scheduled("False", "Unschedulable", "0/1 nodes are available")))
-                    .ok());
+    ASSERT_TRUE(Put(s, operator_::NativePodGroups(served),
+                    Object("dist", Scheduled("False", "Unschedulable", "0/1 nodes are available"))));
     auto pg = FindPodGroup(s.client, Job());
     ASSERT_TRUE(pg.has_value()) << version;
     EXPECT_EQ(pg->kind, "podgroups.scheduling.k8s.io") << version;
@@ -84,12 +91,10 @@ TEST(FindPodGroup, TheCompositePodGroupWithItsMembers) {
   Server s;
   s.server.ServeVersions("scheduling.k8s.io", {"v1", "v1beta1", "v1alpha3"});
   s.server.ServeResources("scheduling.k8s.io", "v1alpha3", {"compositepodgroups"});
-  ASSERT_TRUE(s.server.Create(operator_::NativeCompositePodGroups(), "default", Object("dist")).ok());
+  ASSERT_TRUE(Put(s, operator_::NativeCompositePodGroups(), Object("dist")));
   const auto pod_groups = operator_::NativePodGroups(NativeGangApi::kV1beta1);
-  ASSERT_TRUE(s.server.Create(pod_groups, "default", Object("dist.leaders", Scheduled("True", "Scheduled", ""))).ok());
-  ASSERT_TRUE(
-      s.server.Create(pod_groups, "default", Object("dist.workers", Scheduled("False", "Unschedulable", "no room")))
-          .ok());
+  ASSERT_TRUE(Put(s, pod_groups, Object("dist.leaders", Scheduled("True", "Scheduled", ""))));
+  ASSERT_TRUE(Put(s, pod_groups, Object("dist.workers", Scheduled("False", "Unschedulable", "no room"))));
   auto pg = FindPodGroup(s.client, Job());
   ASSERT_TRUE(pg.has_value());
   EXPECT_EQ(pg->kind, "compositepodgroups.scheduling.k8s.io");
@@ -116,8 +121,8 @@ TEST(FindWorkload, TheJobsWorkloadInTheVersionServed) {
   other["metadata"]["ownerReferences"] = {{{"kind", "TFJob"}, {"name", "x"}, {"uid", "other-uid"}}};
   json mine = Object("tfjob-dist-1234", {{"conditions", {{{"type", "QuotaReserved"}, {"status", "False"}}}}});
   mine["metadata"]["ownerReferences"] = {{{"kind", "TFJob"}, {"name", "dist"}, {"uid", "job-uid"}}};
-  ASSERT_TRUE(s.server.Create(kube::kKueueWorkloadsV1beta1, "default", other).ok());
-  ASSERT_TRUE(s.server.Create(kube::kKueueWorkloadsV1beta1, "default", mine).ok());
+  ASSERT_TRUE(Put(s, kube::kKueueWorkloadsV1beta1, other));
+  ASSERT_TRUE(Put(s, kube::kKueueWorkloadsV1beta1, mine));
   auto w = FindWorkload(s.client, Job());
   ASSERT_TRUE(w.has_value());
   EXPECT_EQ(w->name, "tfjob-dist-1234");
