@@ -5,9 +5,10 @@
 namespace tfjob::api {
 
 inline constexpr int kExitOk = 0;
-// The job or spec failed (validate, render, run, submit --wait), or the server refused.
+// The job or spec failed (validate, render, run, submit --wait), or the server refused; the
+// operator lost its lease or did not stop in time (docs/operator.md).
 inline constexpr int kExitFailed = 1;
-// Usage, configuration, environment or connection.
+// Usage, configuration, environment or connection (the operator's start-up checks).
 inline constexpr int kExitUsage = 2;
 // --timeout ran out (submit --wait, delete --wait), as timeout(1).
 inline constexpr int kExitTimeout = 124;

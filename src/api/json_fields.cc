@@ -29,6 +29,10 @@ const nlohmann::json& ObjectField(const nlohmann::json& obj, std::string_view ke
   return v != nullptr && v->is_object() ? *v : kEmpty;
 }
 
+bool BeingDeleted(const nlohmann::json& object) {
+  return ObjectField(object, "metadata").contains("deletionTimestamp");
+}
+
 std::string ShowJsonValue(const nlohmann::json& v) {
   if (v.is_string()) return QuoteValue(v.get<std::string>());
   return EscapeNonPrintable(v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));

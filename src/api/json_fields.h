@@ -26,6 +26,9 @@ std::string StringField(const nlohmann::json& obj, std::string_view key);
 int64_t IntField(const nlohmann::json& obj, std::string_view key, int64_t fallback = 0);
 // obj[key] when it is an object, else an empty object.
 const nlohmann::json& ObjectField(const nlohmann::json& obj, std::string_view key);
+// Whether the API server is deleting `object`: its metadata has a deletionTimestamp (the object
+// stays until its finalizers are gone).
+bool BeingDeleted(const nlohmann::json& object);
 
 // A value as validation messages show it: strings quoted (Go's %q), anything else as JSON.
 std::string ShowJsonValue(const nlohmann::json& v);

@@ -5,6 +5,9 @@
 
 #include <string>
 
+#include <nlohmann/json.hpp>
+
+#include "api/json_fields.h"
 #include "api/tfjob.h"
 
 namespace tfjob::api {
@@ -14,6 +17,12 @@ struct ObjectKey {
   std::string name;
 
   static ObjectKey Of(const ObjectMeta& meta) { return {meta.ns, meta.name}; }
+  // The key of an object read as JSON, from its metadata (empty parts where a field is missing or
+  // not a string).
+  static ObjectKey OfJson(const nlohmann::json& object) {
+    const nlohmann::json& meta = ObjectField(object, "metadata");
+    return {StringField(meta, "namespace"), StringField(meta, "name")};
+  }
   // "namespace/name" ("/name" without a namespace).
   std::string String() const { return ns + "/" + name; }
   friend bool operator==(const ObjectKey&, const ObjectKey&) = default;

@@ -107,6 +107,12 @@ struct ObjectMeta {
   friend bool operator==(const ObjectMeta&, const ObjectMeta&) = default;
 };
 
+// Whether the API server is deleting the object: it has a deletionTimestamp (it stays until its
+// finalizers are gone). The decoded form of api::BeingDeleted (api/json_fields.h).
+inline bool BeingDeleted(const ObjectMeta& meta) {
+  return meta.deletion_timestamp.has_value();
+}
+
 struct SchedulingPolicy {
   std::optional<int32_t> min_available;
   std::string queue;

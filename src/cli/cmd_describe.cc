@@ -7,9 +7,9 @@
 #include "api/exit_codes.h"
 #include "api/json_fields.h"
 #include "api/manifest.h"
+#include "cli/describe_lookup.h"
 #include "cli/job_view.h"
 #include "cli/session.h"
-#include "controller/api_versions.h"
 #include "kube/tfjob_resources.h"
 
 namespace tfjob::cli {
@@ -19,41 +19,6 @@ using api::kExitOk;
 using api::kExitUsage;
 using kube::kTfJobs;
 using nlohmann::json;
-
-// What describe reads of a Kueue Workload (its name, owner references and conditions) is the same
-// in v1beta2 and v1beta1: the newest the server serves (docs/semantics.md D34).
-const controller::VersionedApi& KueueReadApi() {
-  static const controller::VersionedApi api{
-      kube::kKueueWorkloadsV1beta2.group,
-      {{kube::kKueueWorkloadsV1beta2.version, ""}, {kube::kKueueWorkloadsV1beta1.version, ""}},
-      "reading Kueue's Workloads"};
-  return api;
-}
-
-std::optional<WorkloadView> FindWorkload(Session& s, const JobView& job) {
-  auto group = s.client->GetApiGroup(KueueReadApi().group);
-  if (!group.ok()) return std::nullopt;  // no Kueue (404), or discovery refused: nothing to show
-  auto version = controller::ChooseVersion(KueueReadApi(), controller::ServedVersions(*group));
-  if (!version.ok()) return std::nullopt;
-  auto list =
-      s.client->ListAll({KueueReadApi().group, *version, kube::kKueueWorkloadsV1beta2.resource}, job.ns, {}, nullptr);
-  if (!list.ok()) return std::nullopt;
-  for (const auto& w : *list) {
-    const json& meta = api::ObjectField(w, "metadata");
-    if (auto refs = meta.find("ownerReferences"); refs != meta.end() && refs->is_array())
-      for (const auto& r : *refs)
-        if (api::StringField(r, "uid") == job.uid) return DecodeWorkloadView(w);
-  }
-  return std::nullopt;
-}
-
-std::optional<PodGroupView> FindPodGroup(Session& s, const JobView& job) {
-  for (const auto* gvr : {&kube::kVolcanoPodGroups, &kube::kPluginsPodGroups}) {
-    auto pg = s.client->Get(*gvr, job.ns, job.name);
-    if (pg.ok()) return DecodePodGroupView(gvr->resource + "." + gvr->group, *pg);
-  }
-  return std::nullopt;
-}
 
 int Describe(const CliArgs& a, const CliIo& io) {
   auto session = ConnectOrSay(a.conn, io);
@@ -69,8 +34,8 @@ int Describe(const CliArgs& a, const CliIo& io) {
   auto pods = s.client->ListAll(kube::kPods, s.ns, pod_options, nullptr);
   if (!pods.ok()) return Fail(s, pods.status(), *io.err);
   in.why.pods = JobPods(*pods, in.why.job.uid);
-  if (!in.why.job.queue.empty()) in.why.workload = FindWorkload(s, in.why.job);
-  in.why.pod_group = FindPodGroup(s, in.why.job);
+  if (!in.why.job.queue.empty()) in.why.workload = FindWorkload(*s.client, in.why.job);
+  in.why.pod_group = FindPodGroup(*s.client, in.why.job);
   std::vector<std::string> objects = {a.name};
   for (const auto& p : in.why.pods)
     if (objects.size() < 100) objects.push_back(p.name);

@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "api/labels.h"
+#include "api/object_key.h"
+#include "cli/describe_lookup.h"
 #include "common/logging.h"
 #include "controller/api_versions.h"
 #include "kube/resource_path.h"
@@ -15,14 +17,6 @@ using nlohmann::json;
 
 // A log stream nobody read for this long is stopped.
 constexpr auto kLogIdle = std::chrono::seconds(60);
-
-const controller::VersionedApi& KueueApi() {
-  static const controller::VersionedApi api{
-      kube::kKueueWorkloadsV1beta2.group,
-      {{kube::kKueueWorkloadsV1beta2.version, ""}, {kube::kKueueWorkloadsV1beta1.version, ""}},
-      "reading Kueue's Workloads"};
-  return api;
-}
 
 bool Serves(kube::RestClient& client, const kube::GroupVersionResource& gvr) {
   auto group = client.GetApiGroup(gvr.group);
@@ -86,11 +80,7 @@ void ClusterSource::Start() {
   Watch(Kind::kJob, {.gvr = kube::kTfJobs});
   Watch(Kind::kPod, {.gvr = kube::kPods, .label_selector = std::string(api::kLabelJobName)});
   Watch(Kind::kEvent, {.gvr = kube::kEvents});
-  if (auto group = s_.client->GetApiGroup(KueueApi().group); group.ok()) {
-    auto version = controller::ChooseVersion(KueueApi(), controller::ServedVersions(*group));
-    if (version.ok())
-      Watch(Kind::kWorkload, {.gvr = {KueueApi().group, *version, kube::kKueueWorkloadsV1beta2.resource}});
-  }
+  if (auto workloads = ServedKueueWorkloads(*s_.client)) Watch(Kind::kWorkload, {.gvr = *workloads});
   for (const auto* gvr : {&kube::kVolcanoPodGroups, &kube::kPluginsPodGroups})
     if (Serves(*s_.client, *gvr)) Watch(Kind::kPodGroup, {.gvr = *gvr});
   log_pump_ = std::jthread([this](std::stop_token stop) { PumpLogs(stop); });
@@ -134,7 +124,7 @@ StatusOr<std::string> ClusterSource::Act(const std::string& action, const std::s
 
 void ClusterSource::Want(const std::string& ns, const std::string& name) {
   MutexLock lock(mu_);
-  auto& f = followed_[ns + "/" + name];
+  auto& f = followed_[api::ObjectKey{ns, name}.String()];
   f.last_read = s_.clock.SteadyNow();
   if (f.follower) return;
   LogFollowOptions options;

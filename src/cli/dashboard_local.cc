@@ -12,6 +12,7 @@
 #include <cstring>
 #include <string_view>
 
+#include "api/exit_codes.h"
 #include "api/json_fields.h"
 #include "api/labels.h"
 #include "api/manifest.h"
@@ -32,7 +33,7 @@ json TimeOrNull(const std::optional<api::Time>& t) {
 [[noreturn]] void ServeChild(int feed, int ready, const std::string& address, const std::string& title,
                              const std::string& job, pid_t parent) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (getppid() != parent) _exit(0);  // tfjob ended before the line above
+  if (getppid() != parent) _exit(api::kExitOk);  // tfjob ended before the line above
   signal(SIGPIPE, SIG_IGN);
   // Ctrl-C reaches the whole process group: the page stays while tfjob stops its replicas, and
   // goes with tfjob.
@@ -57,7 +58,7 @@ json TimeOrNull(const std::optional<api::Time>& t) {
     answer = "ok " + server.Url() + "\n";
   (void)!write(ready, answer.data(), answer.size());
   close(ready);
-  if (answer.rfind("ok ", 0) != 0) _exit(2);
+  if (answer.rfind("ok ", 0) != 0) _exit(api::kExitUsage);
   std::string partial;
   char buf[65536];
   for (;;) {

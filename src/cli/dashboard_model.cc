@@ -4,6 +4,7 @@
 
 #include "api/json_fields.h"
 #include "api/labels.h"
+#include "api/object_key.h"
 
 namespace tfjob::cli::dashboard {
 namespace {
@@ -12,8 +13,7 @@ using kube::WatchEventType;
 using nlohmann::json;
 
 std::string KeyOf(const json& object) {
-  const json& meta = api::ObjectField(object, "metadata");
-  return api::StringField(meta, "namespace") + "/" + api::StringField(meta, "name");
+  return api::ObjectKey::OfJson(object).String();
 }
 
 // What the pages read of a pod: its identity, labels, node, containers' names and status.
@@ -32,7 +32,7 @@ json TrimPod(const json& pod) {
 std::string PodJob(const json& pod) {
   const json& meta = api::ObjectField(pod, "metadata");
   std::string job = api::StringField(api::ObjectField(meta, "labels"), api::kLabelJobName);
-  return job.empty() ? "" : api::StringField(meta, "namespace") + "/" + job;
+  return job.empty() ? "" : api::ObjectKey{api::StringField(meta, "namespace"), job}.String();
 }
 
 std::string OwnerJob(const json& object) {
@@ -40,7 +40,7 @@ std::string OwnerJob(const json& object) {
   if (auto refs = meta.find("ownerReferences"); refs != meta.end() && refs->is_array())
     for (const auto& r : *refs)
       if (api::StringField(r, "kind") == "TFJob")
-        return api::StringField(meta, "namespace") + "/" + api::StringField(r, "name");
+        return api::ObjectKey{api::StringField(meta, "namespace"), api::StringField(r, "name")}.String();
   return "";
 }
 
@@ -201,8 +201,8 @@ void Model::PutEvent(json object, bool deleted) {
   const json& o = api::ObjectField(object, "involvedObject");
   std::string ns = target.substr(0, target.find('/'));
   if (api::StringField(o, "kind") == "TFJob") {
-    Touch(ns + "/" + api::StringField(o, "name"));
-  } else if (auto p = pods_.find(ns + "/" + api::StringField(o, "name")); p != pods_.end()) {
+    Touch(api::ObjectKey{ns, api::StringField(o, "name")}.String());
+  } else if (auto p = pods_.find(api::ObjectKey{ns, api::StringField(o, "name")}.String()); p != pods_.end()) {
     Touch(PodJob(p->second));
   }
 }
@@ -250,7 +250,7 @@ std::optional<WorkloadView> Model::WorkloadOf(const JobEntry& job) const {
 void Model::Log(const std::string& ns, const std::string& job, std::string line) {
   {
     MutexLock lock(mu_);
-    LogBuffer& b = logs_[ns + "/" + job];
+    LogBuffer& b = logs_[api::ObjectKey{ns, job}.String()];
     b.bytes += line.size();
     b.lines.emplace_back(b.next++, std::move(line));
     while (!b.lines.empty() && (b.lines.size() > limits_.log_lines_per_job || b.bytes > limits_.log_bytes_per_job)) {
@@ -290,7 +290,7 @@ std::optional<json> Model::Page(const std::string& ns, const std::string& name) 
   int64_t version = 0;
   {
     MutexLock lock(mu_);
-    const std::string key = ns + "/" + name;
+    const std::string key = api::ObjectKey{ns, name}.String();
     auto it = jobs_.find(key);
     if (it == jobs_.end()) return std::nullopt;
     in.job = it->second.object;
@@ -323,7 +323,7 @@ json Model::Logs(const std::string& ns, const std::string& name, int64_t after) 
   MutexLock lock(mu_);
   json lines = json::array();
   int64_t next = 1, dropped = 0;
-  if (auto it = logs_.find(ns + "/" + name); it != logs_.end()) {
+  if (auto it = logs_.find(api::ObjectKey{ns, name}.String()); it != logs_.end()) {
     const LogBuffer& b = it->second;
     next = b.next;
     if (!b.lines.empty() && b.lines.front().first > after + 1) dropped = b.lines.front().first - after - 1;
@@ -371,7 +371,7 @@ void Model::Close() {
 std::vector<json> Model::JobPods(const std::string& ns, const std::string& name) const {
   MutexLock lock(mu_);
   std::vector<json> out;
-  if (auto p = pods_of_job_.find(ns + "/" + name); p != pods_of_job_.end())
+  if (auto p = pods_of_job_.find(api::ObjectKey{ns, name}.String()); p != pods_of_job_.end())
     for (const auto& pk : p->second) out.push_back(pods_.at(pk));
   return out;
 }

@@ -9,6 +9,7 @@
 
 #include "api/json_fields.h"
 #include "api/manifest.h"
+#include "api/object_key.h"
 
 // The pages, compiled in (dashboard_assets.S).
 extern "C" {
@@ -197,9 +198,10 @@ void Server::Jobs(const httplib::Request& req, httplib::Response& res) {
 void Server::Job(const httplib::Request& req, httplib::Response& res) {
   const std::string q = Query(req), ns = QueryParam(q, "ns"), name = QueryParam(q, "name");
   if (!Named(ns, name)) return Error(res, 400, "ns and name are required");
-  MaybeWait(req, Model::Watched::kJob, ns + "/" + name, IntParam(q, "since"));
+  const std::string key = api::ObjectKey{ns, name}.String();
+  MaybeWait(req, Model::Watched::kJob, key, IntParam(q, "since"));
   auto page = model_.Page(ns, name);
-  if (!page) return Error(res, 404, "no TFJob " + ns + "/" + name + " (deleted, or not watched)");
+  if (!page) return Error(res, 404, "no TFJob " + key + " (deleted, or not watched)");
   Json(res, *page);
 }
 
@@ -208,7 +210,7 @@ void Server::JobLogs(const httplib::Request& req, httplib::Response& res) {
   if (!Named(ns, name)) return Error(res, 400, "ns and name are required");
   if (logs_ != nullptr) logs_->Want(ns, name);
   const int64_t after = IntParam(q, "after");
-  MaybeWait(req, Model::Watched::kLogs, ns + "/" + name, after);
+  MaybeWait(req, Model::Watched::kLogs, api::ObjectKey{ns, name}.String(), after);
   Json(res, model_.Logs(ns, name, after));
 }
 

@@ -5,6 +5,7 @@
 
 #include "api/json_fields.h"
 #include "api/manifest.h"
+#include "api/object_key.h"
 
 namespace tfjob::cli::dashboard {
 namespace {
@@ -198,7 +199,7 @@ json JobRow(const JobView& job, const std::optional<WorkloadView>& workload) {
     replicas.push_back(
         {{"type", type}, {"running", c.active}, {"succeeded", c.succeeded}, {"failed", c.failed}, {"wanted", wanted}});
   }
-  return {{"key", job.ns + "/" + job.name},
+  return {{"key", api::ObjectKey{job.ns, job.name}.String()},
           {"ns", job.ns},
           {"name", job.name},
           {"state", JobState(job)},

@@ -54,8 +54,25 @@ std::optional<std::string> WhySuspended(const WhyContext& w) {
   return w.subject + " is suspended (spec.runPolicy.suspend is true): `tfjob resume " + Esc(job.name) + "` starts it";
 }
 
+// kube-scheduler's own groups (D27) have no phase: a PodGroupScheduled=False condition of the
+// group, or of one of D33's members, says why the gang waits.
+std::optional<std::string> WhyNativeGangNotScheduled(const WhyContext& w, const PodGroupView& pg) {
+  std::vector<const PodGroupView*> groups = {&pg};
+  for (const auto& m : pg.members) groups.push_back(&m);
+  for (const PodGroupView* g : groups) {
+    const ConditionView* c = Condition(g->conditions, "PodGroupScheduled");
+    if (c == nullptr || c->status != "False") continue;
+    std::string s = "its PodGroup " + Esc(g->name) + " (" + g->kind + ") is not scheduled";
+    if (!c->reason.empty()) s += ": " + Esc(c->reason);
+    if (!c->message.empty()) s += ": " + Esc(c->message);
+    return w.subject + " is not running: " + s + "; kube-scheduler has not placed the whole gang";
+  }
+  return std::nullopt;
+}
+
 std::optional<std::string> WhyGangNotAdmitted(const WhyContext& w) {
   const auto& pg = w.in.pod_group;
+  if (pg && pg->native) return WhyNativeGangNotScheduled(w, *pg);
   if (!pg || pg->phase == "Inqueue" || pg->phase == "Running" || pg->phase == "Completed") return std::nullopt;
   std::string s = "its PodGroup (" + pg->kind + ") is " +
                   (pg->phase.empty() ? std::string("without a phase") : Esc(pg->phase)) +
@@ -271,18 +288,37 @@ std::string DescribeConditions(const JobView& job) {
   return out;
 }
 
+// One line per condition of a Workload or a native PodGroup, each indented by `indent`.
+std::string ConditionLines(const std::vector<ConditionView>& conditions, const std::string& indent) {
+  std::string out;
+  for (const auto& c : conditions)
+    out += indent + Pad(Esc(c.type) + "=" + Esc(c.status), 20) + " " + Pad(Esc(c.reason), 20) + " " + Esc(c.message) +
+           "\n";
+  return out;
+}
+
+// kube-scheduler's own group (D27): its conditions, and those of D33's members.
+std::string DescribeNativePodGroup(const PodGroupView& pg) {
+  std::string out = "\nPodGroup " + Esc(pg.name) + " (" + pg.kind + "):\n";
+  out += pg.conditions.empty() ? "  (no conditions)\n" : ConditionLines(pg.conditions, "  ");
+  for (const auto& m : pg.members) {
+    out += "  member " + Esc(m.name) + ":\n";
+    out += m.conditions.empty() ? "    (no conditions)\n" : ConditionLines(m.conditions, "    ");
+  }
+  return out;
+}
+
 // The Kueue Workload and the gang scheduler's PodGroup, those there are.
 std::string DescribeAdmission(const WhyInput& why) {
   std::string out;
-  if (why.workload) {
-    out += "\nKueue Workload " + Esc(why.workload->name) + ":\n";
-    for (const auto& c : why.workload->conditions)
-      out += "  " + Pad(Esc(c.type) + "=" + Esc(c.status), 20) + " " + Pad(Esc(c.reason), 20) + " " + Esc(c.message) +
-             "\n";
-  }
-  if (why.pod_group)
+  if (why.workload)
+    out += "\nKueue Workload " + Esc(why.workload->name) + ":\n" + ConditionLines(why.workload->conditions, "  ");
+  if (why.pod_group && why.pod_group->native) {
+    out += DescribeNativePodGroup(*why.pod_group);
+  } else if (why.pod_group) {
     out += "\nPodGroup (" + why.pod_group->kind + "): phase " +
            (why.pod_group->phase.empty() ? "-" : Esc(why.pod_group->phase)) + "\n";
+  }
   return out;
 }
 

@@ -90,11 +90,16 @@ struct WorkloadView {
   std::vector<ConditionView> conditions;  // QuotaReserved, Admitted, Evicted, ...
 };
 
-// A gang scheduler's PodGroup (Volcano or scheduler-plugins) named like the job.
+// A gang scheduler's PodGroup named like the job: Volcano's, scheduler-plugins', or
+// kube-scheduler's own (scheduling.k8s.io, docs/semantics.md D27), whose groups have no phase but
+// a PodGroupScheduled condition; with D33's hierarchy, the CompositePodGroup and its members.
 struct PodGroupView {
-  std::string kind;   // "podgroups.scheduling.volcano.sh"
-  std::string phase;  // "Pending", "Inqueue", "Running", ...
+  std::string kind;   // "podgroups.scheduling.volcano.sh", "compositepodgroups.scheduling.k8s.io"
+  std::string phase;  // "Pending", "Inqueue", "Running", ... (Volcano's and scheduler-plugins')
   std::vector<ConditionView> conditions;
+  bool native = false;                // kube-scheduler's own
+  std::string name;                   // of a native group (the members have the job's name and their own)
+  std::vector<PodGroupView> members;  // a CompositePodGroup's member PodGroups (D33)
 };
 
 JobView DecodeJobView(const nlohmann::json& job);

@@ -3,18 +3,11 @@
 #include <algorithm>
 #include <set>
 
+#include "api/json_fields.h"
+
 namespace tfjob::controller {
 
 using nlohmann::json;
-
-namespace {
-
-std::string StringOf(const json& object, const char* key) {
-  auto it = object.find(key);
-  return it != object.end() && it->is_string() ? it->get<std::string>() : "";
-}
-
-}  // namespace
 
 std::vector<std::string> ServedVersions(const json& api_group) {
   std::vector<std::string> out;
@@ -23,7 +16,7 @@ std::vector<std::string> ServedVersions(const json& api_group) {
   if (versions == api_group.end() || !versions->is_array()) return out;
   for (const json& v : *versions)
     if (v.is_object())
-      if (std::string name = StringOf(v, "version"); !name.empty()) out.push_back(std::move(name));
+      if (std::string name = api::StringField(v, "version"); !name.empty()) out.push_back(std::move(name));
   return out;
 }
 
@@ -38,7 +31,7 @@ std::vector<std::string> ServedVersionsOfCrd(const json& crd) {
     if (!v.is_object()) continue;
     auto served = v.find("served");
     if (served != v.end() && served->is_boolean() && served->get<bool>())
-      if (std::string name = StringOf(v, "name"); !name.empty()) out.push_back(std::move(name));
+      if (std::string name = api::StringField(v, "name"); !name.empty()) out.push_back(std::move(name));
   }
   return out;
 }
@@ -120,9 +113,7 @@ void ApiVersionTracker::CallFailed(const kube::GroupVersionResource& gvr, const 
   {
     MutexLock lock(mu_);
     if (gvr.version != current_) return;  // another call found the new version already
-    const Clock::SteadyTime now = client_.clock().SteadyNow();
-    if (last_prompted_ && now - *last_prompted_ < kMinInterval) return;
-    last_prompted_ = now;
+    if (!prompts_.Allow(client_.clock().SteadyNow())) return;
   }
   log_.Info("an API answered as if its version were not served; discovering again",
             {{"resource", gvr.group + "/" + gvr.version + "/" + gvr.resource}, {"error", status.message()}});

@@ -54,14 +54,32 @@ StatusOr<std::string> ChooseVersion(const VersionedApi& api, const std::vector<s
 // Whether a failed call says its version is not (or no longer) served: 404 or 406.
 bool VersionNotServed(const Status& status);
 
+// The throttle of discoveries prompted by failed calls: at most one per kMinInterval (a failing
+// reflector retries every 0.8-5 s, and every job's write may fail at once). Not thread-safe: its
+// owner guards it with its own lock.
+class RediscoveryThrottle {
+ public:
+  static constexpr std::chrono::seconds kMinInterval{1};
+
+  // Whether a failed call at `now` may prompt a discovery: none was let through within
+  // kMinInterval before. If so, `now` is the last one let through.
+  bool Allow(Clock::SteadyTime now) {
+    if (last_ && now - *last_ < kMinInterval) return false;
+    last_ = now;
+    return true;
+  }
+
+ private:
+  std::optional<Clock::SteadyTime> last_;
+};
+
 // The version of one API in use, shared by its informers, the reconcile and the writes.
 // Thread-safe. Discover and CallFailed call the API server on the caller's thread, never under
 // the lock.
 class ApiVersionTracker {
  public:
-  // Discoveries prompted by failed calls are at least this far apart (a failing reflector
-  // retries every 0.8-5 s, and every job's write may fail at once).
-  static constexpr std::chrono::seconds kMinInterval{1};
+  // Discoveries prompted by failed calls are at least this far apart (RediscoveryThrottle).
+  static constexpr std::chrono::seconds kMinInterval = RediscoveryThrottle::kMinInterval;
 
   // REQUIRES: `initial` is one of api.versions. `client` must outlive the tracker.
   ApiVersionTracker(kube::RestClient& client, VersionedApi api, std::string initial, Logger log);
@@ -98,7 +116,7 @@ class ApiVersionTracker {
   mutable Mutex mu_;  // guards the members below
   std::string current_ TFJOB_GUARDED_BY(mu_);
   std::optional<Status> last_error_ TFJOB_GUARDED_BY(mu_);
-  std::optional<Clock::SteadyTime> last_prompted_ TFJOB_GUARDED_BY(mu_);
+  RediscoveryThrottle prompts_ TFJOB_GUARDED_BY(mu_);
   int discoveries_ TFJOB_GUARDED_BY(mu_) = 0;
 };
 

@@ -102,6 +102,19 @@ struct Server {
 
 // A 404 or 406 of the version in use discovers again; other failures, other groups, or a failure
 // of a version no longer in use do not; discoveries prompted by failures are kMinInterval apart.
+TEST(RediscoveryThrottle, OnePromptPerMinInterval) {
+  const Clock::SteadyTime t0{std::chrono::seconds(100)};
+  const auto ms = [](int n) { return std::chrono::milliseconds(n); };
+  struct Case {
+    std::chrono::milliseconds at;
+    bool allowed;
+  };
+  const Case cases[] = {{ms(0), true},     {ms(0), false},    {ms(999), false},
+                        {ms(1000), true},  {ms(1500), false}, {ms(2000), true}};
+  RediscoveryThrottle throttle;
+  for (const Case& c : cases) EXPECT_EQ(throttle.Allow(t0 + c.at), c.allowed) << "at " << c.at.count() << " ms";
+}
+
 TEST(ApiVersionTracker, DiscoversAgainWhenItsVersionIsNotServed) {
   Server s;
   s.server.ServeVersions("example.io", {"v1"});

@@ -125,12 +125,7 @@ class Informer final : public ReflectorSink {
 // The key of a namespaced object: "namespace/name", from its metadata ("/name" when it has no
 // namespace, "/" when it has no metadata at all).
 inline std::string NamespacedKey(const nlohmann::json& object) {
-  std::string ns, name;
-  if (auto m = object.find("metadata"); m != object.end() && m->is_object()) {
-    if (auto n = m->find("namespace"); n != m->end() && n->is_string()) ns = n->get<std::string>();
-    if (auto n = m->find("name"); n != m->end() && n->is_string()) name = n->get<std::string>();
-  }
-  return api::ObjectKey{ns, name}.String();
+  return api::ObjectKey::OfJson(object).String();
 }
 
 }  // namespace tfjob::controller

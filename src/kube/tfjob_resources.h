@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "api/labels.h"
 #include "api/tfjob.h"
 #include "kube/resource_path.h"
 
@@ -16,12 +17,17 @@ inline const GroupVersionResource kPluginsPodGroups{"scheduling.x-k8s.io", "v1al
 inline const GroupVersionResource kPriorityClasses{"scheduling.k8s.io", "v1", "priorityclasses"};
 // kube-scheduler's own gang scheduling (--gang-scheduler-name kubernetes, docs/semantics.md D27,
 // D31): its version is discovered, operator/native_gang_api.h.
-// Kueue's Workloads (`tfjob describe` of a queued job), newest version first.
-inline const GroupVersionResource kKueueWorkloadsV1beta2{"kueue.x-k8s.io", "v1beta2", "workloads"};
-inline const GroupVersionResource kKueueWorkloadsV1beta1{"kueue.x-k8s.io", "v1beta1", "workloads"};
+// Kueue's Workloads (`tfjob describe` of a queued job), newest version first: the version
+// --kueue-mode operator speaks (api/labels.h), and v1beta1.
+inline const GroupVersionResource kKueueWorkloadsV1beta2{std::string(api::kKueueGroup), std::string(api::kKueueVersion),
+                                                         "workloads"};
+inline const GroupVersionResource kKueueWorkloadsV1beta1{std::string(api::kKueueGroup), "v1beta1", "workloads"};
 // The rest of Kueue's API that --kueue-mode operator reads (docs/kueue.md), in the version it speaks.
-inline const GroupVersionResource kKueueResourceFlavors{"kueue.x-k8s.io", "v1beta2", "resourceflavors"};
-inline const GroupVersionResource kKueueWorkloadPriorityClasses{"kueue.x-k8s.io", "v1beta2", "workloadpriorityclasses"};
+inline const GroupVersionResource kKueueResourceFlavors{std::string(api::kKueueGroup), std::string(api::kKueueVersion),
+                                                        "resourceflavors"};
+inline const GroupVersionResource kKueueWorkloadPriorityClasses{std::string(api::kKueueGroup),
+                                                                std::string(api::kKueueVersion),
+                                                                "workloadpriorityclasses"};
 
 // A CustomResourceDefinition's name: "<resource>.<group>" ("tfjobs.kubeflow.org").
 inline std::string CrdName(const GroupVersionResource& gvr) {

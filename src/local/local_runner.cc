@@ -447,12 +447,12 @@ int LocalRunner::Run(std::stop_token stop, std::stop_token kill_now) {
     if (core::IsFinished(job_.status)) {
       StopAll(kill_now);
       DrawTable();
-      return core::IsSucceeded(job_.status) ? 0 : 1;
+      return core::IsSucceeded(job_.status) ? api::kExitOk : api::kExitFailed;
     }
     if (stop.stop_requested()) {
       Print("tfjob: interrupted; stopping every replica");
       StopAll(kill_now);
-      return 130;
+      return api::kExitInterrupted;
     }
     CreatePods(DueCreates(plan));
     // The next pass comes when output or an exit arrives, at the core's requeue, when a held

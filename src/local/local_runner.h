@@ -32,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "api/exit_codes.h"
 #include "api/tfjob.h"
 #include "common/clock.h"
 #include "common/status.h"
@@ -52,7 +53,8 @@ namespace tfjob::local {
 struct SupervisorSpec;
 class PodZygote;
 
-inline constexpr int kRunExitCannotStart = 2;
+// `tfjob run`: the job cannot run here (docs/local.md).
+inline constexpr int kRunExitCannotStart = api::kExitUsage;
 
 struct ReplicaOutcome;
 

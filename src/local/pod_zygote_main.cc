@@ -12,6 +12,7 @@
 #include <cstring>
 #include <string>
 
+#include "api/exit_codes.h"
 #include "local/pod_supervisor.h"
 #include "local/supervisor_wire.h"
 
@@ -23,24 +24,24 @@ void Reply(int32_t pid, const std::string& why) {
   std::string body(sizeof pid, '\0');
   std::memcpy(body.data(), &pid, sizeof pid);
   body += why;
-  if (!tfjob::local::SendSpecMessage(kSocket, body, {}).ok()) _exit(1);
+  if (!tfjob::local::SendSpecMessage(kSocket, body, {}).ok()) _exit(tfjob::api::kExitFailed);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 2) return 2;
+  if (argc != 2) return tfjob::api::kExitUsage;
   const pid_t runner = static_cast<pid_t>(std::atol(argv[1]));
   prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (getppid() != runner) return 1;  // the runner died before prctl
+  if (getppid() != runner) return tfjob::api::kExitFailed;  // the runner died before prctl
   prctl(PR_SET_NAME, "tfjob-zygote");  // what ps and top show (else the memfd's name)
   signal(SIGPIPE, SIG_IGN);
   for (;;) {
     tfjob::StatusOr<tfjob::local::SpecMessage> m = tfjob::local::ReceiveSpecMessage(kSocket);
     if (!m.ok()) {
-      if (tfjob::IsNotFound(m.status())) return 0;  // the runner is done
+      if (tfjob::IsNotFound(m.status())) return tfjob::api::kExitOk;  // the runner is done
       Reply(0, m.status().message());
-      return 1;
+      return tfjob::api::kExitFailed;
     }
     tfjob::StatusOr<tfjob::local::SupervisorSpec> spec = tfjob::local::DecodeSupervisorSpec(m->body, m->fds);
     tfjob::StatusOr<pid_t> pid =

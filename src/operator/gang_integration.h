@@ -82,10 +82,5 @@ controller::InformerHandlers<T> EnqueueOwningJob(std::function<void(const std::s
   auto on_event = [enqueue](const std::shared_ptr<const T>& object) { enqueue(OwningJobKey(object->metadata)); };
   return {on_event, [on_event](const auto&, const auto& n) { on_event(n); }, on_event};
 }
-// A native PodGroup or CompositePodGroup being deleted waits for its pods (the PodGroupProtection
-// finalizer of kube-controller-manager): it counts as gone (D27).
-inline bool Terminating(const api::ObjectMeta& meta) {
-  return meta.deletion_timestamp.has_value();
-}
 
 }  // namespace tfjob::operator_

@@ -49,18 +49,18 @@ class NativeGang final : public GangIntegration {
   // exists, and D33's objects whatever this pass renders (a suspend deletes what exists).
   void Observe(const std::string& key, const api::TfJob& job, core::ObservedState& observed) const override {
     auto pg = pod_groups_->store().Get(key);
-    if (pg && !Terminating(pg->metadata))
+    if (pg && !api::BeingDeleted(pg->metadata))
       observed.pod_group = core::PodGroupState{pg->phase, pg->queue, pg->spec, pg->gang_min_count};
     ObservePriorityClasses(job, observed);
     observed.workload_exists = workloads_->store().Get(key) != nullptr;
     if (composite_pod_groups_) {
       auto cpg = composite_pod_groups_->store().Get(key);
-      observed.composite_pod_group_exists = cpg && !Terminating(cpg->metadata);
+      observed.composite_pod_group_exists = cpg && !api::BeingDeleted(cpg->metadata);
     }
     for (core::CompositeMember m : core::kCompositeMembers) {
       const std::string name = core::CompositeMemberPodGroupName(job.metadata.name, m);
       auto member = pod_groups_->store().Get(api::ObjectKey{job.metadata.ns, name}.String());
-      if (member && !Terminating(member->metadata))
+      if (member && !api::BeingDeleted(member->metadata))
         observed.member_pod_groups[name] = core::PodGroupState{"", "", member->spec, member->gang_min_count};
     }
   }

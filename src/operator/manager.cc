@@ -4,6 +4,7 @@
 
 #include <random>
 
+#include "api/exit_codes.h"
 #include "controller/client_metrics.h"
 #include "operator/admission.h"
 
@@ -137,14 +138,14 @@ int Manager::StartOthers(std::stop_token stop) {
   for (size_t i = 0; i < runnables_.size(); ++i) {
     const controller::Runnable& r = runnables_[i];
     if (r.needs_leader) continue;
-    if (Status s = r.start(); !s.ok()) return 2;
+    if (Status s = r.start(); !s.ok()) return api::kExitUsage;
     started_others_.push_back(i);
     if (r.ready) {
       while (!stop.stop_requested() && !r.ready()) clock_.SleepFor(std::chrono::milliseconds(50), stop);
       if (stop.stop_requested()) return -1;
     }
   }
-  return 0;
+  return api::kExitOk;
 }
 
 void Manager::StartLeaders() {
@@ -182,9 +183,9 @@ void Manager::StartElection() {
 int Manager::Run(std::stop_token stop) {
   for (const controller::Runnable& r : runnables_)
     if (r.readiness) health_.AddReadinessCheck(r.check.empty() ? r.name : r.check, r.readiness);
-  if (int code = StartOthers(stop); code != 0) {
+  if (int code = StartOthers(stop); code != api::kExitOk) {
     StopStarted(false);
-    return code < 0 ? 0 : code;
+    return code < 0 ? api::kExitOk : code;
   }
   log_.Info("caches synced", {});  // every runnable on every replica is ready: the cache has synced
   for (const controller::Runnable& r : runnables_)
@@ -218,7 +219,7 @@ int Manager::Shutdown(bool lost) {
   }
   StopStarted(false);  // cache, events (flush), webhook, health, metrics
   log_.Info("stopped", {});
-  return lost ? 1 : 0;
+  return lost ? api::kExitFailed : api::kExitOk;
 }
 
 }  // namespace tfjob::operator_

@@ -130,9 +130,7 @@ void NativeGangApiTracker::CallFailed(const kube::GroupVersionResource& gvr, con
   {
     MutexLock lock(mu_);
     if (!composite_) return;  // another call found them gone already
-    const Clock::SteadyTime now = client_.clock().SteadyNow();
-    if (last_composite_prompt_ && now - *last_composite_prompt_ < kMinInterval) return;
-    last_composite_prompt_ = now;
+    if (!composite_prompts_.Allow(client_.clock().SteadyNow())) return;
   }
   log_.Info("CompositePodGroups answered as if not served; discovering again", {{"error", status.message()}});
   auto found = Discover();

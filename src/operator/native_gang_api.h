@@ -83,7 +83,7 @@ class NativeGangApiTracker {
   Logger log_;
   mutable Mutex mu_;  // guards the members below
   bool composite_ TFJOB_GUARDED_BY(mu_);
-  std::optional<Clock::SteadyTime> last_composite_prompt_ TFJOB_GUARDED_BY(mu_);
+  controller::RediscoveryThrottle composite_prompts_ TFJOB_GUARDED_BY(mu_);
 };
 
 }  // namespace tfjob::operator_

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <optional>
 
+#include "api/exit_codes.h"
 #include "controller/client_metrics.h"
 #include "controller/event_recorder.h"
 #include "kube/curl_transport.h"
@@ -48,7 +49,7 @@ std::jthread ShutdownWatchdog(std::stop_token begin, Logger log) {
     }
     if (!SleepFor(kShutdownLimit, done)) return;
     log.Error("shutdown did not finish in time; exiting now", {{"limit", FormatDuration(kShutdownLimit)}});
-    std::_Exit(1);
+    std::_Exit(api::kExitFailed);
   });
 }
 
@@ -124,7 +125,7 @@ int RunOperator(const OperatorOptions& options, const std::map<std::string, std:
   auto config = kube::ResolveClientConfig(options.kubeconfig, options.context, env);
   if (!config.ok()) {
     log.Error("no usable Kubernetes configuration", {{"error", config.status().message()}});
-    return 2;
+    return api::kExitUsage;
   }
   log.Info("starting", {{"server", config->server},
                         {"config", config->source},
@@ -149,7 +150,7 @@ int RunOperator(const OperatorOptions& options, const std::map<std::string, std:
   if (auto exit_code = CheckGangApi(client, &run_options, stop, log)) return *exit_code;
   if (auto exit_code = CheckKueueApi(client, run_options, stop, log)) return *exit_code;
   auto counters_in_annotation = CountersInAnnotation(client, registry, stop, log);
-  if (!counters_in_annotation) return 0;
+  if (!counters_in_annotation) return api::kExitOk;
   run_options.counters_in_annotation = *counters_in_annotation;
 
   // Events have a client of their own (its own token bucket, as controller-runtime's event

@@ -1,5 +1,6 @@
 #include "operator/versioned_apis.h"
 
+#include "api/exit_codes.h"
 #include "operator/resources.h"
 
 namespace tfjob::operator_ {
@@ -31,7 +32,7 @@ std::optional<int> CheckCrdApi(kube::RestClient& client, const controller::Versi
                                const std::string& resource, const std::string& crd_kind, std::stop_token stop,
                                const Logger& log) {
   auto found = CheckServedByCrd(client, api, resource, crd_kind);
-  if (stop.stop_requested()) return 0;
+  if (stop.stop_requested()) return api::kExitOk;
   const std::string crd = resource + "." + api.group;
   if (found.ok()) {
     log.Info(api.purpose, {{"api", api.group + "/" + *found}});
@@ -41,7 +42,7 @@ std::optional<int> CheckCrdApi(kube::RestClient& client, const controller::Versi
     log.Error(std::string(found.status().message()), {{"crd", crd}});
   else
     log.Error("cannot check for " + crd_kind, {{"crd", crd}, {"error", found.status().message()}});
-  return 2;
+  return api::kExitUsage;
 }
 
 }  // namespace tfjob::operator_

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "api/labels.h"
 #include "api/time.h"
 #include "kube/api_error.h"
 
@@ -25,7 +26,7 @@ bool HasStatus(const std::string& resource) {
 // (AllowUnconditionalUpdate is false for custom resources).
 bool IsCustomResource(const std::string& group) {
   return group == "kubeflow.org" || group == "scheduling.volcano.sh" || group == "scheduling.x-k8s.io" ||
-         group == "kueue.x-k8s.io";
+         group == api::kKueueGroup;
 }
 
 bool ClusterScoped(const std::string& resource) {

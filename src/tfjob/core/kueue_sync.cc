@@ -37,10 +37,6 @@ bool HasFinalizer(const KueueWorkload& workload) {
   return workload.HasFinalizer(kKueueResourceInUseFinalizer);
 }
 
-bool Deleting(const KueueWorkload& workload) {
-  return workload.metadata.deletion_timestamp.has_value();
-}
-
 // The job as Kueue's TFJob integration reads it: its Succeeded or Failed condition, when True.
 const api::JobCondition* Finished(const api::TfJob& job) {
   if (!IsFinished(job.status)) return nullptr;
@@ -344,7 +340,7 @@ void NoWorkload(const KueueObserved& o, const KueueOptions& options, KueuePlan* 
 bool WorkloadEnded(const api::TfJob& job, const KueueWorkload& wl, KueuePlan* plan) {
   if (wl.ConditionTrue("Finished")) {
     plan->step = KueueStep::kWorkloadFinished;
-  } else if (Deleting(wl)) {
+  } else if (api::BeingDeleted(wl.metadata)) {
     plan->step = KueueStep::kWorkloadDeleted;
     StopJob(job, &wl, "Workload is deleted", plan);
   } else {

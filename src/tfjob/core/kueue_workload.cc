@@ -164,7 +164,7 @@ std::string KueueWorkloadNameForJob(const api::TfJob& job, size_t max_length) {
 }
 
 std::string KueueQueueName(const api::TfJob& job) {
-  const std::string* v = JobLabel(job, kKueueQueueNameLabel);
+  const std::string* v = JobLabel(job, kLabelKueueQueueName);
   return v ? *v : "";
 }
 

@@ -26,10 +26,11 @@
 
 namespace tfjob::core {
 
-// Wire names of Kueue's API (docs/kueue.md).
-inline constexpr std::string_view kKueueGroup = "kueue.x-k8s.io";
-inline constexpr std::string_view kKueueApiVersion = "kueue.x-k8s.io/v1beta2";
-inline constexpr std::string_view kKueueQueueNameLabel = api::kLabelKueueQueueName;  // api/labels.h
+// Wire names of Kueue's API (docs/kueue.md); its group, version and queue-name label are the
+// API's (api/labels.h).
+using api::kKueueApiVersion;
+using api::kKueueGroup;
+using api::kLabelKueueQueueName;
 inline constexpr std::string_view kKueuePriorityClassLabel = "kueue.x-k8s.io/priority-class";
 inline constexpr std::string_view kKueueMaxExecTimeLabel = "kueue.x-k8s.io/max-exec-time-seconds";
 inline constexpr std::string_view kKueuePrebuiltWorkloadLabel = "kueue.x-k8s.io/prebuilt-workload-name";

@@ -23,12 +23,6 @@ std::map<std::string, std::string> GenLabels(std::string_view job_name) {
   return {{std::string(kLabelOperatorName), std::string(kControllerName)}, {std::string(kLabelJobName), name}};
 }
 
-std::string JobSelector(std::string_view job_name) {
-  std::string out;
-  for (const auto& [k, v] : GenLabels(job_name)) out += (out.empty() ? "" : ",") + k + "=" + v;
-  return out;
-}
-
 std::map<std::string, std::string> ReplicaLabels(std::string_view job_name, api::ReplicaType type, int64_t index) {
   auto labels = GenLabels(job_name);
   labels[std::string(kLabelReplicaType)] = std::string(api::ReplicaTypeLabel(type));

@@ -26,10 +26,9 @@ inline constexpr std::string_view kJobRoleMaster = "master";
 std::string GenGeneralName(std::string_view job_name, std::string_view replica_type, int64_t index);
 std::string ReplicaName(std::string_view job_name, api::ReplicaType type, int64_t index);
 
-// Base labels: operator-name and job-name. Also the selector of a job's pods and services.
+// Base labels: operator-name and job-name. Also the selector of a job's pods and services (the
+// CLI lists a job's pods by job-name alone: cli::JobPodSelector).
 std::map<std::string, std::string> GenLabels(std::string_view job_name);
-// "training.kubeflow.org/operator-name=tfjob-controller,training.kubeflow.org/job-name=<job>"
-std::string JobSelector(std::string_view job_name);
 // Base labels + replica-type + replica-index.
 std::map<std::string, std::string> ReplicaLabels(std::string_view job_name, api::ReplicaType type, int64_t index);
 

@@ -242,8 +242,6 @@ TEST(Naming, LB1AndGeneralNames) {
   EXPECT_EQ(GenGeneralName("1/2/3/4/5", "WORKER", 1), "1-2-3-4-5-worker-1");
   EXPECT_EQ(GenGeneralName("test-tfjob", "", 0), "test-tfjob--0");
   EXPECT_EQ(ReplicaName("mnist", ReplicaType::kEvaluator, 0), "mnist-evaluator-0");
-  EXPECT_EQ(JobSelector("mnist"),
-            "training.kubeflow.org/job-name=mnist,training.kubeflow.org/operator-name=tfjob-controller");
 }
 
 TEST(RenderJob, StableOrderPodsThenServicesPerType) {
