@@ -13,7 +13,7 @@ K8S_VERSION := $(shell . scripts/versions.env && echo $$K8S_VERSION)
 K8S_SUBSET_VERSIONS := $(shell . scripts/versions.env && echo $$K8S_SUBSET_VERSIONS)
 FUZZ_SECONDS ?= 60
 
-.PHONY: all deps build build-tfjob install crd control-plane-default test test-unit test-local test-hostile test-tensorflow test-asan test-tsan test-fuzz test-e2e chaos demo bench fuzz check-headers check-layers check-size format tidy clean control-plane kueue sdk-venv
+.PHONY: all deps build build-tfjob install crd control-plane-default test test-unit test-local test-hostile test-tensorflow test-asan test-tsan test-fuzz test-e2e chaos demo bench fuzz check-headers check-layers check-size format tidy clean control-plane kueue sdk-venv go-prebuild
 
 all: build
 
@@ -100,7 +100,8 @@ control-plane: deps
 # Kueue's manager, CRDs and webhook manifests from its Go module (pinned in scripts/versions.env),
 # cached in ~/.cache/tfjob/kueue-<version>, for tests/e2e/test_kueue.py and test_multikueue.py.
 kueue: deps
-	scripts/build-kueue >/dev/null
+	@mkdir -p build
+	flock build/go-prebuild.lock scripts/build-kueue >/dev/null
 
 # Kubeflow's Python SDK (kubeflow-training, pinned) in a venv cached outside the clone, for
 # tests/e2e/test_sdk.py (which calls the script too: a no-op once installed).
@@ -109,7 +110,21 @@ sdk-venv: deps
 
 # The default version alone: what the whole e2e suite needs before it starts.
 control-plane-default: deps
-	scripts/build-k8s $(K8S_VERSION) >/dev/null
+	@mkdir -p build
+	flock build/go-prebuild.lock scripts/build-k8s $(K8S_VERSION) >/dev/null
+
+# make test starts the Go programs the e2e suite needs first (the default control plane, then
+# Kueue) at nice 10 in the background, as soon as the tools are installed: on a cold machine their
+# module downloads and compiles fill the cores the C++ builds leave idle and the suites that wait
+# (hostile, tensorflow, one fuzzer at a time) instead of running alone after them. The build holds
+# build/go-prebuild.lock until it ends; control-plane-default and kueue take the same lock, so they
+# wait for it and then find the cache complete (or build again in the foreground, printing why the
+# background build failed: build/go-prebuild.log). Nothing starts when the lock is held already.
+go-prebuild: deps
+	@mkdir -p build; exec 9>build/go-prebuild.lock; flock -n 9 || exit 0; \
+	setsid bash -c 'nice -n 10 scripts/build-k8s $(K8S_VERSION) && nice -n 10 scripts/build-kueue' \
+	  >build/go-prebuild.log 2>&1 & \
+	echo "go-prebuild: building the control plane $(K8S_VERSION) and Kueue beside the C++ suites (pid $$!, build/go-prebuild.log)"
 
 # End-to-end: a real control plane (etcd, kube-apiserver, controller-manager, scheduler, KWOK),
 # and real Kueue for tests/e2e/test_kueue.py and test_multikueue.py (a second cluster as its worker).
@@ -143,7 +158,7 @@ CHAOS_TRIALS ?= 200
 chaos: build control-plane
 	TFJOB_CHAOS_TRIALS=$(CHAOS_TRIALS) tests/e2e/run -s -k chaos_kill
 
-test: build check-size test-unit test-local test-hostile test-tensorflow test-asan test-tsan test-fuzz test-e2e
+test: deps go-prebuild build check-size test-unit test-local test-hostile test-tensorflow test-asan test-tsan test-fuzz test-e2e
 	@echo "make test: all suites passed"
 
 demo: build-tfjob
