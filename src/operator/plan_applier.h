@@ -1,19 +1,18 @@
 #pragma once
 // PlanApplier: the write side of the TFJob controller. It carries out one core::Plan against the
-// API, in the order docs/semantics.md fixes: the D29 counters annotation first (if that write
-// fails nothing else happens), deletes with a uid precondition (a recreated namesake is never
-// deleted), the Workload and PodGroup (D27); then the creates are queued a replica at a time
-// (its service, then its pod) under a slow-start window (one first, two more for each success,
-// no new one after a failure, D17) on the shared WritePool in the job's lane, while the plan's events, the status as a merge
-// patch on /status (D14), the job counters and the TTL delete of the job are written. Start
-// returns once those are done: the reconcile worker is free for the next job while the creates
-// run, and the job is not reconciled again until they are observed (expectations, D1); `done`
-// reports the pass's outcome. Expectations are set once per pass to its creates and deletes
-// (after the D29 write) and lowered for the calls whose watch event will never come (failed,
-// AlreadyExists, never sent). Writes go
-// through the narrow ObjectWriter interface, so the applier runs against a RestClient in
-// production and against anything in tests. Thread-safe: reconcile workers call Start
-// concurrently.
+// API, in the order docs/semantics.md fixes: the D29 counters annotation first (if that write fails
+// nothing else happens), deletes with a uid precondition (a recreated namesake is never deleted),
+// the Workload and PodGroup (D27); then the creates are queued, every service first, then the pods,
+// each once its own service exists, under a slow-start window (one first, two more for each
+// success, no new one after a failure, D17) on the shared WritePool in the job's lane, while the
+// plan's events, the status as a merge patch on /status (D14), the job counters and the TTL delete
+// of the job are written. Start returns once those are done: the reconcile worker is free for the
+// next job while the creates run, and the job is not reconciled again until they are observed
+// (expectations, D1); `done` reports the pass's outcome. Expectations are set once per pass to its
+// creates and deletes (after the D29 write) and lowered for the calls whose watch event will never
+// come (failed, AlreadyExists, never sent). Writes go through the narrow ObjectWriter interface, so
+// the applier runs against a RestClient in production and against anything in tests. Thread-safe:
+// reconcile workers call Start concurrently.
 
 #include <functional>
 #include <memory>
@@ -138,11 +137,15 @@ class PlanApplier {
 
  private:
   struct CreateRun;  // one pass's creates, under a slow-start window
-  void Send(const std::shared_ptr<CreateRun>& run, const std::vector<size_t>& items);
+  struct CreateSend {
+    size_t item;  // of CreateRun::items
+    bool pod;     // its pod, or else its service
+  };
+  void Send(const std::shared_ptr<CreateRun>& run, const std::vector<CreateSend>& sends);
   std::shared_ptr<CreateRun> NewCreateRun(const api::TfJob& job, tfjob::core::Plan&& plan,
                                           const tfjob::core::RenderOptions& render, const Logger& log,
                                           CreatesDone done);
-  void SendOne(const std::shared_ptr<CreateRun>& run, size_t i);
+  void SendOne(const std::shared_ptr<CreateRun>& run, CreateSend c);
   // One child of a replica: rendered, created, recorded (RecordCreate). Its outcome.
   Status CreateOne(const CreateRun& run, bool pod, const tfjob::core::ChildCreation& child);
   void RecordCreate(const CreateRun& run, bool pod, const tfjob::core::ChildCreation& child, const Status& s);
