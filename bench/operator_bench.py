@@ -122,12 +122,18 @@ def log(msg):
 # The cluster, the API (watches), the operator process
 
 
+KWOK_POD_WORKERS = ""  # experiments: --kwok-pod-workers ("": KWOK's own 4; "nodes": one per node; or N)
+
+
 class Cluster:
     def __init__(self, nodes):
         self.operators = []  # stopped by down(), whatever happened
         self.dir = tempfile.mkdtemp(prefix="tfjob-bench.")
         shutil.rmtree(self.dir)
-        subprocess.run([os.path.join(ROOT, "scripts", "test-cluster"), "up", self.dir, "--nodes", str(nodes)],
+        workers = []
+        if KWOK_POD_WORKERS:
+            workers = ["--kwok-pod-workers", str(nodes if KWOK_POD_WORKERS == "nodes" else int(KWOK_POD_WORKERS))]
+        subprocess.run([os.path.join(ROOT, "scripts", "test-cluster"), "up", self.dir, "--nodes", str(nodes)] + workers,
                        check=True, stdout=subprocess.DEVNULL)
         try:
             self.connect()
@@ -1515,10 +1521,16 @@ def main():
     ap.add_argument("--apiserver-profile", metavar="DIR", default="",
                     help="experiments: kube-apiserver's CPU profile (Go pprof) of the first 5 s of each limit with "
                          "the TFJobs and each operator run, written to DIR")
+    ap.add_argument("--kwok-pod-workers", default="", metavar="N|nodes",
+                    help="experiments: KWOK's pod status writers in flight at once (default its own, 4, for all "
+                         "nodes; 'nodes': one per simulated node, as a real cluster has a kubelet per node)")
     ap.add_argument("--no-limit-after", dest="limit_after", action="store_false",
                     help="no second limit with the TFJobs after the operator's run (compare with the one before)")
     a = ap.parse_args()
-    global DEFAULTS, OPERATOR_ENV, LIMIT_AFTER, PROFILE_DIR
+    global DEFAULTS, OPERATOR_ENV, LIMIT_AFTER, PROFILE_DIR, KWOK_POD_WORKERS
+    if a.kwok_pod_workers not in ("", "nodes") and not a.kwok_pod_workers.isdigit():
+        sys.exit(f"operator_bench: --kwok-pod-workers {a.kwok_pod_workers!r}: want a number or 'nodes'")
+    KWOK_POD_WORKERS = a.kwok_pod_workers
     if a.operator_flags:
         DEFAULTS = tuple(shlex.split(a.operator_flags))
     OPERATOR_ENV = a.operator_env
@@ -1534,6 +1546,8 @@ def main():
     print_header()
     if OPERATOR_ENV:
         print(f"The operator's environment adds: {OPERATOR_ENV} (--operator-env)\n")
+    if KWOK_POD_WORKERS:
+        print(f"KWOK's pod stage workers: {KWOK_POD_WORKERS} (--kwok-pod-workers; its own default is 4)\n")
     out, runs, started = Printer(), Runs(), time.time()
 
     def part(name, fn):
