@@ -138,7 +138,7 @@ struct PlanApplier::CreateRun {
   Mutex mu;
   size_t next TFJOB_GUARDED_BY(mu) = 0;                // the first item none of whose creates was sent
   std::deque<size_t> ready_pods TFJOB_GUARDED_BY(mu);  // items whose service exists, their pod not sent
-  size_t window TFJOB_GUARDED_BY(mu) = 1;        // creates that may be in flight
+  size_t window TFJOB_GUARDED_BY(mu) = 1;              // creates that may be in flight
   size_t in_flight TFJOB_GUARDED_BY(mu) = 0;
   Status first_error TFJOB_GUARDED_BY(mu);  // of the creates: no more are sent after it
 

@@ -209,7 +209,7 @@ TEST(PlanApplier, AMissingServiceOrPodIsCreatedAlone) {
   core::Plan plan = f.FirstPlan(job);
   ASSERT_EQ(plan.create_pods.size(), 2u);
   ASSERT_EQ(plan.create_services.size(), 2u);
-  plan.create_pods.erase(plan.create_pods.begin());           // replica 0: its pod exists
+  plan.create_pods.erase(plan.create_pods.begin());              // replica 0: its pod exists
   plan.create_services.erase(plan.create_services.begin() + 1);  // replica 1: its service exists
   ASSERT_TRUE(f.applier.Apply(job, plan, Logger()).ok());
   EXPECT_EQ(f.server.CountRequests("create", "services"), 1);
