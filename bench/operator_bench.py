@@ -424,6 +424,20 @@ def status_kib(pid, key):
     return 0
 
 
+def binary_rss_kib(pid):
+    """The resident pages of the operator's own executable (its code and read-only data), of the
+    RssFile in /proc/PID/status; the rest of that is the shared libraries'."""
+    exe, total, inside = os.path.realpath(f"/proc/{pid}/exe"), 0, False
+    with open(f"/proc/{pid}/smaps") as f:
+        for line in f:
+            head = line.split()
+            if head and "-" in head[0] and len(head) >= 5 and not head[0].endswith(":"):
+                inside = len(head) >= 6 and head[5] == exe
+            elif inside and line.startswith("Rss:"):
+                total += int(head[1])
+    return total
+
+
 def tuning(workers=None, qps=None, burst=None, write_concurrency=None):
     """The operator's tuning flags; None = not passed (the operator's default)."""
     flags = []
@@ -498,6 +512,15 @@ class Operator:
 
     def peak_rss_mib(self):
         return status_kib(self.proc.pid, "VmHWM") / 1024
+
+    def rss_split(self):
+        """What the resident memory is, now: the heap, stacks and other private memory (RssAnon)
+        against pages of mapped files (RssFile: the binary's code and the shared libraries, which
+        grow with the code a run touches, not with what it holds), and the thread count."""
+        return {"rss_anon_mib": status_kib(self.proc.pid, "RssAnon") / 1024,
+                "rss_file_mib": status_kib(self.proc.pid, "RssFile") / 1024,
+                "rss_binary_mib": binary_rss_kib(self.proc.pid) / 1024,
+                "threads": status_kib(self.proc.pid, "Threads")}
 
     def samples(self):
         """One read of /metrics: [(name, labels text, value)]."""
@@ -1041,6 +1064,7 @@ def run_jobs(kind, n, flags, follow):
         tr.stop()
         time.sleep(5)  # the last events
         m = op.metrics()
+        row.update(op.rss_split())
         row.update({"peak_rss_mib": op.peak_rss_mib(), "requests": m.get("rest_client_requests_total", 0.0),
                     "events_written": m.get("tfjob_events_written_total"),
                     "events_dropped": m.get("tfjob_events_dropped_total")})
@@ -1240,13 +1264,13 @@ def print_defaults(out, burst, big):
                "objects/s", "limit objects/s", "ratio",
                "limit with the TFJobs submitted (objects/s): before / after / by the mean time", "ratio to it",
                "every round: ratio / ratio to the limit with the TFJobs", "operator CPU (s)",
-               "operator peak RSS (MiB)", "events written / dropped (/metrics)",
-               "Events in the namespace (about TFJobs)"],
+               "operator peak RSS (MiB)", "at the end: RSS anon / files (of them the tfjob binary's) (MiB), threads",
+               "events written / dropped (/metrics)", "Events in the namespace (about TFJobs)"],
               [[work_text(r), str(r.get("objects", "-")), fmt(r.get("exist_s")), fmt(r.get("running_s")),
                 fmt(r.get("succeeded_s")), limit_times_text(r), fmt(r.get("objects_per_s")),
                 fmt(r.get("limit_objects_per_s")), fmt(r.get("ratio"), ".2f"),
                 limit_jobs_text(r), fmt(r.get("ratio_jobs"), ".2f"), rounds_text(r),
-                fmt(r.get("cpu_s"), ".2f"), fmt(r.get("peak_rss_mib")), events_text(r),
+                fmt(r.get("cpu_s"), ".2f"), fmt(r.get("peak_rss_mib")), rss_split_text(r), events_text(r),
                 f"{r.get('ns_events', '-')} ({r.get('ns_tfjob_events', '-')})"] for r in (burst, big)])
     out.table("At the defaults, where the time went (the same rounds): the machine's CPU (all of it: control "
               "plane, KWOK, operator, bench) was busy this share of each run; up to the operator's last object",
@@ -1428,6 +1452,12 @@ def metrics_text(m):
             k = k.replace(a, b)
         out.append(f"{k}={v:g}")
     return ", ".join(out)
+
+
+def rss_split_text(r):
+    if r.get("rss_anon_mib") is None:
+        return "-"
+    return f"{fmt(r['rss_anon_mib'])} / {fmt(r['rss_file_mib'])} ({fmt(r.get('rss_binary_mib'))} tfjob's), {r['threads']}"
 
 
 def print_peer(out, results):
