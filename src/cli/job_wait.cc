@@ -1,6 +1,5 @@
 #include "cli/job_wait.h"
 
-#include <algorithm>
 #include <memory>
 #include <vector>
 
@@ -146,22 +145,16 @@ class JobWait {
   // Ends the streams and the watches, prints the final table and `outcome`, returns `rc`.
   int Finish(int rc, const std::string& outcome) {
     if (logs_) {
-      // The last lines: the streams end, and those that waited for a slot (queue_excess) are
-      // read in turn. 5 s for each round (another 5 s whenever a waiting container's stream
-      // starts), at most 30 s in all: on a busy machine one round can take more than 5 s.
-      // A container still waiting for a slot (the chief's, when more replicas than
-      // --max-log-requests ran) is read now: the streams of those still running give way.
-      if (rc == kExitOk || rc == kExitFailed) logs_->YieldToWaiting();
-      const auto start = std::chrono::steady_clock::now();
-      auto until = start + Ms(5000);
-      int started = logs_->StreamsStarted();
-      while ((rc == kExitOk || rc == kExitFailed) && std::chrono::steady_clock::now() < until) {
-        logs_->WaitIdle(Ms(200));
-        if (logs_->Idle()) break;
-        (void)logs_->Update(pods_);
-        if (int now_started = logs_->StreamsStarted(); now_started != started) {
-          started = now_started;
-          until = std::min(start + Ms(30000), std::chrono::steady_clock::now() + Ms(5000));
+      // The last lines: the containers waiting for a slot (queue_excess; the chief's, when more
+      // replicas ran than --max-log-requests) are read in place of the streams still running,
+      // for as long as the streams make progress. What could not be read is said, not dropped.
+      if (rc == kExitOk || rc == kExitFailed) {
+        std::vector<std::string> unread = logs_->Drain(pods_, {});
+        if (!unread.empty()) {
+          std::string names;
+          for (const auto& u : unread) names += (names.empty() ? "" : ", ") + Esc(u);
+          out_.Line("tfjob: the logs of " + names + " were not read to their end in time (`" + io_.program + " logs " +
+                    Esc(name_) + "` shows them)");
         }
       }
       logs_->StopAll();

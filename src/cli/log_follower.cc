@@ -88,6 +88,8 @@ struct LogFollower::Follow {
   bool gone = false;       // the pod is deleting or no longer listed: no new connection
   int done_restarts = -1;  // instances up to this one were read to their end (or given up)
   bool thread_running = false;
+  // When the current connection last sent bytes (steady clock, ns); 0 before its first.
+  std::atomic<int64_t> last_bytes_ns{0};
   LogCursor cursor;
   std::jthread thread;
 };
@@ -97,6 +99,11 @@ namespace {
 std::string LogPath(const std::string& ns, const std::string& pod, const std::string& container,
                     const std::string& extra) {
   return kube::ResourcePath(kube::kPods, ns, pod, "log") + "?container=" + kube::UrlEncode(container) + extra;
+}
+
+int64_t SteadyNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
 
 bool Followable(const ContainerView& c) {
@@ -145,6 +152,7 @@ Status LogFollower::Update(const std::vector<PodView>& pods) {
   changed_.notify_all();
   for (const auto& key : plan.start) Start(key, listing);
   started_ += static_cast<int>(plan.start.size());
+  progress_ += plan.start.size();
   return OkStatus();
 }
 
@@ -260,6 +268,7 @@ void LogFollower::Start(const std::string& key, const Listing& listing) {
 void LogFollower::Run(Follow& f, std::stop_token stop) {
   const LogCursor::Print print = [&](std::string_view text) {
     sink_(local::PrefixedLine(f.prefix, f.color, local::ShownOutputLine(text)));
+    ++progress_;
   };
   int failures = 0;
   while (std::optional<Instance> instance = TakeSlot(f, stop)) {
@@ -294,11 +303,13 @@ Status LogFollower::Connect(Follow& f, const LogCursor::Print& print, std::stop_
   else
     query += options_.first_query;
   f.cursor.BeginConnection();
+  f.last_bytes_ns = 0;
   Status s = client_.StreamText(
       LogPath(ns_, f.pod, f.container, query),
       [&](std::string_view bytes) {
+        if (!bytes.empty()) f.last_bytes_ns = SteadyNs();
         f.cursor.Feed(bytes, print);
-        return true;
+        return !stop.stop_requested();  // a stopped stream ends at its next bytes at the latest
       },
       stop);
   f.cursor.EndConnection(s.ok(), print);
@@ -311,6 +322,7 @@ LogFollower::After LogFollower::CloseConnection(Follow& f, const Instance& insta
                                                 std::stop_token stop) {
   MutexLock lock(mu_);
   --open_;
+  ++progress_;
   changed_.notify_all();
   if (s.code() == StatusCode::kCancelled || stop.stop_requested()) return After::kStop;
   if (s.ok()) {
@@ -363,7 +375,63 @@ void LogFollower::YieldToWaiting() {
   changed_.notify_all();
 }
 
-void LogFollower::StopAll() {
+std::vector<std::string> LogFollower::Drain(const std::vector<PodView>& pods, const DrainLimits& limits) {
+  using Clock = std::chrono::steady_clock;
+  YieldToWaiting();
+  const auto start = Clock::now();
+  auto progressed_at = start;
+  uint64_t seen = progress_;
+  for (auto now = start; now < start + limits.limit && now < progressed_at + limits.quiet; now = Clock::now()) {
+    WaitIdle(std::chrono::milliseconds(200));
+    if (Idle()) break;
+    CloseSilent(limits.silence);
+    (void)Update(pods);  // starts the waiting ones as slots free
+    if (uint64_t p = progress_; p != seen) {
+      seen = p;
+      progressed_at = Clock::now();
+    }
+  }
+  StopThreads();
+  std::vector<std::string> unread = Unread(ListContainers(pods));
+  follows_.clear();
+  return unread;
+}
+
+void LogFollower::CloseSilent(std::chrono::milliseconds silence) {
+  const int64_t before = SteadyNs() - std::chrono::duration_cast<std::chrono::nanoseconds>(silence).count();
+  std::vector<Follow*> silent;
+  {
+    MutexLock lock(mu_);
+    for (auto& [key, f] : follows_) {
+      int64_t last = f->last_bytes_ns;
+      if (f->thread_running && last != 0 && last <= before) {
+        f->done_restarts = std::max(f->done_restarts, f->restarts);  // read: not started again
+        silent.push_back(f.get());
+      }
+    }
+  }
+  for (Follow* f : silent) f->thread.request_stop();
+  if (silent.empty()) return;
+  MutexLock lock(mu_);
+  changed_.notify_all();
+}
+
+// The ended containers of `listing` whose last instance was not read to its end (never started,
+// or stopped while reading); given-up streams count as read (their error was printed).
+std::vector<std::string> LogFollower::Unread(const Listing& listing) const {
+  std::vector<std::string> unread;
+  for (const auto& key : listing.order) {
+    const ContainerView& c = *listing.containers.at(key);
+    if (c.state != "terminated") continue;
+    auto it = follows_.find(key);
+    if (it != follows_.end() && it->second->done_restarts >= c.restarts) continue;
+    const PodView& p = *listing.pod_of.at(key);
+    unread.push_back(c.name == p.main.name ? p.name : p.name + "/" + c.name);
+  }
+  return unread;
+}
+
+void LogFollower::StopThreads() {
   for (auto& [key, f] : follows_) f->thread.request_stop();
   {
     MutexLock lock(mu_);
@@ -371,16 +439,20 @@ void LogFollower::StopAll() {
   }
   for (auto& [key, f] : follows_)
     if (f->thread.joinable()) f->thread.join();
-  follows_.clear();
 }
 
-size_t LogFollower::TrackedContainersForTesting() const {
-  return follows_.size();
+void LogFollower::StopAll() {
+  StopThreads();
+  follows_.clear();
 }
 
 int LogFollower::StreamsStarted() const {
   MutexLock lock(mu_);
   return started_;
+}
+
+size_t LogFollower::TrackedContainersForTesting() const {
+  return follows_.size();
 }
 
 int LogFollower::PeakOpenStreamsForTesting() const {

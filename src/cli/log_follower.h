@@ -17,8 +17,10 @@
 // pods of the last Update (and streams still draining): bounded by the job's size. With
 // `queue_excess` (submit --follow) the excess containers wait for a slot instead.
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -114,7 +116,22 @@ class LogFollower {
   // still running end (the job is over; their pods are being cleaned up), so that the next
   // Update reads the waiting ones. Those streams are not started again. Nothing when none waits.
   void YieldToWaiting();
-  // Containers whose streams Update started so far (a waiting caller's sign of progress).
+  // At the job's end (`submit --follow`), with the pods' final states: the last lines. The
+  // waiting containers get the slots (YieldToWaiting) and are read in turn. A stream that has
+  // sent its lines and then stays silent for `silence` is closed as read: a kubelet ends a
+  // followed log when its container ends, but a server that does not (KWOK's, a proxy) would
+  // hold the slot of a waiting container forever, and the job is over. Waits for as long as the
+  // streams make progress (a stream started or closed, a line printed): at most `quiet` without
+  // any, `limit` in all (a busy machine can take seconds per connection). Then every stream is
+  // stopped. Returns the ended containers whose logs were not read to their end ("pod", or
+  // "pod/container" for a sidecar), for the caller to say so: none is dropped silently.
+  struct DrainLimits {
+    std::chrono::milliseconds silence{2000};
+    std::chrono::milliseconds quiet{10000};
+    std::chrono::milliseconds limit{60000};
+  };
+  std::vector<std::string> Drain(const std::vector<PodView>& pods, const DrainLimits& limits);
+  // Containers whose streams Update started so far.
   int StreamsStarted() const;
 
   // Containers with state kept (of the last Update's pods, or still draining).
@@ -143,6 +160,11 @@ class LogFollower {
   void SetPending(const Plan& plan) TFJOB_REQUIRES(mu_);
   void RefreshStatus(const Listing& listing) TFJOB_REQUIRES(mu_);
   void Start(const std::string& key, const Listing& listing) TFJOB_REQUIRES(mu_);
+  // Stops every stream's thread and joins it (the state is kept).
+  void StopThreads();
+  // Drain's step: closes, as read, the streams silent for `silence` after some bytes.
+  void CloseSilent(std::chrono::milliseconds silence);
+  std::vector<std::string> Unread(const Listing& listing) const;
 
   // A stream's thread and its steps.
   void Run(Follow& f, std::stop_token stop);
@@ -160,6 +182,8 @@ class LogFollower {
   int peak_open_ TFJOB_GUARDED_BY(mu_) = 0;
   int pending_ TFJOB_GUARDED_BY(mu_) = 0;  // containers waiting for a slot (queue_excess)
   int started_ TFJOB_GUARDED_BY(mu_) = 0;  // streams started by Update
+  // Streams started, connections closed and lines printed: Drain's sign of progress.
+  std::atomic<uint64_t> progress_{0};
   // "pod uid/container" -> its state; the map itself is touched only by the caller's thread.
   std::map<std::string, std::unique_ptr<Follow>> follows_;
 };

@@ -1,5 +1,6 @@
 #include "cli/log_follower.h"
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <map>
@@ -23,6 +24,7 @@ namespace {
 using std::chrono::milliseconds;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::IsEmpty;
 
 // A container's log as the kubelet sends it with timestamps=true. Lines 2 and 3 share one
 // timestamp, as lines of one write do; 4 and 5 too.
@@ -370,6 +372,96 @@ TEST(LogFollower, AtTheEndTheWaitingAreReadInPlaceOfTheRunning) {
   f.StopAll();
   EXPECT_THAT(fx.printed.Get(), ::testing::Contains("[worker-0] trained"));
   EXPECT_THAT(fx.printed.Get(), ::testing::Contains("[ps-0] serving"));
+}
+
+// submit --follow's end: the waiting containers are read in turn for as long as the streams make
+// progress, even when that takes longer than `quiet` in all. Before: a fixed 5 s per round,
+// extended only when a stream started; on a busy machine the last container waiting (the
+// README's quick start: worker-0 behind 5 others) was cut off and its lines silently lost.
+TEST(LogFollower, DrainReadsTheWaitingWhileTheStreamsMakeProgress) {
+  Fixture fx;
+  constexpr int kLines = 30;  // 50 ms apart: 1.5 s a container, 3 s in all against 1 s quiet
+  fx.transport.set_stream_handler([&](const kube::HttpRequest& r, const kube::ByteSink& sink) {
+    std::vector<std::string> log;
+    for (int i = 0; i < kLines; ++i) log.push_back("2026-01-01T00:00:" + std::to_string(10 + i) + "Z line");
+    std::string body = Served(r.path, log);
+    for (size_t start = 0, nl; (nl = body.find('\n', start)) != std::string::npos; start = nl + 1) {
+      if (!sink(std::string_view(body).substr(start, nl + 1 - start))) return CancelledError("stopped");
+      std::this_thread::sleep_for(milliseconds(50));
+    }
+    return OkStatus();
+  });
+  LogFollowOptions o;
+  o.max_requests = 1;
+  o.queue_excess = true;
+  o.reconnect_delay = milliseconds(2);
+  LogFollower f(
+      fx.client, "ns", "j", [&](const std::string& l) { fx.printed.Add(l); }, o);
+  std::vector<PodView> pods = {Pod("j-worker-0", "terminated"), Pod("j-worker-1", "terminated")};
+  ASSERT_TRUE(f.Update(pods).ok());
+  EXPECT_FALSE(f.Idle());  // worker-1 waits
+  EXPECT_THAT(f.Drain(pods, {.silence = milliseconds(60000), .quiet = milliseconds(1000)}), IsEmpty());
+  auto printed = fx.printed.Get();
+  EXPECT_EQ(std::count(printed.begin(), printed.end(), "[worker-0] line"), kLines);
+  EXPECT_EQ(std::count(printed.begin(), printed.end(), "[worker-1] line"), kLines);
+  EXPECT_EQ(f.TrackedContainersForTesting(), 0u);
+}
+
+// A server that keeps a followed log open after its container ended (KWOK's does; a kubelet
+// ends it): at the job's end such a stream, silent after its lines, is closed as read, and the
+// container waiting for its slot is read. Before: the waiting container (the README's quick
+// start: worker-0 behind 5 such streams) was never started and its lines were lost without a
+// word (the e2e flake of test_readme_quick_start_ps_worker_example).
+TEST(LogFollower, DrainClosesStreamsSilentAfterTheirLines) {
+  Fixture fx;
+  fx.transport.set_stream_handler([&](const kube::HttpRequest& r, const kube::ByteSink& sink) {
+    if (r.path.find("j-ps-0") != std::string::npos) {
+      if (!sink(Served(r.path, {"2026-01-01T00:00:01Z served"}))) return CancelledError("stopped");
+      while (sink("")) std::this_thread::sleep_for(milliseconds(5));  // open until stopped
+      return CancelledError("stopped");
+    }
+    sink(Served(r.path, {"2026-01-01T00:00:02Z trained"}));
+    return OkStatus();
+  });
+  LogFollowOptions o;
+  o.max_requests = 1;
+  o.queue_excess = true;
+  LogFollower f(
+      fx.client, "ns", "j", [&](const std::string& l) { fx.printed.Add(l); }, o);
+  std::vector<PodView> pods = {Pod("j-ps-0", "terminated"), Pod("j-worker-0", "terminated")};
+  ASSERT_TRUE(f.Update(pods).ok());
+  EXPECT_THAT(f.Drain(pods, {.silence = milliseconds(300), .quiet = milliseconds(20000)}), IsEmpty());
+  EXPECT_THAT(fx.printed.Get(),
+              ElementsAre(HasSubstr("following the logs of 1 of 2"), "[ps-0] served", "[worker-0] trained"));
+}
+
+// A stream that makes no progress is cut after `quiet`, and the ended containers not read to
+// their end are returned (the one cut, and the one still waiting behind it) for the caller to
+// name: none is dropped silently. A container still running when the job ended is not listed.
+TEST(LogFollower, DrainNamesTheEndedContainersItCouldNotRead) {
+  Fixture fx;
+  fx.transport.set_stream_handler([&](const kube::HttpRequest& r, const kube::ByteSink& sink) {
+    if (r.path.find("j-ps-0") != std::string::npos) {  // a stream that stalls
+      while (sink("")) std::this_thread::sleep_for(milliseconds(5));
+      return CancelledError("stopped");
+    }
+    sink(Served(r.path, {"2026-01-01T00:00:01Z done"}));
+    return OkStatus();
+  });
+  LogFollowOptions o;
+  o.max_requests = 1;
+  o.queue_excess = true;
+  LogFollower f(
+      fx.client, "ns", "j", [&](const std::string& l) { fx.printed.Add(l); }, o);
+  PodView sidecar = Pod("j-worker-0", "terminated");
+  sidecar.containers.push_back(sidecar.main);
+  sidecar.containers.back().name = "log-shipper";
+  std::vector<PodView> pods = {Pod("j-ps-0", "terminated"), sidecar};
+  ASSERT_TRUE(f.Update(pods).ok());
+  fx.WaitForStreams(1);
+  EXPECT_THAT(f.Drain(pods, {.silence = milliseconds(60000), .quiet = milliseconds(1000)}),
+              ElementsAre("j-ps-0", "j-worker-0", "j-worker-0/log-shipper"));
+  EXPECT_THAT(fx.printed.Get(), ElementsAre(HasSubstr("following the logs of 1 of 3 containers")));
 }
 
 // A finished container (its log read to the end) does not count: the limit is on streams open.
