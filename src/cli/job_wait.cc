@@ -36,6 +36,7 @@ class JobWait {
         pod_tracker_(*s.client, {kube::kPods, ns, JobPodSelector(name), ""}, [this] { signal_.Notify(); }) {}
 
   int Run(std::stop_token stop) {
+    stop_ = stop;
     job_tracker_.Start();
     pod_tracker_.Start();
     if (options_.follow) {
@@ -149,7 +150,7 @@ class JobWait {
       // replicas ran than --max-log-requests) are read in place of the streams still running,
       // for as long as the streams make progress. What could not be read is said, not dropped.
       if (rc == kExitOk || rc == kExitFailed) {
-        std::vector<std::string> unread = logs_->Drain(pods_, {});
+        std::vector<std::string> unread = logs_->Drain(pods_, {}, stop_);  // Ctrl-C ends it
         if (!unread.empty()) {
           std::string names;
           for (const auto& u : unread) names += (names.empty() ? "" : ", ") + Esc(u);
@@ -183,6 +184,7 @@ class JobWait {
   Tracker job_tracker_;
   Tracker pod_tracker_;
   std::unique_ptr<LogFollower> logs_;
+  std::stop_token stop_;      // Run's: Ctrl-C
   std::string logs_refused_;  // more containers to follow than --max-log-requests
   bool live_ = false, seen_ = false;
   std::vector<local::ReplicaRow> last_rows_;

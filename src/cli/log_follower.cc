@@ -375,13 +375,15 @@ void LogFollower::YieldToWaiting() {
   changed_.notify_all();
 }
 
-std::vector<std::string> LogFollower::Drain(const std::vector<PodView>& pods, const DrainLimits& limits) {
+std::vector<std::string> LogFollower::Drain(const std::vector<PodView>& pods, const DrainLimits& limits,
+                                            std::stop_token stop) {
   using Clock = std::chrono::steady_clock;
   YieldToWaiting();
   const auto start = Clock::now();
   auto progressed_at = start;
   uint64_t seen = progress_;
-  for (auto now = start; now < start + limits.limit && now < progressed_at + limits.quiet; now = Clock::now()) {
+  for (auto now = start; now < start + limits.limit && now < progressed_at + limits.quiet && !stop.stop_requested();
+       now = Clock::now()) {
     WaitIdle(std::chrono::milliseconds(200));
     if (Idle()) break;
     CloseSilent(limits.silence);

@@ -123,14 +123,16 @@ class LogFollower {
   // hold the slot of a waiting container forever, and the job is over. Waits for as long as the
   // streams make progress (a stream started or closed, a line printed): at most `quiet` without
   // any, `limit` in all (a busy machine can take seconds per connection). Then every stream is
-  // stopped. Returns the ended containers whose logs were not read to their end ("pod", or
-  // "pod/container" for a sidecar), for the caller to say so: none is dropped silently.
+  // stopped (at once when `stop` is requested: Ctrl-C). Returns the ended containers whose logs
+  // were not read to their end ("pod", or "pod/container" for a sidecar), for the caller to say
+  // so: none is dropped silently.
   struct DrainLimits {
     std::chrono::milliseconds silence{2000};
     std::chrono::milliseconds quiet{10000};
     std::chrono::milliseconds limit{60000};
   };
-  std::vector<std::string> Drain(const std::vector<PodView>& pods, const DrainLimits& limits);
+  std::vector<std::string> Drain(const std::vector<PodView>& pods, const DrainLimits& limits,
+                                 std::stop_token stop = {});
   // Containers whose streams Update started so far.
   int StreamsStarted() const;
 

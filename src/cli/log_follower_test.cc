@@ -464,6 +464,26 @@ TEST(LogFollower, DrainNamesTheEndedContainersItCouldNotRead) {
   EXPECT_THAT(fx.printed.Get(), ElementsAre(HasSubstr("following the logs of 1 of 3 containers")));
 }
 
+// Ctrl-C during the last lines ends the wait at once; what was not read is named.
+TEST(LogFollower, DrainEndsOnStop) {
+  Fixture fx;
+  fx.transport.set_stream_handler([&](const kube::HttpRequest&, const kube::ByteSink& sink) {
+    while (sink("")) std::this_thread::sleep_for(milliseconds(5));  // no bytes, open until stopped
+    return CancelledError("stopped");
+  });
+  auto f = fx.Follower();
+  std::vector<PodView> pods = {Pod("j-worker-0", "terminated")};
+  ASSERT_TRUE(f->Update(pods).ok());
+  std::stop_source ctrl_c;
+  std::jthread press([&] {
+    fx.WaitForStreams(1);
+    ctrl_c.request_stop();
+  });
+  // Without the stop, the wait would last `quiet`: an hour.
+  EXPECT_THAT(f->Drain(pods, {.quiet = std::chrono::hours(1), .limit = std::chrono::hours(2)}, ctrl_c.get_token()),
+              ElementsAre("j-worker-0"));
+}
+
 // A finished container (its log read to the end) does not count: the limit is on streams open.
 TEST(LogFollower, EndedContainersDoNotCountAgainstTheLimit) {
   Fixture fx;
