@@ -163,6 +163,12 @@ struct Printed {
   }
 };
 
+// A stream kept open, sending nothing more, until its reader stops it.
+Status OpenUntilStopped(const kube::ByteSink& sink) {
+  while (sink("")) std::this_thread::sleep_for(milliseconds(5));
+  return CancelledError("stopped");
+}
+
 struct Fixture {
   kube::FakeTransport transport;
   RealClock clock;
@@ -172,6 +178,15 @@ struct Fixture {
   std::unique_ptr<LogFollower> Follower(int max_requests = kDefaultMaxLogRequests) {
     LogFollowOptions o;
     o.max_requests = max_requests;
+    o.reconnect_delay = milliseconds(2);
+    return std::make_unique<LogFollower>(
+        client, "ns", "j", [this](const std::string& l) { printed.Add(l); }, o);
+  }
+  // submit --follow's: the containers over `max_requests` wait for a slot.
+  std::unique_ptr<LogFollower> Queueing(int max_requests) {
+    LogFollowOptions o;
+    o.max_requests = max_requests;
+    o.queue_excess = true;
     o.reconnect_delay = milliseconds(2);
     return std::make_unique<LogFollower>(
         client, "ns", "j", [this](const std::string& l) { printed.Add(l); }, o);
@@ -391,20 +406,15 @@ TEST(LogFollower, DrainReadsTheWaitingWhileTheStreamsMakeProgress) {
     }
     return OkStatus();
   });
-  LogFollowOptions o;
-  o.max_requests = 1;
-  o.queue_excess = true;
-  o.reconnect_delay = milliseconds(2);
-  LogFollower f(
-      fx.client, "ns", "j", [&](const std::string& l) { fx.printed.Add(l); }, o);
+  auto f = fx.Queueing(1);
   std::vector<PodView> pods = {Pod("j-worker-0", "terminated"), Pod("j-worker-1", "terminated")};
-  ASSERT_TRUE(f.Update(pods).ok());
-  EXPECT_FALSE(f.Idle());  // worker-1 waits
-  EXPECT_THAT(f.Drain(pods, {.silence = milliseconds(60000), .quiet = milliseconds(1000)}), IsEmpty());
+  ASSERT_TRUE(f->Update(pods).ok());
+  EXPECT_FALSE(f->Idle());  // worker-1 waits
+  EXPECT_THAT(f->Drain(pods, {.silence = milliseconds(60000), .quiet = milliseconds(1000)}), IsEmpty());
   auto printed = fx.printed.Get();
   EXPECT_EQ(std::count(printed.begin(), printed.end(), "[worker-0] line"), kLines);
   EXPECT_EQ(std::count(printed.begin(), printed.end(), "[worker-1] line"), kLines);
-  EXPECT_EQ(f.TrackedContainersForTesting(), 0u);
+  EXPECT_EQ(f->TrackedContainersForTesting(), 0u);
 }
 
 // A server that keeps a followed log open after its container ended (KWOK's does; a kubelet
@@ -417,20 +427,15 @@ TEST(LogFollower, DrainClosesStreamsSilentAfterTheirLines) {
   fx.transport.set_stream_handler([&](const kube::HttpRequest& r, const kube::ByteSink& sink) {
     if (r.path.find("j-ps-0") != std::string::npos) {
       if (!sink(Served(r.path, {"2026-01-01T00:00:01Z served"}))) return CancelledError("stopped");
-      while (sink("")) std::this_thread::sleep_for(milliseconds(5));  // open until stopped
-      return CancelledError("stopped");
+      return OpenUntilStopped(sink);
     }
     sink(Served(r.path, {"2026-01-01T00:00:02Z trained"}));
     return OkStatus();
   });
-  LogFollowOptions o;
-  o.max_requests = 1;
-  o.queue_excess = true;
-  LogFollower f(
-      fx.client, "ns", "j", [&](const std::string& l) { fx.printed.Add(l); }, o);
+  auto f = fx.Queueing(1);
   std::vector<PodView> pods = {Pod("j-ps-0", "terminated"), Pod("j-worker-0", "terminated")};
-  ASSERT_TRUE(f.Update(pods).ok());
-  EXPECT_THAT(f.Drain(pods, {.silence = milliseconds(300), .quiet = milliseconds(20000)}), IsEmpty());
+  ASSERT_TRUE(f->Update(pods).ok());
+  EXPECT_THAT(f->Drain(pods, {.silence = milliseconds(300), .quiet = milliseconds(20000)}), IsEmpty());
   EXPECT_THAT(fx.printed.Get(),
               ElementsAre(HasSubstr("following the logs of 1 of 2"), "[ps-0] served", "[worker-0] trained"));
 }
@@ -441,25 +446,18 @@ TEST(LogFollower, DrainClosesStreamsSilentAfterTheirLines) {
 TEST(LogFollower, DrainNamesTheEndedContainersItCouldNotRead) {
   Fixture fx;
   fx.transport.set_stream_handler([&](const kube::HttpRequest& r, const kube::ByteSink& sink) {
-    if (r.path.find("j-ps-0") != std::string::npos) {  // a stream that stalls
-      while (sink("")) std::this_thread::sleep_for(milliseconds(5));
-      return CancelledError("stopped");
-    }
+    if (r.path.find("j-ps-0") != std::string::npos) return OpenUntilStopped(sink);  // stalls
     sink(Served(r.path, {"2026-01-01T00:00:01Z done"}));
     return OkStatus();
   });
-  LogFollowOptions o;
-  o.max_requests = 1;
-  o.queue_excess = true;
-  LogFollower f(
-      fx.client, "ns", "j", [&](const std::string& l) { fx.printed.Add(l); }, o);
+  auto f = fx.Queueing(1);
   PodView sidecar = Pod("j-worker-0", "terminated");
   sidecar.containers.push_back(sidecar.main);
   sidecar.containers.back().name = "log-shipper";
   std::vector<PodView> pods = {Pod("j-ps-0", "terminated"), sidecar};
-  ASSERT_TRUE(f.Update(pods).ok());
+  ASSERT_TRUE(f->Update(pods).ok());
   fx.WaitForStreams(1);
-  EXPECT_THAT(f.Drain(pods, {.silence = milliseconds(60000), .quiet = milliseconds(1000)}),
+  EXPECT_THAT(f->Drain(pods, {.silence = milliseconds(60000), .quiet = milliseconds(1000)}),
               ElementsAre("j-ps-0", "j-worker-0", "j-worker-0/log-shipper"));
   EXPECT_THAT(fx.printed.Get(), ElementsAre(HasSubstr("following the logs of 1 of 3 containers")));
 }
@@ -467,10 +465,8 @@ TEST(LogFollower, DrainNamesTheEndedContainersItCouldNotRead) {
 // Ctrl-C during the last lines ends the wait at once; what was not read is named.
 TEST(LogFollower, DrainEndsOnStop) {
   Fixture fx;
-  fx.transport.set_stream_handler([&](const kube::HttpRequest&, const kube::ByteSink& sink) {
-    while (sink("")) std::this_thread::sleep_for(milliseconds(5));  // no bytes, open until stopped
-    return CancelledError("stopped");
-  });
+  fx.transport.set_stream_handler(
+      [&](const kube::HttpRequest&, const kube::ByteSink& sink) { return OpenUntilStopped(sink); });  // no bytes
   auto f = fx.Follower();
   std::vector<PodView> pods = {Pod("j-worker-0", "terminated")};
   ASSERT_TRUE(f->Update(pods).ok());
