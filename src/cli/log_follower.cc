@@ -448,7 +448,7 @@ void LogFollower::StopAll() {
   follows_.clear();
 }
 
-int LogFollower::StreamsStarted() const {
+int LogFollower::StreamsStartedForTesting() const {
   MutexLock lock(mu_);
   return started_;
 }

@@ -133,13 +133,12 @@ class LogFollower {
   };
   std::vector<std::string> Drain(const std::vector<PodView>& pods, const DrainLimits& limits,
                                  std::stop_token stop = {});
-  // Containers whose streams Update started so far.
-  int StreamsStarted() const;
-
   // Containers with state kept (of the last Update's pods, or still draining).
   size_t TrackedContainersForTesting() const;
   // The most log requests that were open at once.
   int PeakOpenStreamsForTesting() const;
+  // Containers whose streams Update started so far.
+  int StreamsStartedForTesting() const;
 
  private:
   struct Follow;

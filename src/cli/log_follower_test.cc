@@ -294,7 +294,7 @@ TEST(LogFollower, AStreamWaitingToReconnectSeesItsContainerEndAtOnce) {
   f.StopAll();
   EXPECT_EQ(fx.printed.Get(), std::vector<std::string>{"[worker-0] hello"});
   EXPECT_EQ(fx.Streams(), 2);
-  EXPECT_EQ(f.StreamsStarted(), 1);
+  EXPECT_EQ(f.StreamsStartedForTesting(), 1);
 }
 
 // More containers to follow than --max-log-requests: refused, naming the flag, and no stream
