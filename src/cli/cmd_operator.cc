@@ -18,6 +18,7 @@ struct OperatorArgs {
   // The duration flags, in seconds as users give them; into `op` by OperatorOptionsOf.
   double kube_api_timeout_seconds = 30;
   double status_count_interval_seconds = 1;
+  double pod_update_batch_period_seconds = 0.2;
 };
 
 // The operator's connection, client and leader-election flags (its servers': DefineOperatorServers).
@@ -47,6 +48,11 @@ void DefineOperatorClient(CLI::App* oper, OperatorArgs& a) {
                    "Seconds a status change of replica active counts alone waits after the job's last status write "
                    "(0: written at once)")
       ->check(CLI::Range(0.0, 60.0))
+      ->capture_default_str();
+  oper->add_option("--pod-update-batch-period", a.pod_update_batch_period_seconds,
+                   "Seconds a change of an existing pod waits before its job's pass, so that the changes of many "
+                   "pods in that time cost one pass (0: a pass for each)")
+      ->check(CLI::Range(0.0, 10.0))
       ->capture_default_str();
   oper->add_option("--kube-api-timeout", a.kube_api_timeout_seconds,
                    "Seconds an API request may take (a list page: twice that; a watch: to its first byte)")
@@ -113,6 +119,7 @@ class OperatorCommand : public Command {
     if (!args_.leader_elect.empty()) op.leader_elect = args_.leader_elect == "true";
     op.kube_api_timeout = SecondsFlag(args_.kube_api_timeout_seconds);
     op.status_count_interval = SecondsFlag(args_.status_count_interval_seconds);
+    op.pod_update_batch_period = SecondsFlag(args_.pod_update_batch_period_seconds);
     kube::CurlGlobal curl;  // before any other thread
     return WithSignalStops(
         [&](std::stop_token stop, std::stop_token) { return operator_::RunOperator(op, io.env, stop); }, true);

@@ -11,8 +11,14 @@ std::string ClusterScopedKey(const nlohmann::json& object) {
 
 std::string InformerFactory::IdOf(const ListWatchSpec& spec) {
   const std::string version = spec.gvr_source ? "*" : spec.gvr.version;
-  return spec.gvr.group + "/" + version + "/" + spec.gvr.resource + "|" + spec.ns + "|" + spec.label_selector + "|" +
-         spec.field_selector;
+  std::string id = spec.gvr.group + "/" + version + "/" + spec.gvr.resource + "|" + spec.ns + "|" +
+                   spec.label_selector + "|" + spec.field_selector;
+  // Informers that cut different parts of their objects are not the same informer.
+  if (!spec.watch_prune.empty()) {
+    id += "|" + spec.watch_prune.field + ":";
+    for (const std::string& k : spec.watch_prune.keep) id += k + ",";
+  }
+  return id;
 }
 
 void InformerFactory::Start() {

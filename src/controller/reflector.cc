@@ -50,7 +50,7 @@ Status Reflector::WatchOnce(std::stop_token stop) {
                             .resource_version = last_resource_version(),
                             .allow_watch_bookmarks = true,
                             .timeout = std::chrono::seconds(seconds(rng))};
-  kube::WatchDecoder decoder;
+  kube::WatchDecoder decoder(kube::kMaxWatchEventBytes, spec_.watch_prune);
   Status event_error = OkStatus();
   int events = 0;
   ++watches_;

@@ -39,6 +39,9 @@ struct ListWatchSpec {
   // Optional: told of every failed list or watch, with the resource it asked for (before the
   // back-off), e.g. to discover the served version again on a 404. Called on the reflector's thread.
   std::function<void(const kube::GroupVersionResource&, const Status&)> on_failure;
+  // Optional: what is cut from each watch event's object before it is parsed (kube::WatchPrune),
+  // for a decoder that reads little of a big field. Lists are parsed whole.
+  kube::WatchPrune watch_prune;
 };
 
 class ReflectorSink {

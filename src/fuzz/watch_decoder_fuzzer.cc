@@ -1,15 +1,48 @@
 // libFuzzer target: the watch-stream decoder. Besides not crashing, the events must not depend
 // on how the stream is split into chunks (the bug class of strtok-style framing): the input is
-// decoded whole and split at a point chosen by its first byte, and the two must agree.
+// decoded whole and split at a point chosen by its first byte, and the two must agree. The pods'
+// prune (PruneEventText) is checked against the parser: when the whole input parses, the cut text
+// must parse to the same value with the members removed.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <string_view>
 
+#include <nlohmann/json.hpp>
+
 #include "kube/watch_decoder.h"
+
+namespace {
+
+void CheckPrune(std::string_view text) {
+  const tfjob::kube::WatchPrune prune{.field = "spec", .keep = {"nodeName"}};
+  auto cut = tfjob::kube::PruneEventText(text, prune);
+  if (!cut) return;
+  nlohmann::json whole = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (whole.is_discarded()) return;  // the cut text is not checked: it may parse where this did not
+  nlohmann::json pruned = nlohmann::json::parse(*cut, nullptr, false);
+  if (pruned.is_discarded()) std::abort();
+  // What parsing then removing gives: the last "object" (the parser keeps the last copy of a
+  // key), its "spec" reduced to the kept members.
+  if (whole.is_object()) {
+    auto o = whole.find("object");
+    if (o != whole.end() && o->is_object()) {
+      auto f = o->find("spec");
+      if (f != o->end() && f->is_object()) {
+        nlohmann::json kept = nlohmann::json::object();
+        if (f->contains("nodeName")) kept["nodeName"] = (*f)["nodeName"];
+        *f = kept;
+      }
+    }
+  }
+  if (pruned != whole) std::abort();
+}
+
+}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
+  CheckPrune(text);
   tfjob::kube::WatchDecoder whole;
   auto a = whole.Feed(text);
   size_t cut = size == 0 ? 0 : data[0] % (size + 1);

@@ -1,5 +1,7 @@
 #include "kube/watch_decoder.h"
 
+#include <algorithm>
+
 #include "api/json_fields.h"
 
 #include "kube/api_error.h"
@@ -8,7 +10,143 @@ namespace tfjob::kube {
 
 namespace {
 
-StatusOr<WatchEvent> DecodeLine(std::string_view line) {
+// A forward scanner of JSON text that finds where values begin and end without building them.
+// It checks only what it needs to find the ends (quotes, escapes, nesting); anything it does not
+// expect makes it fail, and the caller then leaves the text as it was.
+class Scanner {
+ public:
+  explicit Scanner(std::string_view t) : t_(t) {}
+  size_t pos() const { return pos_; }
+  void SkipSpace() {
+    while (pos_ < t_.size() && (t_[pos_] == ' ' || t_[pos_] == '\t' || t_[pos_] == '\n' || t_[pos_] == '\r')) ++pos_;
+  }
+  // Skips whitespace, then eats `c` if it is next.
+  bool Eat(char c) {
+    SkipSpace();
+    if (pos_ < t_.size() && t_[pos_] == c) {
+      ++pos_;
+      return true;
+    }
+    return false;
+  }
+  // A string at the position (after whitespace): its raw text between the quotes, escapes not
+  // decoded. nullopt when none is there or it does not end.
+  std::optional<std::string_view> String() {
+    SkipSpace();
+    if (pos_ >= t_.size() || t_[pos_] != '"') return std::nullopt;
+    size_t begin = pos_ + 1;
+    size_t end = StringEnd(begin);
+    if (end == std::string_view::npos) return std::nullopt;
+    pos_ = end + 1;
+    return t_.substr(begin, end - begin);
+  }
+  // The next character after whitespace (NUL at the end).
+  char Peek() {
+    SkipSpace();
+    return pos_ < t_.size() ? t_[pos_] : '\0';
+  }
+  // Skips one value (after whitespace). False when the text ends or the nesting does not match.
+  bool SkipValue() {
+    SkipSpace();
+    if (pos_ >= t_.size()) return false;
+    char c = t_[pos_];
+    if (c == '"') return String().has_value();
+    if (c != '{' && c != '[') {  // a number, true, false or null: up to the next delimiter
+      size_t begin = pos_;
+      while (pos_ < t_.size() && std::string_view(",}] \t\n\r").find(t_[pos_]) == std::string_view::npos) ++pos_;
+      return pos_ > begin;
+    }
+    std::string open;  // the brackets not yet closed
+    while (pos_ < t_.size()) {
+      c = t_[pos_];
+      if (c == '"') {
+        size_t end = StringEnd(pos_ + 1);
+        if (end == std::string_view::npos) return false;
+        pos_ = end + 1;
+        continue;
+      }
+      ++pos_;
+      if (c == '{' || c == '[') {
+        open.push_back(c);
+      } else if (c == '}' || c == ']') {
+        if (open.empty() || open.back() != (c == '}' ? '{' : '[')) return false;
+        open.pop_back();
+        if (open.empty()) return true;
+      }
+    }
+    return false;
+  }
+
+ private:
+  // The position of the quote that ends the string whose text begins at `i`, or npos.
+  size_t StringEnd(size_t i) const {
+    for (;;) {
+      size_t q = t_.find('"', i);
+      if (q == std::string_view::npos) return q;
+      size_t backslashes = 0;
+      while (q - backslashes > i && t_[q - backslashes - 1] == '\\') ++backslashes;
+      if (backslashes % 2 == 0) return q;
+      i = q + 1;
+    }
+  }
+
+  std::string_view t_;
+  size_t pos_ = 0;
+};
+
+// A part of a line replaced by other text.
+struct Cut {
+  size_t begin = 0, end = 0;
+  std::string with;
+};
+
+bool PlainKey(const std::optional<std::string_view>& key) {
+  return key && key->find('\\') == std::string_view::npos;
+}
+
+// At the object the scanner is at (after whitespace): a cut for each member named
+// `prune.field` whose value is an object, keeping of it only the members named in `prune.keep`.
+// False when the scanner cannot follow the object (an escaped key among those it reads, too).
+bool CutField(Scanner& s, std::string_view line, const WatchPrune& prune, std::vector<Cut>& cuts) {
+  if (!s.Eat('{')) return false;
+  if (s.Eat('}')) return true;
+  for (;;) {
+    auto key = s.String();
+    if (!PlainKey(key) || !s.Eat(':')) return false;
+    s.SkipSpace();
+    if (*key == prune.field && s.Peek() == '{') {
+      Cut cut{.begin = s.pos(), .with = "{"};
+      s.Eat('{');
+      if (!s.Eat('}')) {
+        for (;;) {
+          s.SkipSpace();
+          size_t member = s.pos();
+          auto name = s.String();
+          if (!PlainKey(name) || !s.Eat(':') || !s.SkipValue()) return false;
+          if (std::find(prune.keep.begin(), prune.keep.end(), *name) != prune.keep.end()) {
+            if (cut.with.size() > 1) cut.with += ',';
+            cut.with.append(line.substr(member, s.pos() - member));
+          }
+          if (s.Eat(',')) continue;
+          if (s.Eat('}')) break;
+          return false;
+        }
+      }
+      cut.with += '}';
+      cut.end = s.pos();
+      cuts.push_back(std::move(cut));
+    } else if (!s.SkipValue()) {
+      return false;
+    }
+    if (s.Eat(',')) continue;
+    return s.Eat('}');
+  }
+}
+
+StatusOr<WatchEvent> DecodeLine(std::string_view line, const WatchPrune& prune) {
+  std::optional<std::string> pruned;
+  if (!prune.empty()) pruned = PruneEventText(line, prune);
+  if (pruned) line = *pruned;
   try {
     auto j = nlohmann::json::parse(line);
     std::string type = api::StringField(j, "type");
@@ -36,6 +174,38 @@ StatusOr<WatchEvent> DecodeLine(std::string_view line) {
 
 }  // namespace
 
+std::optional<std::string> PruneEventText(std::string_view line, const WatchPrune& prune) {
+  if (prune.empty()) return std::nullopt;
+  Scanner s(line);
+  std::vector<Cut> cuts;
+  if (!s.Eat('{')) return std::nullopt;
+  if (!s.Eat('}')) {
+    for (;;) {
+      auto key = s.String();
+      if (!PlainKey(key) || !s.Eat(':')) return std::nullopt;
+      s.SkipSpace();
+      if (*key == "object" && s.Peek() == '{') {
+        if (!CutField(s, line, prune, cuts)) return std::nullopt;
+      } else if (!s.SkipValue()) {
+        return std::nullopt;
+      }
+      if (s.Eat(',')) continue;
+      if (s.Eat('}')) break;
+      return std::nullopt;
+    }
+  }
+  if (cuts.empty()) return std::nullopt;
+  std::string out;
+  size_t at = 0;
+  for (const Cut& c : cuts) {
+    out.append(line.substr(at, c.begin - at));
+    out.append(c.with);
+    at = c.end;
+  }
+  out.append(line.substr(at));
+  return out;
+}
+
 std::vector<WatchEvent> WatchDecoder::Feed(std::string_view chunk, std::vector<Status>* errors) {
   std::vector<WatchEvent> events;
   auto too_long = [&] {
@@ -46,7 +216,7 @@ std::vector<WatchEvent> WatchDecoder::Feed(std::string_view chunk, std::vector<S
   auto line_done = [&](std::string_view line) {
     if (line.size() > max_event_bytes_) return too_long();
     if (line.find_first_not_of(" \r\t") == std::string_view::npos) return;
-    StatusOr<WatchEvent> e = DecodeLine(line);
+    StatusOr<WatchEvent> e = DecodeLine(line, prune_);
     if (e.ok())
       events.push_back(std::move(e).value());
     else if (errors != nullptr)

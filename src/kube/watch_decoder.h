@@ -3,8 +3,10 @@
 // {"type":"ADDED","object":{...}}) into events, for any split of the stream into chunks.
 // Malformed lines become kDataLoss events rather than exceptions.
 
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -20,13 +22,31 @@ struct WatchEvent {
   nlohmann::json object;  // the object; for kError the metav1.Status
 };
 
+// Members of an event's object that are cut from its text before the text is parsed: of the
+// object's member `field` (e.g. "spec") only the members named in `keep` are kept. For an
+// informer whose decoder reads little of a big field: a pod of a 500-worker TFJob is about 20 KB,
+// nearly all of it the TF_CONFIG in its spec, and the operator reads only spec.nodeName of it
+// (docs/semantics.md D35). An empty `field` cuts nothing.
+struct WatchPrune {
+  std::string field;
+  std::vector<std::string> keep;
+  bool empty() const { return field.empty(); }
+};
+
+// The text of a watch event line with `prune` applied, or nullopt when nothing was cut (no such
+// member, not an object, or a line this scanner does not follow: the caller parses the line as
+// it is, which reports any error). Parsing the result gives the event that parsing `line` and
+// then removing the members gives; the removed text is not checked. Linear in the line's length.
+std::optional<std::string> PruneEventText(std::string_view line, const WatchPrune& prune);
+
 // The largest event line accepted (docs/operator.md, section 2). The API server refuses objects
 // over 1.5 MiB (etcd's limit), so a longer line is a broken or hostile stream.
 inline constexpr size_t kMaxWatchEventBytes = 16 * 1024 * 1024;
 
 class WatchDecoder {
  public:
-  explicit WatchDecoder(size_t max_event_bytes = kMaxWatchEventBytes) : max_event_bytes_(max_event_bytes) {}
+  explicit WatchDecoder(size_t max_event_bytes = kMaxWatchEventBytes, WatchPrune prune = {})
+      : max_event_bytes_(max_event_bytes), prune_(std::move(prune)) {}
 
   // Appends a chunk; returns the events completed by it (possibly none). A line that is not a
   // watch event, or is longer than max_event_bytes, yields a kDataLoss status in `errors` and
@@ -40,6 +60,7 @@ class WatchDecoder {
 
  private:
   const size_t max_event_bytes_;
+  const WatchPrune prune_;
   std::string buffer_;  // an unfinished line: holds no '\n'
   bool broken_ = false;
 };

@@ -100,6 +100,84 @@ TEST(WatchDecoder, Issue17ACompleteLineOverTheCapIsSkipped) {
   EXPECT_FALSE(d.broken());
 }
 
+// The pods' prune (D35): parsing the cut text gives the event that parsing the whole line and
+// then removing the members gives.
+const WatchPrune kPodPrune{.field = "spec", .keep = {"nodeName"}};
+
+nlohmann::json Removed(nlohmann::json event, const WatchPrune& p) {
+  auto o = event.find("object");
+  if (o != event.end() && o->is_object()) {
+    auto f = o->find(p.field);
+    if (f != o->end() && f->is_object()) {
+      nlohmann::json kept = nlohmann::json::object();
+      for (const auto& k : p.keep)
+        if (f->contains(k)) kept[k] = (*f)[k];
+      *f = kept;
+    }
+  }
+  return event;
+}
+
+TEST(PruneEventText, APodKeepsItsNodeNameAndLosesTheRestOfItsSpec) {
+  // TF_CONFIG as the API server writes it: quotes escaped, and a value ending in a backslash.
+  const std::string line =
+      R"J({"type":"MODIFIED","object":{"kind":"Pod","metadata":{"name":"w-0","labels":{"a":"{\"x\":[1]}"}},)J"
+      R"J("spec":{"containers":[{"name":"tensorflow","env":[{"name":"TF_CONFIG","value":"{\"cluster\":{\"worker\":[\"w-0.ns.svc:2222\"]},\"task\":{\"type\":\"worker\",\"index\":0}}"},)J"
+      R"J({"name":"ODD","value":"ends in a backslash \\"}]}],"nodeName" : "kwok-node-3","restartPolicy":"Never"},)J"
+      R"J("status":{"phase":"Running","containerStatuses":[{"name":"tensorflow","restartCount":0}]}}})J";
+  auto cut = PruneEventText(line, kPodPrune);
+  ASSERT_TRUE(cut.has_value());
+  EXPECT_LT(cut->size(), line.size() / 2);
+  EXPECT_EQ(nlohmann::json::parse(*cut), Removed(nlohmann::json::parse(line), kPodPrune));
+  EXPECT_EQ(nlohmann::json::parse(*cut)["object"]["spec"], (nlohmann::json{{"nodeName", "kwok-node-3"}}));
+
+  WatchDecoder d(kMaxWatchEventBytes, kPodPrune);
+  auto events = d.Feed(line + "\n");
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].object["spec"], (nlohmann::json{{"nodeName", "kwok-node-3"}}));
+  EXPECT_EQ(events[0].object["status"]["phase"], "Running");
+}
+
+TEST(PruneEventText, WhatItDoesNotFollowIsLeftAsItIs) {
+  for (const std::string& line : {
+           std::string(R"({"type":"ADDED","object":{"metadata":{"name":"a"}}})"),     // no spec
+           std::string(R"({"type":"ADDED","object":{"spec":null}})"),                 // not an object
+           std::string(R"({"type":"ADDED","object":"spec"})"),                        // no object
+           std::string(R"({"type":"ADDED","obj\u0065ct":{"spec":{"a":1}}})"),         // an escaped key
+           std::string(R"({"type":"ADDED","object":{"spec":{"a":[1}}})"),             // brackets cross
+           std::string(R"({"type":"ADDED","object":{"spec":{"a":"unterminated}}})"),  // a string never ends
+           std::string(R"({"type":"ADDED","object":{"spec":{"a":1})"),                // cut short
+           std::string(""),
+           std::string("[]"),
+           std::string("{"),
+           std::string("{}"),
+       }) {
+    EXPECT_FALSE(PruneEventText(line, kPodPrune).has_value()) << line;
+    EXPECT_FALSE(PruneEventText(line, WatchPrune{}).has_value()) << line;
+  }
+  // A line the scanner follows but the parser refuses stays refused: the junk is outside the cut.
+  WatchDecoder d(kMaxWatchEventBytes, kPodPrune);
+  std::vector<Status> errors;
+  auto events = d.Feed("{\"type\":ADDED,\"object\":{\"spec\":{\"x\":1}}}\n", &errors);
+  EXPECT_TRUE(events.empty());
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].code(), StatusCode::kDataLoss);
+}
+
+TEST(PruneEventText, EveryCopyOfTheFieldIsCutAndEveryKeptMemberStays) {
+  // Duplicate keys: the parser keeps the last, so each copy is cut alike.
+  const std::string line =
+      R"({"object":{"spec":{"nodeName":"a","x":[{"y":"]"}]},"spec":{"z":{},"nodeName":"b","nodeName":"c"}},"type":"ADDED"})";
+  auto cut = PruneEventText(line, kPodPrune);
+  ASSERT_TRUE(cut.has_value());
+  EXPECT_EQ(*cut, R"({"object":{"spec":{"nodeName":"a"},"spec":{"nodeName":"b","nodeName":"c"}},"type":"ADDED"})");
+  EXPECT_EQ(nlohmann::json::parse(*cut), Removed(nlohmann::json::parse(line), kPodPrune));
+  EXPECT_EQ(PruneEventText(R"({"object":{"spec":{}}})", kPodPrune),
+            std::optional<std::string>(R"({"object":{"spec":{}}})"));
+  EXPECT_EQ(PruneEventText(" {\n\"object\" :\t{ \"spec\" : { \"q\" : true } } } ", kPodPrune),
+            std::optional<std::string>(" {\n\"object\" :\t{ \"spec\" : {} } } "));
+}
+
 TEST(WatchErrorStatus, GoneForExpired) {
   WatchDecoder d;
   auto events = d.Feed(kStream);

@@ -121,6 +121,7 @@ struct CompositeCluster : Server {
     options.workers = 2;
     options.write_concurrency = 4;
     options.status_count_interval = {};
+    options.pod_update_batch_period = {};  // D35: likewise, a batched pass would wait forever
     options.gang_scheduler_name = "kubernetes";
     options.native_gang_api = NativeGangApi::kV1beta1;  // what the start-up discovery found
     options.native_composite_pod_groups = composite;

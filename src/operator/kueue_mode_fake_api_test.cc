@@ -38,6 +38,7 @@ struct KueueCluster {
     OperatorOptions options;
     options.workers = 2;
     options.status_count_interval = {};
+    options.pod_update_batch_period = {};  // D35: likewise, a batched pass would wait forever
     options.kueue_mode = mode;
     options.kueue.topology_aware_scheduling = false;
     controller = std::make_unique<TfJobController>(client, clock, registry, events, informers, options, Logger());

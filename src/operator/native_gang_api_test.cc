@@ -134,6 +134,7 @@ struct NativeCluster : Server {
     options.workers = 2;
     options.write_concurrency = 4;
     options.status_count_interval = {};
+    options.pod_update_batch_period = {};  // D35: likewise, a batched pass would wait forever
     options.gang_scheduler_name = "kubernetes";
     options.native_gang_api = NativeGangApi::kV1alpha2;  // what the start-up discovery found
     controller = std::make_unique<TfJobController>(client, clock, registry, events, informers, options, Logger());

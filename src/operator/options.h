@@ -29,6 +29,11 @@ struct OperatorOptions {
   // one written for the job only in replica `active` counts waits until this long after that
   // write (docs/semantics.md D30). Zero: written at once.
   std::chrono::milliseconds status_count_interval = std::chrono::seconds(1);
+  // --pod-update-batch-period (seconds on the command line): a change of a pod already observed
+  // (bound, started, ended) enqueues its job this long later, so the changes of a big job's pods
+  // within that time cost one pass, not one each (docs/semantics.md D35). A pod's creation or
+  // deletion enqueues at once. Zero: every change at once.
+  std::chrono::milliseconds pod_update_batch_period = std::chrono::milliseconds(200);
   std::string metrics_bind_address = ":8080";       // --metrics-bind-address ("0" disables)
   std::string health_probe_bind_address = ":8081";  // --health-probe-bind-address
   std::optional<bool> leader_elect;                 // --leader-elect (default: true in-cluster)

@@ -131,14 +131,17 @@ void TfJobController::WatchChildren(controller::InformerFactory& informers) {
     std::string k = JobKeyOf(m);
     return k.empty() ? std::vector<std::string>{} : std::vector<std::string>{k};
   };
-  pods_ = &informers.For<api::Pod>(controller::ListWatchSpec{kube::kPods, options_.ns, selector}, api::DecodePod,
-                                   controller::NamespacedKey);
+  // DecodePod reads only spec.nodeName of a pod's spec, which holds nearly all of a big job's
+  // pod (its TF_CONFIG names every replica): the watch cuts the rest before parsing (D35).
+  controller::ListWatchSpec pod_spec{kube::kPods, options_.ns, selector};
+  pod_spec.watch_prune = kube::WatchPrune{.field = "spec", .keep = {"nodeName"}};
+  pods_ = &informers.For<api::Pod>(std::move(pod_spec), api::DecodePod, controller::NamespacedKey);
   pods_->AddIndex("job", [job_index](const api::Pod& p) { return job_index(p.meta); });
   pods_->AddHandlers({[this](const auto& p) { OnChildEvent(p->meta, 1, 0); },
                       [this](const auto& o, const auto& n) {
                         if (!o->meta.deletion_timestamp && n->meta.deletion_timestamp)
                           disruptions_.DeletionStarted(JobKeyOf(n->meta), *n);
-                        if (o->meta.resource_version != n->meta.resource_version) OnChildEvent(n->meta, 0, 0);
+                        if (o->meta.resource_version != n->meta.resource_version) OnPodChange(n->meta);
                       },
                       [this](const auto& p) {
                         disruptions_.PodGone(JobKeyOf(p->meta), *p);
@@ -161,6 +164,17 @@ void TfJobController::OnChildEvent(const api::ChildMeta& meta, int created, int 
   for (int i = 0; i < created; ++i) expectations_.CreationObserved(key);
   for (int i = 0; i < deleted; ++i) expectations_.DeletionObserved(key);
   Enqueue(key);
+}
+
+void TfJobController::OnPodChange(const api::ChildMeta& meta) {
+  std::string key = JobKeyOf(meta);
+  if (key.empty()) return;
+  // D35: the job's pass waits the batch period, so that the changes of its other pods in that
+  // time join it (the queue keeps one due time per key, the earliest).
+  if (options_.pod_update_batch_period.count() > 0)
+    queue_.AddAfter(key, options_.pod_update_batch_period);
+  else
+    Enqueue(key);
 }
 
 void TfJobController::Start() {

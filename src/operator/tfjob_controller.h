@@ -121,6 +121,8 @@ class TfJobController {
   void ObserveGang(const std::string& key, const api::TfJob& job, core::ObservedState& observed);
   void ObserveCompositeGang(const std::string& key, const api::TfJob& job, core::ObservedState& observed);
   void OnChildEvent(const api::ChildMeta& meta, int created, int deleted);
+  // A pod already observed changed: its job is enqueued after the batch period (D35).
+  void OnPodChange(const api::ChildMeta& meta);
   // D1: a pass waits while the expectations of the last one are not met; nullopt: it runs (none
   // pending, or the job's deadline or TTL is due now).
   std::optional<ReconcileResult> WaitForExpectations(const std::string& key, const api::TfJob& job);

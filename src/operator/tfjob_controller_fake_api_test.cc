@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <functional>
@@ -62,12 +63,14 @@ struct Cluster {
   std::unique_ptr<TfJobController> controller;
   controller::InformerFactory informers{client, Logger()};  // after the controller: stopped before it goes
 
-  explicit Cluster(int write_concurrency = 4, std::chrono::milliseconds status_count_interval = {}) {
+  explicit Cluster(int write_concurrency = 4, std::chrono::milliseconds status_count_interval = {},
+                   std::chrono::milliseconds pod_update_batch_period = {}) {
     options.workers = 2;
     options.write_concurrency = write_concurrency;
-    // The fake clock stands still: a held count-only status (D30) would wait forever. The test
-    // of that hold sets the interval itself.
+    // The fake clock stands still: a held count-only status (D30) or a batched pod change (D35)
+    // would wait forever. The tests of those waits set them themselves.
     options.status_count_interval = status_count_interval;
+    options.pod_update_batch_period = pod_update_batch_period;
     controller = std::make_unique<TfJobController>(client, clock, registry, events, informers, options, Logger());
     informers.Start();
     controller->Start();
@@ -344,6 +347,41 @@ TEST(TfJobControllerFakeApi, AnActiveCountChangeAloneWaitsForTheInterval) {
   EXPECT_FALSE(written->requeue_after.has_value());
 }
 
+// D35: a change of a job's pods waits the batch period in the queue (fake time), one entry
+// for all the changes in that time, and is queued when the period ends.
+TEST(TfJobControllerFakeApi, PodChangesWaitTheBatchPeriodAsOnePass) {
+  Cluster k(/*write_concurrency=*/4, /*status_count_interval=*/{},
+            /*pod_update_batch_period=*/std::chrono::milliseconds(200));
+  const std::string key = "default/bat";
+  controller::WorkQueue& q = Peer::Queue(k.c());
+  k.CreateJob("bat", 3);
+  ASSERT_TRUE(WaitUntil([&] { return k.CaughtUp("bat"); }));
+  ASSERT_TRUE(k.c().ReconcileKey(key).ok());  // creates the children, writes Created
+  ASSERT_TRUE(WaitUntil([&] { return k.CaughtUp("bat") && k.server.List(kube::kPods).size() == 3; }));
+  // A worker holds the job (the creations and the status write queued it at once): an immediate
+  // add from now on only marks it dirty, a batched one waits in the delayed set.
+  auto got = q.Get();
+  ASSERT_EQ(got, key);
+  ASSERT_EQ(q.DelayedLenForTesting(), 0u);
+
+  k.SetPodPhases("Running");
+  ASSERT_TRUE(WaitUntil([&] {
+    auto phases = Peer::PodPhases(k.c(), key);
+    return std::count(phases.begin(), phases.end(), api::PodPhase::kRunning) == 3;
+  }));
+  EXPECT_EQ(q.DelayedLenForTesting(), 1u) << "the pods' changes did not wait";
+  k.clock.Advance(std::chrono::milliseconds(199));
+  q.ProcessDue(k.clock.SteadyNow());
+  EXPECT_EQ(q.DelayedLenForTesting(), 1u) << "the wait ended before the period";
+  k.clock.Advance(std::chrono::milliseconds(1));
+  q.ProcessDue(k.clock.SteadyNow());
+  EXPECT_EQ(q.DelayedLenForTesting(), 0u) << "the wait outlasted the period";
+  q.Done(key);
+  EXPECT_EQ(q.Len(), 1u);
+  k.c().StartWorkers();
+  EXPECT_TRUE(WaitUntil([&] { return k.HasCondition("bat", "Running"); })) << k.Job("bat")->dump();
+}
+
 // A failed pass (the API refuses creates) is rate-limited: the key waits out its backoff (fake
 // time) and is retried then, and the retry succeeds once the API accepts again.
 TEST(TfJobControllerFakeApi, FailedPassIsRetriedAfterItsBackoff) {
@@ -468,6 +506,7 @@ struct Process {
     options.workers = 2;
     options.write_concurrency = 4;
     options.status_count_interval = {};
+    options.pod_update_batch_period = {};  // D35: likewise, a batched pass would wait forever
     controller = std::make_unique<TfJobController>(client, clock, registry, events, informers, options, Logger());
     informers.Start();
     controller->Start();

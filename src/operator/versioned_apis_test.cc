@@ -107,6 +107,7 @@ struct PluginsCluster : Server {
     options.workers = 2;
     options.write_concurrency = 4;
     options.status_count_interval = {};
+    options.pod_update_batch_period = {};  // D35: likewise, a batched pass would wait forever
     options.gang_scheduler_name = "scheduler-plugins-scheduler";
     controller = std::make_unique<TfJobController>(client, clock, registry, events, informers, options, Logger());
     informers.Start();
@@ -182,6 +183,7 @@ TEST(VersionedApis, KueuesApiThatDisappearsAndComesBack) {
   OperatorOptions options;
   options.workers = 2;
   options.status_count_interval = {};
+  options.pod_update_batch_period = {};  // D35: likewise, a batched pass would wait forever
   options.kueue_mode = "operator";
   options.kueue.topology_aware_scheduling = false;
   controller::InformerFactory informers{s.client, Logger()};
