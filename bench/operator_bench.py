@@ -122,7 +122,10 @@ def log(msg):
 # The cluster, the API (watches), the operator process
 
 
-KWOK_POD_WORKERS = ""  # experiments: --kwok-pod-workers ("": KWOK's own 4; "nodes": one per node; or N)
+# --kwok-pod-workers: KWOK's pod status writers in flight at once. "nodes" (the default since
+# 2026-12-05): one per simulated node, as a cluster has a kubelet per node writing its own pods'
+# status; "kwok": KWOK's own default, 4 for all nodes; or N.
+KWOK_POD_WORKERS = "nodes"
 
 
 class Cluster:
@@ -131,7 +134,7 @@ class Cluster:
         self.dir = tempfile.mkdtemp(prefix="tfjob-bench.")
         shutil.rmtree(self.dir)
         workers = []
-        if KWOK_POD_WORKERS:
+        if KWOK_POD_WORKERS != "kwok":
             workers = ["--kwok-pod-workers", str(nodes if KWOK_POD_WORKERS == "nodes" else int(KWOK_POD_WORKERS))]
         subprocess.run([os.path.join(ROOT, "scripts", "test-cluster"), "up", self.dir, "--nodes", str(nodes)] + workers,
                        check=True, stdout=subprocess.DEVNULL)
@@ -1551,15 +1554,16 @@ def main():
     ap.add_argument("--apiserver-profile", metavar="DIR", default="",
                     help="experiments: kube-apiserver's CPU profile (Go pprof) of the first 5 s of each limit with "
                          "the TFJobs and each operator run, written to DIR")
-    ap.add_argument("--kwok-pod-workers", default="", metavar="N|nodes",
-                    help="experiments: KWOK's pod status writers in flight at once (default its own, 4, for all "
-                         "nodes; 'nodes': one per simulated node, as a real cluster has a kubelet per node)")
+    ap.add_argument("--kwok-pod-workers", default="nodes", metavar="nodes|kwok|N",
+                    help="KWOK's pod status writers in flight at once: 'nodes' (default) one per simulated node, as "
+                         "a cluster has a kubelet per node; 'kwok' KWOK's own default, 4 for all nodes (the bench's "
+                         "setting before 2026-12-05); or N")
     ap.add_argument("--no-limit-after", dest="limit_after", action="store_false",
                     help="no second limit with the TFJobs after the operator's run (compare with the one before)")
     a = ap.parse_args()
     global DEFAULTS, OPERATOR_ENV, LIMIT_AFTER, PROFILE_DIR, KWOK_POD_WORKERS
-    if a.kwok_pod_workers not in ("", "nodes") and not a.kwok_pod_workers.isdigit():
-        sys.exit(f"operator_bench: --kwok-pod-workers {a.kwok_pod_workers!r}: want a number or 'nodes'")
+    if a.kwok_pod_workers not in ("kwok", "nodes") and not (a.kwok_pod_workers.isdigit() and int(a.kwok_pod_workers) > 0):
+        sys.exit(f"operator_bench: --kwok-pod-workers {a.kwok_pod_workers!r}: want 'nodes', 'kwok' or a number")
     KWOK_POD_WORKERS = a.kwok_pod_workers
     if a.operator_flags:
         DEFAULTS = tuple(shlex.split(a.operator_flags))
@@ -1576,8 +1580,8 @@ def main():
     print_header()
     if OPERATOR_ENV:
         print(f"The operator's environment adds: {OPERATOR_ENV} (--operator-env)\n")
-    if KWOK_POD_WORKERS:
-        print(f"KWOK's pod stage workers: {KWOK_POD_WORKERS} (--kwok-pod-workers; its own default is 4)\n")
+    print(f"KWOK's pod status writers: {'one per node' if KWOK_POD_WORKERS == 'nodes' else KWOK_POD_WORKERS} "
+          "(--kwok-pod-workers; KWOK's own default is 4 for all nodes)\n")
     out, runs, started = Printer(), Runs(), time.time()
 
     def part(name, fn):
