@@ -170,11 +170,8 @@ void TfJobController::OnPodChange(const api::ChildMeta& meta) {
   std::string key = JobKeyOf(meta);
   if (key.empty()) return;
   // D35: the job's pass waits the batch period, so that the changes of its other pods in that
-  // time join it (the queue keeps one due time per key, the earliest).
-  if (options_.pod_update_batch_period.count() > 0)
-    queue_.AddAfter(key, options_.pod_update_batch_period);
-  else
-    Enqueue(key);
+  // time join it (the queue keeps one due time per key, the earliest; a zero period adds at once).
+  queue_.AddAfter(key, options_.pod_update_batch_period);
 }
 
 void TfJobController::Start() {
