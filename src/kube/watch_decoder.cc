@@ -51,14 +51,22 @@ class Scanner {
     if (pos_ >= t_.size()) return false;
     char c = t_[pos_];
     if (c == '"') return String().has_value();
-    if (c != '{' && c != '[') {  // a number, true, false or null: up to the next delimiter
-      size_t begin = pos_;
-      while (pos_ < t_.size() && std::string_view(",}] \t\n\r").find(t_[pos_]) == std::string_view::npos) ++pos_;
-      return pos_ > begin;
-    }
+    if (c == '{' || c == '[') return SkipNested();
+    return SkipScalar();
+  }
+
+ private:
+  // A number, true, false or null: up to the next delimiter.
+  bool SkipScalar() {
+    size_t begin = pos_;
+    while (pos_ < t_.size() && std::string_view(",}] \t\n\r").find(t_[pos_]) == std::string_view::npos) ++pos_;
+    return pos_ > begin;
+  }
+  // An object or array at the position, up to the bracket that closes it.
+  bool SkipNested() {
     std::string open;  // the brackets not yet closed
     while (pos_ < t_.size()) {
-      c = t_[pos_];
+      char c = t_[pos_];
       if (c == '"') {
         size_t end = StringEnd(pos_ + 1);
         if (end == std::string_view::npos) return false;
@@ -77,7 +85,6 @@ class Scanner {
     return false;
   }
 
- private:
   // The position of the quote that ends the string whose text begins at `i`, or npos.
   size_t StringEnd(size_t i) const {
     for (;;) {
@@ -104,6 +111,31 @@ bool PlainKey(const std::optional<std::string_view>& key) {
   return key && key->find('\\') == std::string_view::npos;
 }
 
+// At the object the scanner is at (after whitespace): the cut that replaces it with only its
+// members named in `prune.keep`. nullopt when the scanner cannot follow the object.
+std::optional<Cut> KeepMembers(Scanner& s, std::string_view line, const WatchPrune& prune) {
+  Cut cut{.begin = s.pos(), .with = "{"};
+  if (!s.Eat('{')) return std::nullopt;
+  if (!s.Eat('}')) {
+    for (;;) {
+      s.SkipSpace();
+      size_t member = s.pos();
+      auto name = s.String();
+      if (!PlainKey(name) || !s.Eat(':') || !s.SkipValue()) return std::nullopt;
+      if (std::find(prune.keep.begin(), prune.keep.end(), *name) != prune.keep.end()) {
+        if (cut.with.size() > 1) cut.with += ',';
+        cut.with.append(line.substr(member, s.pos() - member));
+      }
+      if (s.Eat(',')) continue;
+      if (s.Eat('}')) break;
+      return std::nullopt;
+    }
+  }
+  cut.with += '}';
+  cut.end = s.pos();
+  return cut;
+}
+
 // At the object the scanner is at (after whitespace): a cut for each member named
 // `prune.field` whose value is an object, keeping of it only the members named in `prune.keep`.
 // False when the scanner cannot follow the object (an escaped key among those it reads, too).
@@ -115,26 +147,9 @@ bool CutField(Scanner& s, std::string_view line, const WatchPrune& prune, std::v
     if (!PlainKey(key) || !s.Eat(':')) return false;
     s.SkipSpace();
     if (*key == prune.field && s.Peek() == '{') {
-      Cut cut{.begin = s.pos(), .with = "{"};
-      s.Eat('{');
-      if (!s.Eat('}')) {
-        for (;;) {
-          s.SkipSpace();
-          size_t member = s.pos();
-          auto name = s.String();
-          if (!PlainKey(name) || !s.Eat(':') || !s.SkipValue()) return false;
-          if (std::find(prune.keep.begin(), prune.keep.end(), *name) != prune.keep.end()) {
-            if (cut.with.size() > 1) cut.with += ',';
-            cut.with.append(line.substr(member, s.pos() - member));
-          }
-          if (s.Eat(',')) continue;
-          if (s.Eat('}')) break;
-          return false;
-        }
-      }
-      cut.with += '}';
-      cut.end = s.pos();
-      cuts.push_back(std::move(cut));
+      auto cut = KeepMembers(s, line, prune);
+      if (!cut) return false;
+      cuts.push_back(std::move(*cut));
     } else if (!s.SkipValue()) {
       return false;
     }
