@@ -284,14 +284,17 @@ class Tracker:
     `status.phase!=Pending` and those whose `status.phase=Succeeded` (field selectors the API
     server applies to the whole pod before it sends the metadata): a pod enters the second and
     third watch with the very event that changed its phase, and the bench never decodes a pod's
-    80 KB of TF_CONFIG. Times are the arrival of those watch events (the API's own timestamps
-    are whole seconds)."""
+    80 KB of TF_CONFIG. With `phases` also the first time each service's EndpointSlice listed an
+    address as ready ("reachable": its DNS name then resolves to its pod, which a TensorFlow
+    replica needs of every other before it trains; the slice's labels are its service's). Times
+    are the arrival of those watch events (the API's own timestamps are whole seconds)."""
 
     def __init__(self, cluster, ns, phases=True):
         self.lock = threading.Condition()
         self.created, self.running, self.succeeded, self.services, self.jobs = {}, {}, {}, {}, {}
-        self.pods_succeeded, self.bound = {}, {}
+        self.pods_succeeded, self.bound, self.reachable = {}, {}, {}
         self.job_pods, self.job_services, self.job_running = {}, {}, {}  # job name -> {object name: first seen}
+        self.job_reachable = {}  # job name -> {service name: first seen with a ready address}
         pods = f"/api/v1/namespaces/{ns}/pods"
         self.watches = [Watch(cluster, pods, self.pod, METADATA_ONLY),
                         Watch(cluster, f"/api/v1/namespaces/{ns}/services", self.service),
@@ -301,7 +304,9 @@ class Tracker:
                                    METADATA_ONLY),
                              Watch(cluster, pods + "?fieldSelector=spec.nodeName%21%3D", self.pod_bound, METADATA_ONLY),
                              Watch(cluster, pods + "?fieldSelector=status.phase%3DSucceeded", self.pod_succeeded,
-                                   METADATA_ONLY)]
+                                   METADATA_ONLY),
+                             Watch(cluster, f"/apis/discovery.k8s.io/v1/namespaces/{ns}/endpointslices",
+                                   self.endpoint_slice)]
 
     def pod(self, kind, obj, t):
         with self.lock:
@@ -324,6 +329,20 @@ class Tracker:
             return
         with self.lock:
             self.bound.setdefault(obj["metadata"]["name"], t)
+            self.lock.notify_all()
+
+    def endpoint_slice(self, kind, obj, t):
+        if kind == "DELETED":
+            return
+        labels = obj["metadata"].get("labels", {})
+        service = labels.get("kubernetes.io/service-name")
+        ready = [e for e in obj.get("endpoints") or []
+                 if e.get("addresses") and (e.get("conditions") or {}).get("ready", True) is not False]
+        if not service or not ready:
+            return
+        with self.lock:
+            self.reachable.setdefault(service, t)
+            self.job_reachable.setdefault(labels.get(JOB_LABEL), {}).setdefault(service, t)
             self.lock.notify_all()
 
     def pipeline(self, t0, fractions=(0.1, 0.5, 0.9, 1.0)):
@@ -1025,11 +1044,14 @@ def run_jobs(kind, n, flags, follow):
         else:
             t_exist = tr.job_done("big", n, n)
             t_pods = tr.job_done("big", n)
-        t_run = t_done = t_pods_done = None
+        t_run = t_reach = t_done = t_pods_done = running_cpu_split = None
         if follow:  # all pods Running (the control plane's metrics then), all the jobs Succeeded
             t_run = tr.wait("running", pods, left()) if kind == "burst" else tr.wait_job("job_running", "big", n, left())
+            running_cpu_split = split.since()
             scheduler = component_metrics(cluster, since=components0)
             pipeline = tr.pipeline(t0)
+            t_reach = (tr.wait("reachable", pods, left()) if kind == "burst"
+                       else tr.wait_job("job_reachable", "big", n, left()))
             t_done = tr.wait("succeeded", n, left()) if kind == "burst" else tr.wait_key("succeeded", "big", left())
             t_pods_done = tr.wait("pods_succeeded", exiting + (0 if kind == "burst" else 4), left())
         else:
@@ -1038,6 +1060,7 @@ def run_jobs(kind, n, flags, follow):
         row = {"kind": kind, "n": n, "flags": flags, "pods": pods, "objects": objects, "rendered_mb": lim["rendered_mb"],
                "nodes": nodes, "pods_s": t_pods and t_pods - t0, "exist_s": t_exist and t_exist - t0,
                "running_s": t_run and t_run - t0, "succeeded_s": t_done and t_done - t0,
+               "reachable_s": t_run and t_reach and max(t_run, t_reach) - t0,
                "pods_succeeded_s": t_pods_done and t_pods_done - t0, "scheduler": scheduler,
                "pipeline": pipeline, "limit_jobs_pipeline": lim_jobs.get("pipeline"),
                "limit_running_s": lim.get("running_s"), "limit_succeeded_s": lim.get("succeeded_s"),
@@ -1049,7 +1072,7 @@ def run_jobs(kind, n, flags, follow):
                "limit_jobs_objects_per_s": lim_jobs["per_second"], "limit_jobs_busy": lim_jobs["busy"],
                "limit_before_objects_per_s": lim_jobs["per_second"],
                "control_plane_cpu_s": cp, "limit_changes": limit_changes, "requests_in_window": in_window,
-               "events_in_window": events_in_window, "cpu_split": cpu_split,
+               "events_in_window": events_in_window, "cpu_split": cpu_split, "running_cpu_split": running_cpu_split,
                "reconciles_in_window": reconciles_in_window,
                "limit_cpu_split": lim["cpu_split"], "limit_jobs_cpu_split": lim_jobs["cpu_split"],
                "progress": progress, "limit_jobs_progress": lim_jobs["progress"]}
@@ -1262,7 +1285,8 @@ def print_defaults(out, burst, big):
               + (", once before the operator's run and once after it, compared by the mean of their two times; "
                  if LIMIT_AFTER else " (before the operator's run only: --no-limit-after); ") +
               f"the round of {rounds} with the median ratio to the latter, each round in a fresh cluster)",
-              ["work", "pods + services", "all pods + services (s)", "all pods Running (s)", "all TFJobs Succeeded (s)",
+              ["work", "pods + services", "all pods + services (s)", "all pods Running (s)",
+               "all Running and reachable (s)", "all TFJobs Succeeded (s)",
                "limit: all Running / its workers Succeeded (s), alone; with the TFJobs before; after",
                "objects/s", "limit objects/s", "ratio",
                "limit with the TFJobs submitted (objects/s): before / after / by the mean time", "ratio to it",
@@ -1270,7 +1294,7 @@ def print_defaults(out, burst, big):
                "operator peak RSS (MiB)", "at the end: RSS anon / files (of them the tfjob binary's) (MiB), threads",
                "events written / dropped (/metrics)", "Events in the namespace (about TFJobs)"],
               [[work_text(r), str(r.get("objects", "-")), fmt(r.get("exist_s")), fmt(r.get("running_s")),
-                fmt(r.get("succeeded_s")), limit_times_text(r), fmt(r.get("objects_per_s")),
+                fmt(r.get("reachable_s")), fmt(r.get("succeeded_s")), limit_times_text(r), fmt(r.get("objects_per_s")),
                 fmt(r.get("limit_objects_per_s")), fmt(r.get("ratio"), ".2f"),
                 limit_jobs_text(r), fmt(r.get("ratio_jobs"), ".2f"), rounds_text(r),
                 fmt(r.get("cpu_s"), ".2f"), fmt(r.get("peak_rss_mib")), rss_split_text(r), events_text(r),
@@ -1365,15 +1389,15 @@ def print_scaling(out, rows):
     out.table(f"Scaling {at}: one job of growing size, bursts of growing count (times from the first "
               "create; rendered MB = the pods' and services' JSON, quadratic in workers through TF_CONFIG)",
               ["work", "pods + services", "rendered MB", "KWOK nodes", "all pods + services (s)",
-               "all pods Running (s)", "all TFJobs Succeeded (s)",
+               "all pods Running (s)", "all Running and reachable (s)", "all TFJobs Succeeded (s)",
                "limit: all Running / its workers Succeeded (s), alone; with the TFJobs before; after", "objects/s",
                "limit objects/s", "ratio",
                "limit with the TFJobs submitted (objects/s): before / after / by the mean time", "ratio to it",
                "operator CPU (s)", "CPU ms/object", "operator peak RSS (MiB)",
                "events written / dropped"],
               [[work_text(r), str(r.get("objects", "-")), fmt(r.get("rendered_mb")), str(r.get("nodes", "-")),
-                fmt(r.get("exist_s")), fmt(r.get("running_s")), fmt(r.get("succeeded_s")), limit_times_text(r),
-                fmt(r.get("objects_per_s")), fmt(r.get("limit_objects_per_s")),
+                fmt(r.get("exist_s")), fmt(r.get("running_s")), fmt(r.get("reachable_s")), fmt(r.get("succeeded_s")),
+                limit_times_text(r), fmt(r.get("objects_per_s")), fmt(r.get("limit_objects_per_s")),
                 fmt(r.get("ratio"), ".2f"), limit_jobs_text(r), fmt(r.get("ratio_jobs"), ".2f"),
                 fmt(r.get("cpu_s"), ".2f"), fmt(r.get("cpu_s") and 1000 * r["cpu_s"] / r["objects"], ".2f"), fmt(r.get("peak_rss_mib")),
                 events_text(r)] for r in rows])
@@ -1470,25 +1494,27 @@ def print_peer(out, results):
         for flags, rows in by_flags.items():
             for r in rows:
                 r["limit_running_mean_s"] = limit_running_mean(r)
-            every = "; ".join(f"{fmt(r.get('exist_s'))} / {fmt(r.get('running_s'))} / {fmt(r.get('succeeded_s'))}"
-                              for r in rows)
+            every = "; ".join(f"{fmt(r.get('exist_s'))} / {fmt(r.get('running_s'))} / {fmt(r.get('reachable_s'))} / "
+                              f"{fmt(r.get('succeeded_s'))}" for r in rows)
             lines.append([flags_text(flags) if flags != DEFAULTS else "tfjob (defaults)", str(len(rows)),
                           fmt(median_of(rows, "exist_s")), fmt(median_of(rows, "running_s")),
-                          fmt(median_of(rows, "succeeded_s")), fmt(median_of(rows, "limit_running_mean_s")),
+                          fmt(median_of(rows, "reachable_s")), fmt(median_of(rows, "succeeded_s")), fmt(median_of(rows, "limit_running_mean_s")),
                           fmt(median_of(rows, "cpu_s"), ".2f"), fmt(median_of(rows, "peak_rss_mib")), every,
                           ", ".join("/".join(r.get("uptime", [])) for r in rows)])
         out.table(f"Against the peer, {work_text({'kind': kind, 'n': n})}: medians of the rounds (each run in a fresh "
                   "cluster after its limits, tfjob and the peer taking turns run by run); times from the first create",
-                  ["operator", "rounds", "all pods + services (s)", "all pods Running (s)", "all TFJobs Succeeded (s)",
+                  ["operator", "rounds", "all pods + services (s)", "all pods Running (s)",
+                   "all Running and reachable: every service's EndpointSlice lists its pod as ready (s)",
+                   "all TFJobs Succeeded (s)",
                    "limit with the TFJobs, same cluster: all Running (s, mean of before and after)",
-                   "operator CPU (s)", "peak RSS (MiB)", "every round: exist / Running / Succeeded (s)",
+                   "operator CPU (s)", "peak RSS (MiB)", "every round: exist / Running / reachable / Succeeded (s)",
                    "load average (1/5/15 min) after each run"], lines)
         ratio_lines = []
         for flags, rows in by_flags.items():
             if flags == DEFAULTS:
                 continue
             cells = []
-            for key in ("exist_s", "running_s", "succeeded_s"):
+            for key in ("exist_s", "running_s", "reachable_s", "succeeded_s"):
                 rs, med = ratios(ours, rows, key)
                 cells.append(f"**{fmt(med, '.2f')}** ({', '.join(f'{x:.2f}' for x in rs)})")
             ratio_lines.append([f"tfjob / {flags_text(flags)}"] + cells)
@@ -1496,10 +1522,11 @@ def print_peer(out, results):
                if r.get("running_s") and r.get("limit_running_mean_s")]
         ratio_lines.append(["tfjob / the limit with the TFJobs (same cluster)", "-",
                             f"**{fmt(statistics.median(lim) if lim else None, '.2f')}** "
-                            f"({', '.join(f'{x:.2f}' for x in lim)})", "-"])
+                            f"({', '.join(f'{x:.2f}' for x in lim)})", "-", "-"])
         out.table(f"Ratios, {work_text({'kind': kind, 'n': n})}: tfjob's time over the other's, round by round (below "
                   "1: tfjob is done first); the median in bold",
-                  ["", "all pods + services", "all pods Running", "all TFJobs Succeeded"], ratio_lines)
+                  ["", "all pods + services", "all pods Running", "all Running and reachable", "all TFJobs Succeeded"],
+                  ratio_lines)
         out.table(f"Where a pod waited, {work_text({'kind': kind, 'n': n})}: seconds from the first create at which "
                   "10 % / 50 % / 90 % / all of the pods existed, were bound to a node (kube-scheduler) and Running "
                   "(KWOK), in the round with the median all-Running time, and in the limit with the TFJobs of the "
@@ -1515,6 +1542,16 @@ def print_peer(out, results):
                   ["operator", "metrics"],
                   [[flags_text(flags) if flags != DEFAULTS else "tfjob (defaults)",
                     metrics_text(median_row(rows, "running_s").get("scheduler"))] for flags, rows in by_flags.items()])
+        out.table(f"CPU seconds by process from the first create to all pods Running, {work_text({'kind': kind, 'n': n})} "
+                  "(every process of the machine's test cluster, the operator and the bench's own watches), round by "
+                  "round",
+                  ["operator", "total", "by process, every round"],
+                  [[flags_text(flags) if flags != DEFAULTS else "tfjob (defaults)",
+                    ", ".join(fmt(sum(r["running_cpu_split"].values()), ".2f") for r in rows if r.get("running_cpu_split"))
+                    or "-",
+                    "; ".join(" ".join(f"{k} {v:.2f}" for k, v in sorted(r["running_cpu_split"].items()))
+                              for r in rows if r.get("running_cpu_split")) or "-"]
+                   for flags, rows in by_flags.items()])
 
 
 def median_row(rows, key):

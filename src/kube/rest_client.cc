@@ -187,9 +187,13 @@ StatusOr<json> RestClient::Create(const GroupVersionResource& gvr, const std::st
 
 Status RestClient::CreateDiscardingResponse(const GroupVersionResource& gvr, const std::string& ns,
                                             const json& object) {
+  // The created object comes back as its metadata alone (a PartialObjectMetadata, about 1 KB
+  // against 20 KB for a pod of a 500-worker job): less for the API server to encode and send.
+  // A server without that form answers with the next one, the whole object.
+  HttpRequest r = Request("POST", ResourcePath(gvr, ns), object.dump());
+  r.accept = kMetadataOnlyAccept;
   std::string body;
-  return Do("create", gvr.resource, Request("POST", ResourcePath(gvr, ns), object.dump()), false, nullptr, &body)
-      .status();
+  return Do("create", gvr.resource, std::move(r), false, nullptr, &body).status();
 }
 
 StatusOr<json> RestClient::Update(const GroupVersionResource& gvr, const std::string& ns, const std::string& name,

@@ -24,6 +24,11 @@
 
 namespace tfjob::kube {
 
+// The Accept header of a create whose answer only needs its outcome: the object's metadata
+// alone (meta.k8s.io/v1 PartialObjectMetadata), or the whole object from a server without it.
+inline constexpr const char* kMetadataOnlyAccept =
+    "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json";
+
 // Every limit here is named in docs/operator.md (section 2, "API requests").
 struct RestClientOptions {
   double qps = 100;
@@ -90,7 +95,8 @@ class RestClient {
   StatusOr<std::vector<nlohmann::json>> ListAll(const GroupVersionResource& gvr, const std::string& ns,
                                                 ListOptions options, std::string* resource_version);
   StatusOr<nlohmann::json> Create(const GroupVersionResource& gvr, const std::string& ns, const nlohmann::json& object);
-  // Create, without decoding the created object the server returns (only the outcome counts).
+  // Create, without decoding the created object the server returns (only the outcome counts); it
+  // asks for the object's metadata alone (kMetadataOnlyAccept).
   Status CreateDiscardingResponse(const GroupVersionResource& gvr, const std::string& ns, const nlohmann::json& object);
   StatusOr<nlohmann::json> Update(const GroupVersionResource& gvr, const std::string& ns, const std::string& name,
                                   const nlohmann::json& object, const std::string& subresource = "");

@@ -111,6 +111,34 @@ TEST(RestClient, ConflictAndAlreadyExistsSurface) {
   EXPECT_EQ(reqs.back().path, "/apis/kubeflow.org/v1/namespaces/ns/tfjobs/j/status");
 }
 
+// Issue 38: a child's create asks for the created object's metadata alone (the API server then
+// encodes about 1 KB instead of a whole pod), with the whole object as the fallback; its errors
+// are the API's as for any create, and the answer is never decoded.
+TEST(RestClient, CreateDiscardingResponseAsksForMetadataOnly) {
+  FakeTransport t;
+  int calls = 0;
+  t.set_handler([&](const HttpRequest&) -> StatusOr<HttpResponse> {
+    if (++calls == 1) return HttpResponse{201, R"({"kind":"PartialObjectMetadata","metadata":{"name":"p"}})"};
+    if (calls == 2) return HttpResponse{201, "not JSON: never decoded"};
+    return HttpResponse{409, R"({"kind":"Status","reason":"AlreadyExists","message":"exists"})"};
+  });
+  FakeClock clock;
+  RestClient client(t, clock, Fast());
+  EXPECT_TRUE(client.CreateDiscardingResponse(kPods, "ns", json{{"metadata", {{"name", "p"}}}}).ok());
+  EXPECT_TRUE(client.CreateDiscardingResponse(kPods, "ns", json{{"metadata", {{"name", "q"}}}}).ok());
+  EXPECT_TRUE(IsAlreadyExists(client.CreateDiscardingResponse(kPods, "ns", json::object())));
+  auto reqs = t.requests();
+  ASSERT_EQ(reqs.size(), 3u);
+  for (const auto& r : reqs) {
+    EXPECT_EQ(r.method, "POST");
+    EXPECT_EQ(r.path, "/api/v1/namespaces/ns/pods");
+    EXPECT_EQ(r.accept, "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json");
+  }
+  // A create whose answer is read asks for the whole object.
+  ASSERT_FALSE(client.Create(kPods, "ns", json::object()).ok());
+  EXPECT_EQ(t.requests().back().accept, "application/json");
+}
+
 TEST(RestClient, PatchContentTypesAndDeleteOptions) {
   FakeTransport t;
   t.set_handler([](const HttpRequest&) -> StatusOr<HttpResponse> { return HttpResponse{200, "{}"}; });
