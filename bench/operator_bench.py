@@ -940,8 +940,10 @@ def measure_limit(cluster, name, jobs, pods, follow, with_jobs=False, exiting=0)
     lim["busy"], lim["cpu_split"], lim["progress"] = cpu.busy(), split.since(), ltr.progress(tl0)
     if follow:
         tl_run = ltr.wait("running", pods, 600)
+        tl_reach = ltr.wait("reachable", pods, 600)  # a service per pod, as the operator's
         tl_done = ltr.wait("pods_succeeded", exiting, 600) if exiting else None
         lim["running_s"], lim["succeeded_s"] = tl_run and tl_run - tl0, tl_done and tl_done - tl0
+        lim["reachable_s"] = tl_run and tl_reach and max(tl_run, tl_reach) - tl0
         lim["pipeline"] = ltr.pipeline(tl0)
     ltr.stop()
     if profile:
@@ -1085,6 +1087,7 @@ def run_jobs(kind, n, flags, follow):
                "pipeline": pipeline, "limit_jobs_pipeline": lim_jobs.get("pipeline"),
                "limit_running_s": lim.get("running_s"), "limit_succeeded_s": lim.get("succeeded_s"),
                "limit_jobs_running_s": lim_jobs.get("running_s"), "limit_jobs_succeeded_s": lim_jobs.get("succeeded_s"),
+               "limit_jobs_reachable_s": lim_jobs.get("reachable_s"),
                "pods_per_s": t_pods and pods / (t_pods - t0), "objects_per_s": t_exist and objects / (t_exist - t0),
                "limit_objects_per_s": lim["per_second"], "limit_seconds": lim["seconds"],
                "limit_client_objects_per_s": lim["client_per_second"], "cpu_s": cpu,
@@ -1127,6 +1130,7 @@ def run_jobs(kind, n, flags, follow):
             before_s, after_s = objects / lim_jobs["per_second"], objects / lim_after["per_second"]
             row.update({"limit_after_objects_per_s": lim_after["per_second"],
                         "limit_after_running_s": lim_after.get("running_s"),
+                        "limit_after_reachable_s": lim_after.get("reachable_s"),
                         "limit_after_succeeded_s": lim_after.get("succeeded_s"),
                         "limit_after_cpu_split": lim_after["cpu_split"], "limit_after_busy": lim_after["busy"],
                         "limit_after_progress": lim_after["progress"],
@@ -1482,7 +1486,12 @@ def ratios(ours, theirs, key):
 
 def limit_running_mean(r):
     """The limit with the TFJobs' all-Running time, the mean of before and after (else before)."""
-    vals = [r.get(k) for k in ("limit_jobs_running_s", "limit_after_running_s") if r.get(k) is not None]
+    return limit_mean(r, "running_s")
+
+
+def limit_mean(r, key):
+    """The limit with the TFJobs' `key` (running_s, reachable_s), the mean of before and after (else before)."""
+    vals = [r.get(k) for k in ("limit_jobs_" + key, "limit_after_" + key) if r.get(k) is not None]
     return sum(vals) / len(vals) if vals else None
 
 
@@ -1514,11 +1523,14 @@ def print_peer(out, results):
         for flags, rows in by_flags.items():
             for r in rows:
                 r["limit_running_mean_s"] = limit_running_mean(r)
+                r["limit_reachable_mean_s"] = limit_mean(r, "reachable_s")
             every = "; ".join(f"{fmt(r.get('exist_s'))} / {fmt(r.get('running_s'))} / {fmt(r.get('reachable_s'))} / "
                               f"{fmt(r.get('succeeded_s'))}" for r in rows)
             lines.append([flags_text(flags) if flags != DEFAULTS else "tfjob (defaults)", str(len(rows)),
                           fmt(median_of(rows, "exist_s")), fmt(median_of(rows, "running_s")),
-                          fmt(median_of(rows, "reachable_s")), fmt(median_of(rows, "succeeded_s")), fmt(median_of(rows, "limit_running_mean_s")),
+                          fmt(median_of(rows, "reachable_s")), fmt(median_of(rows, "succeeded_s")),
+                          f"{fmt(median_of(rows, 'limit_running_mean_s'))} / "
+                          f"{fmt(median_of(rows, 'limit_reachable_mean_s'))}",
                           fmt(median_of(rows, "cpu_s"), ".2f"), fmt(median_of(rows, "peak_rss_mib")), every,
                           ", ".join("/".join(r.get("uptime", [])) for r in rows)])
         out.table(f"Against the peer, {work_text({'kind': kind, 'n': n})}: medians of the rounds (each run in a fresh "
@@ -1526,7 +1538,7 @@ def print_peer(out, results):
                   ["operator", "rounds", "all pods + services (s)", "all pods Running (s)",
                    "all Running and reachable: every service's EndpointSlice lists its pod as ready (s)",
                    "all TFJobs Succeeded (s)",
-                   "limit with the TFJobs, same cluster: all Running (s, mean of before and after)",
+                   "limit with the TFJobs, same cluster: all Running / reachable (s, mean of before and after)",
                    "operator CPU (s)", "peak RSS (MiB)", "every round: exist / Running / reachable / Succeeded (s)",
                    "load average (1/5/15 min) after each run"], lines)
         ratio_lines = []
@@ -1538,11 +1550,12 @@ def print_peer(out, results):
                 rs, med = ratios(ours, rows, key)
                 cells.append(f"**{fmt(med, '.2f')}** ({', '.join(f'{x:.2f}' for x in rs)})")
             ratio_lines.append([f"tfjob / {flags_text(flags)}"] + cells)
-        lim = [r["running_s"] / r["limit_running_mean_s"] for r in ours
-               if r.get("running_s") and r.get("limit_running_mean_s")]
-        ratio_lines.append(["tfjob / the limit with the TFJobs (same cluster)", "-",
-                            f"**{fmt(statistics.median(lim) if lim else None, '.2f')}** "
-                            f"({', '.join(f'{x:.2f}' for x in lim)})", "-", "-"])
+        cells = []
+        for key in ("running_s", "reachable_s"):
+            lim = [r[key] / limit_mean(r, key) for r in ours if r.get(key) and limit_mean(r, key)]
+            cells.append(f"**{fmt(statistics.median(lim) if lim else None, '.2f')}** "
+                         f"({', '.join(f'{x:.2f}' for x in lim)})")
+        ratio_lines.append(["tfjob / the limit with the TFJobs (same cluster)", "-"] + cells + ["-"])
         out.table(f"Ratios, {work_text({'kind': kind, 'n': n})}: tfjob's time over the other's, round by round (below "
                   "1: tfjob is done first); the median in bold",
                   ["", "all pods + services", "all pods Running", "all Running and reachable", "all TFJobs Succeeded"],
