@@ -1032,6 +1032,7 @@ def run_jobs(kind, n, flags, follow):
 
         def on_running():
             t = tr.wait("running", pods, left()) if kind == "burst" else tr.wait_job("job_running", "big", n, left())
+            at_running["t"] = t
             if t:
                 at_running["cpu"] = split.since()
                 at_running["metrics"] = component_metrics(cluster, since=components0)
@@ -1067,9 +1068,8 @@ def run_jobs(kind, n, flags, follow):
             t_pods = tr.job_done("big", n)
         t_run = t_reach = t_done = t_pods_done = running_cpu_split = None
         if follow:  # all pods Running (the control plane's metrics then), all the jobs Succeeded
-            t_run = tr.wait("running", pods, left()) if kind == "burst" else tr.wait_job("job_running", "big", n, left())
             running_watcher.join(left())
-            running_cpu_split = at_running.get("cpu")
+            t_run, running_cpu_split = at_running.get("t"), at_running.get("cpu")
             scheduler = at_running.get("metrics") or component_metrics(cluster, since=components0)
             pipeline = tr.pipeline(t0)
             t_reach = (tr.wait("reachable", pods, left()) if kind == "burst"
@@ -1484,11 +1484,6 @@ def ratios(ours, theirs, key):
     return rs, (statistics.median(rs) if rs else None)
 
 
-def limit_running_mean(r):
-    """The limit with the TFJobs' all-Running time, the mean of before and after (else before)."""
-    return limit_mean(r, "running_s")
-
-
 def limit_mean(r, key):
     """The limit with the TFJobs' `key` (running_s, reachable_s), the mean of before and after (else before)."""
     vals = [r.get(k) for k in ("limit_jobs_" + key, "limit_after_" + key) if r.get(k) is not None]
@@ -1522,7 +1517,7 @@ def print_peer(out, results):
         lines = []
         for flags, rows in by_flags.items():
             for r in rows:
-                r["limit_running_mean_s"] = limit_running_mean(r)
+                r["limit_running_mean_s"] = limit_mean(r, "running_s")
                 r["limit_reachable_mean_s"] = limit_mean(r, "reachable_s")
             every = "; ".join(f"{fmt(r.get('exist_s'))} / {fmt(r.get('running_s'))} / {fmt(r.get('reachable_s'))} / "
                               f"{fmt(r.get('succeeded_s'))}" for r in rows)
