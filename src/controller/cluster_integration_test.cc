@@ -1,6 +1,7 @@
 // Integration tests of the client and runtime against the real control plane started by
 // tests/e2e/run (scripts/test-cluster): CRUD and the status subresource, pagination,
-// conflicts, watches across an API server restart (410 and relist), leader election.
+// conflicts, watches across an API server restart (410 and relist), pods read in protobuf,
+// leader election.
 #include <cstdlib>
 #include <filesystem>
 #include <thread>
@@ -10,6 +11,8 @@
 
 #include "api/crd.h"
 #include "api/manifest.h"
+#include "api/pod_json.h"
+#include "api/pod_proto.h"
 #include "common/clock.h"
 #include "controller/informer.h"
 #include "controller/kube_lease_lock.h"
@@ -197,6 +200,58 @@ TEST_F(Cluster, InformerResumesAcrossAnApiServerRestartAndRelistsOnGone) {
   EXPECT_EQ(adds["b"], 1);  // no duplicate add across the relist
   EXPECT_EQ(adds["c"], 1);
   (void)client_->Delete(kube::kNamespaces, "", ns_ + "-x");
+}
+
+// The operator's pod informer reads pods in protobuf (kube/protobuf.h): against the real server
+// its store holds the same decoded pods as a JSON informer's, through a paged list, a status
+// written with a terminated container, and a delete.
+TEST_F(Cluster, PodsReadInProtobufDecodeAsInJson) {
+  auto pod = [](const std::string& name) {
+    json p = json::parse(R"({"apiVersion": "v1", "kind": "Pod",
+      "metadata": {"labels": {"training.kubeflow.org/replica-index": "2"}},
+      "spec": {"containers": [{"name": "c", "image": "busybox", "env": [{"name": "TF_CONFIG"}]}]}})");
+    p["metadata"]["name"] = name;
+    p["spec"]["containers"][0]["env"][0]["value"] = std::string(4000, 'x');
+    return p;
+  };
+  for (const char* name : {"p1", "p2", "p3"}) ASSERT_TRUE(client_->Create(kube::kPods, ns_, pod(name)).ok());
+  controller::ListWatchSpec in_protobuf{kube::kPods, ns_};
+  in_protobuf.page_size = 2;  // a continue token in protobuf
+  in_protobuf.protobuf = kube::ProtobufView{.name = "pod", .to_json = api::PodProtoToJson};
+  controller::Informer<api::Pod> proto(*client_, in_protobuf, api::DecodePod, controller::NamespacedKey, Logger());
+  controller::Informer<api::Pod> plain(*client_, {kube::kPods, ns_}, api::DecodePod, controller::NamespacedKey,
+                                       Logger());
+  proto.Start();
+  plain.Start();
+  auto same = [&](size_t n) {
+    auto a = proto.store().List();
+    if (a.size() != n || plain.store().List().size() != n) return false;
+    for (const auto& p : a) {
+      auto q = plain.store().Get(ns_ + "/" + p->meta.name);
+      if (q == nullptr || !(*p == *q)) return false;
+    }
+    return true;
+  };
+  ASSERT_TRUE(Eventually([&] { return proto.HasSynced() && plain.HasSynced() && same(3); }));
+  ASSERT_TRUE(client_->Create(kube::kPods, ns_, pod("p4")).ok());
+  json status = json::parse(R"({"status": {"phase": "Failed", "containerStatuses": [{"name": "c",
+      "image": "busybox", "imageID": "", "ready": false, "restartCount": 3,
+      "state": {"terminated": {"exitCode": 137, "reason": "OOMKilled"}}}]}})");
+  ASSERT_TRUE(client_->Patch(kube::kPods, ns_, "p2", kube::PatchType::kMerge, status, "status").ok());
+  ASSERT_TRUE(client_->Delete(kube::kPods, ns_, "p1").ok());
+  ASSERT_TRUE(Eventually([&] {
+    auto p2 = proto.store().Get(ns_ + "/p2");
+    return p2 != nullptr && p2->phase == api::PodPhase::kFailed && proto.store().Get(ns_ + "/p4") != nullptr &&
+           proto.store().Get(ns_ + "/p1") == nullptr && same(3);
+  }));
+  auto p2 = proto.store().Get(ns_ + "/p2");
+  ASSERT_EQ(p2->container_statuses.size(), 1u);
+  EXPECT_EQ(p2->container_statuses[0].exit_code, 137);
+  EXPECT_EQ(p2->container_statuses[0].restart_count, 3);
+  EXPECT_EQ(p2->meta.replica_index, 2);
+  EXPECT_GE(proto.reflector().watches(), 1);
+  proto.Stop();
+  plain.Stop();
 }
 
 TEST_F(Cluster, TwoElectorsOneLeaderThenTakeover) {

@@ -18,6 +18,7 @@ std::string InformerFactory::IdOf(const ListWatchSpec& spec) {
     id += "|" + spec.watch_prune.field + ":";
     for (const std::string& k : spec.watch_prune.keep) id += k + ",";
   }
+  if (!spec.protobuf.empty()) id += "|protobuf:" + spec.protobuf.name;
   return id;
 }
 

@@ -2,6 +2,7 @@
 
 #include "api/json_fields.h"
 
+#include <optional>
 #include <random>
 
 namespace tfjob::controller {
@@ -33,7 +34,8 @@ Status Reflector::ListOnce() {
       .label_selector = spec_.label_selector, .field_selector = spec_.field_selector, .limit = spec_.page_size};
   std::string rv;
   listed_ = Resource();
-  TFJOB_ASSIGN_OR_RETURN(std::vector<json> items, client_.ListAll(listed_, spec_.ns, options, &rv));
+  const kube::ObjectToJson* protobuf = spec_.protobuf.empty() ? nullptr : &spec_.protobuf.to_json;
+  TFJOB_ASSIGN_OR_RETURN(std::vector<json> items, client_.ListAll(listed_, spec_.ns, options, &rv, protobuf));
   ++lists_;
   sink_.Replace(std::move(items));
   SetVersion(rv);
@@ -51,6 +53,17 @@ Status Reflector::WatchOnce(std::stop_token stop) {
                             .allow_watch_bookmarks = true,
                             .timeout = std::chrono::seconds(seconds(rng))};
   kube::WatchDecoder decoder(kube::kMaxWatchEventBytes, spec_.watch_prune);
+  // Asked for in protobuf, the stream is protobuf when it starts with a frame's length (whose
+  // first byte is 0 under the 16 MiB cap), JSON when it starts with '{'.
+  std::optional<kube::ProtobufWatchDecoder> protobuf;
+  bool format_known = spec_.protobuf.empty();
+  auto feed = [&](std::string_view chunk, std::vector<Status>* errors) {
+    if (!format_known && !chunk.empty()) {
+      format_known = true;
+      if (chunk.front() == '\0') protobuf.emplace(spec_.protobuf.to_json);
+    }
+    return protobuf ? protobuf->Feed(chunk, errors) : decoder.Feed(chunk, errors);
+  };
   Status event_error = OkStatus();
   int events = 0;
   ++watches_;
@@ -59,7 +72,7 @@ Status Reflector::WatchOnce(std::stop_token stop) {
       listed_, spec_.ns, options,
       [&](std::string_view chunk) {
         std::vector<Status> errors;
-        for (auto& e : decoder.Feed(chunk, &errors)) {
+        for (auto& e : feed(chunk, &errors)) {
           ++events;
           if (e.type == kube::WatchEventType::kError) {
             event_error = kube::WatchErrorStatus(e.object);
@@ -77,7 +90,7 @@ Status Reflector::WatchOnce(std::stop_token stop) {
         }
         return true;
       },
-      stop);
+      stop, spec_.protobuf.empty() ? "application/json" : kube::kProtobufWatchAccept);
   if (!event_error.ok()) return event_error;
   // A watch the server ends at once without a single event is a broken server, not a normal
   // timeout: back off rather than reconnect in a loop (client-go does the same).

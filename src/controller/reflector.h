@@ -20,6 +20,7 @@
 #include "common/clock.h"
 #include "common/logging.h"
 #include "common/thread_annotations.h"
+#include "kube/protobuf.h"
 #include "kube/rest_client.h"
 #include "kube/watch_decoder.h"
 
@@ -42,6 +43,9 @@ struct ListWatchSpec {
   // Optional: what is cut from each watch event's object before it is parsed (kube::WatchPrune),
   // for a decoder that reads little of a big field. Lists are parsed whole.
   kube::WatchPrune watch_prune;
+  // Optional: list and watch in protobuf, each object turned into the JSON the decoder reads
+  // (kube/protobuf.h); a server that answers JSON is read as before (with watch_prune).
+  kube::ProtobufView protobuf;
 };
 
 class ReflectorSink {

@@ -1,8 +1,11 @@
 #include "controller/reflector.h"
 
+#include <fstream>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "api/pod_proto.h"
 #include "testing/fake_clock.h"
 #include "testing/fake_transport.h"
 
@@ -122,6 +125,73 @@ TEST(Reflector, Issue17UndecodableOrUnknownEventsEndTheWatch) {
   EXPECT_THAT(lines[0], HasSubstr("undecodable watch event"));
   EXPECT_THAT(lines[1], HasSubstr("unknown event type"));
   EXPECT_EQ(sink.applied, 0);
+}
+
+// A view in protobuf (the operator's pods): the list and the watch ask for protobuf, the
+// recorded protobuf watch of a pod (tests/wire) reaches the sink as the pod's JSON, and the next
+// watch resumes from its last version; a server that answers JSON is read as before.
+TEST(Reflector, ListsAndWatchesInProtobufAndReadsAJsonAnswerToo) {
+  std::ifstream in(std::string(TFJOB_SOURCE_DIR) + "/tests/wire/pod_watch.protobuf", std::ios::binary);
+  const std::string recorded{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  ASSERT_GT(recorded.size(), 10000u);
+  // An empty PodList at resourceVersion 257, as the server answered it.
+  const std::string empty_list(
+      "k8s\0\x0a\x0d\x0a\x02v1\x12\x07PodList\x12\x0b\x0a\x09\x0a\x00\x12\x03"
+      "257\x1a\x00\x1a\x00\x22\x00",
+      36);
+  for (bool server_speaks_protobuf : {true, false}) {
+    SCOPED_TRACE(server_speaks_protobuf ? "protobuf server" : "JSON server");
+    kube::FakeTransport t;
+    FakeClock clock;
+    std::stop_source stop;
+    std::vector<std::string> accepts, paths;
+    t.set_handler([&](const kube::HttpRequest& r) -> StatusOr<kube::HttpResponse> {
+      accepts.push_back(r.accept);
+      return kube::HttpResponse{
+          200, server_speaks_protobuf ? empty_list : R"({"metadata":{"resourceVersion":"257"},"items":[]})"};
+    });
+    t.set_stream_handler([&](const kube::HttpRequest& r, const kube::ByteSink& sink) -> Status {
+      accepts.push_back(r.accept);
+      paths.push_back(r.path);
+      if (paths.size() > 1) {
+        stop.request_stop();
+        return CancelledError("stopped");
+      }
+      const std::string body =
+          server_speaks_protobuf
+              ? recorded
+              : R"({"type":"ADDED","object":{"metadata":{"name":"a","namespace":"ns","resourceVersion":"300"},"spec":{"nodeName":"n"}}})"
+                "\n";
+      for (size_t at = 0; at < body.size(); at += 1000)
+        if (!sink(std::string_view(body).substr(at, 1000))) return CancelledError("the sink stopped the stream");
+      return OkStatus();
+    });
+    kube::RestClient client(t, clock);
+    struct Sink final : ReflectorSink {
+      std::vector<std::pair<kube::WatchEventType, json>> events;
+      void Replace(std::vector<json>) override {}
+      void Apply(kube::WatchEventType type, json object) override { events.emplace_back(type, std::move(object)); }
+    } sink;
+    ListWatchSpec spec{kube::kPods, "ns"};
+    spec.protobuf = kube::ProtobufView{.name = "pod", .to_json = api::PodProtoToJson};
+    Reflector reflector(client, spec, sink, Logger());
+    reflector.Run(stop.get_token());
+    ASSERT_EQ(accepts.size(), 3u);
+    EXPECT_EQ(accepts[0], kube::kProtobufAccept);
+    EXPECT_EQ(accepts[1], kube::kProtobufWatchAccept);
+    EXPECT_THAT(paths[0], HasSubstr("resourceVersion=257"));
+    if (server_speaks_protobuf) {
+      ASSERT_EQ(sink.events.size(), 6u);
+      EXPECT_EQ(sink.events[0].first, kube::WatchEventType::kAdded);
+      EXPECT_EQ(sink.events[5].first, kube::WatchEventType::kDeleted);
+      EXPECT_EQ(sink.events[3].second["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"], 137);
+      EXPECT_THAT(paths[1], HasSubstr("resourceVersion=290"));
+    } else {
+      ASSERT_EQ(sink.events.size(), 1u);
+      EXPECT_EQ(sink.events[0].second["spec"]["nodeName"], "n");
+      EXPECT_THAT(paths[1], HasSubstr("resourceVersion=300"));
+    }
+  }
 }
 
 }  // namespace

@@ -2,7 +2,9 @@
 // on how the stream is split into chunks (the bug class of strtok-style framing): the input is
 // decoded whole and split at a point chosen by its first byte, and the two must agree. The pods'
 // prune (PruneEventText) is checked against the parser: when the whole input parses, the cut text
-// must parse to the same value with the members removed.
+// must parse to the same value with the members removed. The same bytes are also fed to the
+// protobuf watch decoder (the operator's pod watch, kube/protobuf.h), whose events must not depend
+// on the split either, and whose pods must decode.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -10,6 +12,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "api/pod_json.h"
+#include "api/pod_proto.h"
+#include "kube/protobuf.h"
 #include "kube/watch_decoder.h"
 
 namespace {
@@ -38,6 +43,25 @@ void CheckPrune(std::string_view text) {
   if (pruned != whole) std::abort();
 }
 
+void CheckProtobuf(std::string_view stream, size_t cut) {
+  tfjob::kube::ProtobufWatchDecoder whole(tfjob::api::PodProtoToJson);
+  auto a = whole.Feed(stream);
+  tfjob::kube::ProtobufWatchDecoder split(tfjob::api::PodProtoToJson);
+  auto b = split.Feed(stream.substr(0, cut));
+  auto rest = split.Feed(stream.substr(cut));
+  b.insert(b.end(), rest.begin(), rest.end());
+  if (a.size() != b.size()) std::abort();
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i].type != b[i].type || a[i].object != b[i].object) std::abort();
+  for (const auto& e : a) {
+    if (e.type == tfjob::kube::WatchEventType::kError)
+      (void)tfjob::kube::WatchErrorStatus(e.object);
+    else if (!tfjob::api::DecodePod(e.object).ok())
+      std::abort();  // what PodProtoToJson makes decodes
+  }
+  (void)tfjob::kube::ProtobufListToJson(stream, tfjob::api::PodProtoToJson);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -55,5 +79,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (a[i].type != b[i].type || a[i].object != b[i].object) std::abort();
   for (const auto& e : a)
     if (e.type == tfjob::kube::WatchEventType::kError) (void)tfjob::kube::WatchErrorStatus(e.object);
+  CheckProtobuf(text, cut);
   return 0;
 }

@@ -1,6 +1,7 @@
 #include "kube/api_error.h"
 
 #include "api/json_fields.h"
+#include "kube/protobuf.h"
 
 #include <nlohmann/json.hpp>
 
@@ -9,14 +10,26 @@ namespace tfjob::kube {
 Status StatusFromHttp(long code, std::string_view body, std::optional<int> retry_after) {
   if (code >= 200 && code < 300) return OkStatus();
   std::string reason, message;
-  try {
-    auto j = nlohmann::json::parse(body);
-    if (api::StringField(j, "kind") == "Status") {
+  if (IsProtobufBody(body)) {  // asked for protobuf (kube/protobuf.h): the Status comes that way
+    StatusOr<ProtobufEnvelope> envelope = OpenEnvelope(body);
+    if (envelope.ok() && envelope->kind == "Status") {
+      nlohmann::json j = StatusMessageToJson(envelope->raw);
       reason = api::StringField(j, "reason");
       message = api::StringField(j, "message");
+    } else {
+      message = "undecodable protobuf answer";
     }
-  } catch (const nlohmann::json::exception&) {
-    // Not a metav1.Status (a proxy or a crash page): keep the text below.
+    if (message.empty()) message = "HTTP " + std::to_string(code);
+  } else {
+    try {
+      auto j = nlohmann::json::parse(body);
+      if (api::StringField(j, "kind") == "Status") {
+        reason = api::StringField(j, "reason");
+        message = api::StringField(j, "message");
+      }
+    } catch (const nlohmann::json::exception&) {
+      // Not a metav1.Status (a proxy or a crash page): keep the text below.
+    }
   }
   if (message.empty()) message = std::string(body.substr(0, 512));
   if (message.empty()) message = "HTTP " + std::to_string(code);

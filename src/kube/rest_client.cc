@@ -157,18 +157,34 @@ StatusOr<json> RestClient::GetApiResources(const std::string& group, const std::
   return Do("get", "apiresources", Request("GET", ApiGroupPath(group) + "/" + version), true);
 }
 
-StatusOr<json> RestClient::List(const GroupVersionResource& gvr, const std::string& ns, const ListOptions& options) {
+StatusOr<json> RestClient::List(const GroupVersionResource& gvr, const std::string& ns, const ListOptions& options,
+                                const ObjectToJson* protobuf) {
   HttpRequest r = Request("GET", ResourcePath(gvr, ns) + ListQuery(options));
   r.timeout = 2 * options_.request_timeout;  // a page of up to 500 objects
-  return Do("list", gvr.resource, std::move(r), true);
+  if (protobuf == nullptr) return Do("list", gvr.resource, std::move(r), true);
+  r.accept = kProtobufAccept;
+  const std::string what = "list " + r.path;
+  std::string body;
+  TFJOB_RETURN_IF_ERROR(Do("list", gvr.resource, std::move(r), true, nullptr, &body).status());
+  if (IsProtobufBody(body)) {
+    StatusOr<json> page = ProtobufListToJson(body, *protobuf);
+    if (!page.ok()) return page.status().WithContext(what);
+    return page;
+  }
+  try {
+    return json::parse(body);
+  } catch (const json::exception& e) {
+    return DataLossError(what + ": undecodable response: " + e.what());
+  }
 }
 
 StatusOr<std::vector<json>> RestClient::ListAll(const GroupVersionResource& gvr, const std::string& ns,
-                                                ListOptions options, std::string* resource_version) {
+                                                ListOptions options, std::string* resource_version,
+                                                const ObjectToJson* protobuf) {
   if (options.limit <= 0) options.limit = 500;
   std::vector<json> items;
   for (;;) {
-    TFJOB_ASSIGN_OR_RETURN(json page, List(gvr, ns, options));
+    TFJOB_ASSIGN_OR_RETURN(json page, List(gvr, ns, options, protobuf));
     if (page.contains("items") && page["items"].is_array())
       for (auto& item : page["items"]) items.push_back(std::move(item));
     const json& meta = api::ObjectField(page, "metadata");
@@ -252,10 +268,11 @@ Status RestClient::Delete(const GroupVersionResource& gvr, const std::string& ns
 }
 
 Status RestClient::Watch(const GroupVersionResource& gvr, const std::string& ns, ListOptions options,
-                         const ByteSink& on_bytes, std::stop_token stop) {
+                         const ByteSink& on_bytes, std::stop_token stop, const char* accept) {
   options.watch = true;
   if (!bucket_.Accept(stop) || options_.abort.stop_requested()) return CancelledError("watch: stopping");
   HttpRequest r{"GET", ResourcePath(gvr, ns) + ListQuery(options)};
+  r.accept = accept;
   // The server ends the watch after timeoutSeconds; a minute more is a server that did not.
   r.timeout = options.timeout
                   ? std::chrono::duration_cast<std::chrono::milliseconds>(*options.timeout) + std::chrono::minutes(1)

@@ -20,6 +20,7 @@
 #include "common/thread_annotations.h"
 #include "common/token_bucket.h"
 #include "kube/http_transport.h"
+#include "kube/protobuf.h"
 #include "kube/resource_path.h"
 
 namespace tfjob::kube {
@@ -89,11 +90,15 @@ class RestClient {
   // Discovery: the APIResourceList of one version of a group (GET /apis/<group>/<version>): the
   // resources it serves (`resources[].name`). 404 when the version is not served.
   StatusOr<nlohmann::json> GetApiResources(const std::string& group, const std::string& version);
-  // One page (the raw List object).
-  StatusOr<nlohmann::json> List(const GroupVersionResource& gvr, const std::string& ns, const ListOptions& options);
+  // One page (the raw List object). With `protobuf`, asked for in protobuf (kube/protobuf.h) and
+  // turned into the JSON of a list whose items are what `protobuf` makes of each object; a JSON
+  // answer is read as it is.
+  StatusOr<nlohmann::json> List(const GroupVersionResource& gvr, const std::string& ns, const ListOptions& options,
+                                const ObjectToJson* protobuf = nullptr);
   // Every page (limit = options.limit or 500); `resource_version` receives the list's version.
   StatusOr<std::vector<nlohmann::json>> ListAll(const GroupVersionResource& gvr, const std::string& ns,
-                                                ListOptions options, std::string* resource_version);
+                                                ListOptions options, std::string* resource_version,
+                                                const ObjectToJson* protobuf = nullptr);
   StatusOr<nlohmann::json> Create(const GroupVersionResource& gvr, const std::string& ns, const nlohmann::json& object);
   // Create, without decoding the created object the server returns (only the outcome counts); it
   // asks for the object's metadata alone (kMetadataOnlyAccept).
@@ -116,9 +121,10 @@ class RestClient {
   // fires or no byte came for `idle_timeout` (0: none).
   Status StreamText(const std::string& path_and_query, const ByteSink& on_bytes, std::stop_token stop,
                     std::chrono::milliseconds idle_timeout = std::chrono::milliseconds(0));
-  // Streams a watch's body into `on_bytes` until the server ends it or `stop` fires.
+  // Streams a watch's body into `on_bytes` until the server ends it or `stop` fires. `accept`:
+  // the Accept header (kProtobufWatchAccept for a protobuf stream).
   Status Watch(const GroupVersionResource& gvr, const std::string& ns, ListOptions options, const ByteSink& on_bytes,
-               std::stop_token stop);
+               std::stop_token stop, const char* accept = "application/json");
 
  private:
   StatusOr<nlohmann::json> Do(const std::string& verb, const std::string& resource, HttpRequest request,

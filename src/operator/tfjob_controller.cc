@@ -7,6 +7,7 @@
 
 #include "api/object_key.h"
 #include "api/pod_json.h"
+#include "api/pod_proto.h"
 #include "api/tfjob_json.h"
 #include "operator/kueue_mode.h"
 #include "operator/plan_applier.h"
@@ -132,9 +133,13 @@ void TfJobController::WatchChildren(controller::InformerFactory& informers) {
     return k.empty() ? std::vector<std::string>{} : std::vector<std::string>{k};
   };
   // DecodePod reads only spec.nodeName of a pod's spec, which holds nearly all of a big job's
-  // pod (its TF_CONFIG names every replica): the watch cuts the rest before parsing (D35).
+  // pod (its TF_CONFIG names every replica). Pods are listed and watched in protobuf, of which
+  // only DecodePod's fields are read (the API server then encodes each pod change once for every
+  // protobuf watcher, the scheduler's and the kubelets' too, instead of once more in JSON for
+  // ours); a JSON answer has the spec cut before parsing (D35).
   controller::ListWatchSpec pod_spec{kube::kPods, options_.ns, selector};
   pod_spec.watch_prune = kube::WatchPrune{.field = "spec", .keep = {"nodeName"}};
+  pod_spec.protobuf = kube::ProtobufView{.name = "pod", .to_json = api::PodProtoToJson};
   pods_ = &informers.For<api::Pod>(std::move(pod_spec), api::DecodePod, controller::NamespacedKey);
   pods_->AddIndex("job", [job_index](const api::Pod& p) { return job_index(p.meta); });
   pods_->AddHandlers({[this](const auto& p) { OnChildEvent(p->meta, 1, 0); },
