@@ -26,7 +26,9 @@ bench/README.md:
   successPolicy AllWorkers (since 2026-12-04; before, they ran forever). The operator's runs
   (defaults, scaling, peer) also time "all Running and reachable": all pods Running and every
   service's EndpointSlice listing its pod as ready, so that every host of TF_CONFIG resolves to
-  its pod, which a TensorFlow replica needs of the others before it trains.
+  its pod, which a TensorFlow replica needs of the others before it trains ("-" when a pod ended
+  before every service had a ready address: a big job whose first workers end before its last
+  pods run is never all reachable at once).
 
   defaults  the operator as users get it (no --workers/--kube-api-qps/--kube-api-burst/
             --write-concurrency): a burst of --burst-jobs (200) TFJobs of 1 PS + 4 Workers (to all
@@ -401,6 +403,26 @@ class Tracker:
                     return None
                 self.lock.wait(min(left, 1))
             return sorted(getattr(self, what)[job].values())[n - 1]
+
+    def wait_reachable(self, n, timeout, job=None):
+        """Time at which the n-th service (of `job`, else of all) was first seen with a ready
+        address; None after timeout, or at once when a pod ended (Succeeded) whose service had
+        none by then: a service is named as its pod, and an ended pod's address never becomes
+        ready, as when a 2,000-worker job's first workers end (they run 10 s) before its last pods
+        run. Without this the wait ran to its timeout (600 s) in every such run."""
+        deadline = time.time() + timeout
+        with self.lock:
+            while True:
+                got = self.reachable if job is None else self.job_reachable.get(job, {})
+                if len(got) >= n:
+                    return sorted(got.values())[n - 1]
+                ours = self.job_pods.get(job, {}) if job is not None else self.created
+                if any(name in ours and name not in self.reachable for name in self.pods_succeeded):
+                    return None
+                left = deadline - time.time()
+                if left <= 0:
+                    return None
+                self.lock.wait(min(left, 1))
 
     def wait_key(self, what, key, timeout):
         """Time at which `key` entered `what` (e.g. a job's name in succeeded), or None."""
@@ -940,7 +962,7 @@ def measure_limit(cluster, name, jobs, pods, follow, with_jobs=False, exiting=0)
     lim["busy"], lim["cpu_split"], lim["progress"] = cpu.busy(), split.since(), ltr.progress(tl0)
     if follow:
         tl_run = ltr.wait("running", pods, 600)
-        tl_reach = ltr.wait("reachable", pods, 600)  # a service per pod, as the operator's
+        tl_reach = ltr.wait_reachable(pods, 600)  # a service per pod, as the operator's
         tl_done = ltr.wait("pods_succeeded", exiting, 600) if exiting else None
         lim["running_s"], lim["succeeded_s"] = tl_run and tl_run - tl0, tl_done and tl_done - tl0
         lim["reachable_s"] = tl_run and tl_reach and max(tl_run, tl_reach) - tl0
@@ -1072,8 +1094,7 @@ def run_jobs(kind, n, flags, follow):
             t_run, running_cpu_split = at_running.get("t"), at_running.get("cpu")
             scheduler = at_running.get("metrics") or component_metrics(cluster, since=components0)
             pipeline = tr.pipeline(t0)
-            t_reach = (tr.wait("reachable", pods, left()) if kind == "burst"
-                       else tr.wait_job("job_reachable", "big", n, left()))
+            t_reach = tr.wait_reachable(pods, left()) if kind == "burst" else tr.wait_reachable(n, left(), "big")
             t_done = tr.wait("succeeded", n, left()) if kind == "burst" else tr.wait_key("succeeded", "big", left())
             t_pods_done = tr.wait("pods_succeeded", exiting + (0 if kind == "burst" else 4), left())
         else:
