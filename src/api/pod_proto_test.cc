@@ -4,26 +4,15 @@
 
 #include "api/pod_json.h"
 #include "api/proto_wire.h"
+#include "testing/proto_writer.h"
 
 namespace tfjob::api {
 namespace {
 
-// A few protobuf writers, to build messages field by field.
-std::string Varint(uint64_t v) {
-  std::string out;
-  do {
-    uint8_t byte = v & 0x7f;
-    v >>= 7;
-    out.push_back(static_cast<char>(v != 0 ? byte | 0x80 : byte));
-  } while (v != 0);
-  return out;
-}
-std::string Bytes(uint32_t number, std::string_view value) {
-  return Varint(number << 3 | 2) + Varint(value.size()) + std::string(value);
-}
-std::string Int(uint32_t number, int64_t value) {
-  return Varint(number << 3) + Varint(static_cast<uint64_t>(value));
-}
+// Shorter names for the writers (testing/proto_writer.h), as the messages below nest deeply.
+constexpr auto* Varint = &tfjob::testing::ProtoVarint;
+constexpr auto* Bytes = &tfjob::testing::ProtoBytes;
+constexpr auto* Int = &tfjob::testing::ProtoInt;
 std::string Entry(std::string_view k, std::string_view v) {
   return Bytes(1, k) + Bytes(2, v);
 }

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -43,17 +44,25 @@ void CheckPrune(std::string_view text) {
   if (pruned != whole) std::abort();
 }
 
-void CheckProtobuf(std::string_view stream, size_t cut) {
-  tfjob::kube::ProtobufWatchDecoder whole(tfjob::api::PodProtoToJson);
+// The events of `stream` fed whole, after checking that fed in two pieces at `cut` they are
+// the same.
+template <typename Decoder>
+std::vector<tfjob::kube::WatchEvent> SameForASplit(const Decoder& fresh, std::string_view stream, size_t cut) {
+  Decoder whole = fresh;
   auto a = whole.Feed(stream);
-  tfjob::kube::ProtobufWatchDecoder split(tfjob::api::PodProtoToJson);
+  Decoder split = fresh;
   auto b = split.Feed(stream.substr(0, cut));
   auto rest = split.Feed(stream.substr(cut));
   b.insert(b.end(), rest.begin(), rest.end());
   if (a.size() != b.size()) std::abort();
   for (size_t i = 0; i < a.size(); ++i)
     if (a[i].type != b[i].type || a[i].object != b[i].object) std::abort();
-  for (const auto& e : a) {
+  return a;
+}
+
+void CheckProtobuf(std::string_view stream, size_t cut) {
+  auto events = SameForASplit(tfjob::kube::ProtobufWatchDecoder(tfjob::api::PodProtoToJson), stream, cut);
+  for (const auto& e : events) {
     if (e.type == tfjob::kube::WatchEventType::kError)
       (void)tfjob::kube::WatchErrorStatus(e.object);
     else if (!tfjob::api::DecodePod(e.object).ok())
@@ -67,17 +76,8 @@ void CheckProtobuf(std::string_view stream, size_t cut) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
   CheckPrune(text);
-  tfjob::kube::WatchDecoder whole;
-  auto a = whole.Feed(text);
   size_t cut = size == 0 ? 0 : data[0] % (size + 1);
-  tfjob::kube::WatchDecoder split;
-  auto b = split.Feed(text.substr(0, cut));
-  auto rest = split.Feed(text.substr(cut));
-  b.insert(b.end(), rest.begin(), rest.end());
-  if (a.size() != b.size()) std::abort();
-  for (size_t i = 0; i < a.size(); ++i)
-    if (a[i].type != b[i].type || a[i].object != b[i].object) std::abort();
-  for (const auto& e : a)
+  for (const auto& e : SameForASplit(tfjob::kube::WatchDecoder(), text, cut))
     if (e.type == tfjob::kube::WatchEventType::kError) (void)tfjob::kube::WatchErrorStatus(e.object);
   CheckProtobuf(text, cut);
   return 0;

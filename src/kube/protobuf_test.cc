@@ -8,6 +8,7 @@
 #include "api/pod_json.h"
 #include "api/pod_proto.h"
 #include "kube/api_error.h"
+#include "testing/proto_writer.h"
 
 namespace tfjob::kube {
 namespace {
@@ -30,18 +31,8 @@ std::string Frame(std::string_view message) {
   for (int i = 0; i < 4; ++i) out[i] = static_cast<char>(message.size() >> (8 * (3 - i)));
   return out + std::string(message);
 }
-std::string Varint(uint64_t v) {
-  std::string out;
-  do {
-    uint8_t byte = v & 0x7f;
-    v >>= 7;
-    out.push_back(static_cast<char>(v != 0 ? byte | 0x80 : byte));
-  } while (v != 0);
-  return out;
-}
-std::string Bytes(uint32_t number, std::string_view value) {
-  return Varint(number << 3 | 2) + Varint(value.size()) + std::string(value);
-}
+constexpr auto* Varint = &tfjob::testing::ProtoVarint;
+constexpr auto* Bytes = &tfjob::testing::ProtoBytes;
 std::string Envelope(std::string_view kind, std::string_view raw) {
   return std::string(kProtobufMagic) + Bytes(1, Bytes(1, "v1") + Bytes(2, kind)) + Bytes(2, raw);
 }
